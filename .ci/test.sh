@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The test command: makes sure a Vulkan driver is there (lavapipe on a machine without a GPU), then runs every test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash .ci/install-lavapipe.sh
+export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$(mktemp -d)}"
+# A GPU machine keeps its own adapter; on a CPU-only machine wgpu finds lavapipe through Vulkan.
+cargo test --locked "$@"

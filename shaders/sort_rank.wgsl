@@ -1,0 +1,131 @@
+// Pass 1 of the tutorial's three-pass radix sort (WebGPU Unleashed, ch. 4.1): per-chunk digit ranks and digit totals.
+// The tutorial keeps a vec4 of digit-flag prefix sums per element; this keeps one rank per element instead (4 bytes
+// whatever the radix): each 512-key chunk is stably sorted in workgroup memory by its digit with one-bit splits (one
+// workgroup prefix sum per bit), and a key's rank is its local position minus where its digit starts in the chunk.
+
+const WORKGROUP_SIZE: u32 = 256u;
+const CHUNK_SIZE: u32 = 512u;
+const MAX_RADIX: u32 = 256u;
+
+struct IterationParams {
+    num_keys: u32,
+    num_chunks: u32,
+    // Bit offset of this iteration's digit in the key.
+    shift: u32,
+    // Width of this iteration's digit: the radix bits, or fewer in a last, partial digit.
+    digit_bits: u32,
+    // Rows of the digit-major count table: 1 << radix bits.
+    radix: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: IterationParams;
+@group(0) @binding(1) var<storage, read> keys: array<u32>;
+@group(0) @binding(2) var<storage, read_write> ranks: array<u32>;
+// Digit-major: the count of digit d in chunk c is at d * num_chunks + c, so one exclusive scan of the whole table
+// gives every (digit, chunk) its first output slot.
+@group(0) @binding(3) var<storage, read_write> chunk_counts: array<u32>;
+
+// (digit << 16) | index of the key in its chunk, in the chunk's current local order.
+var<workgroup> order: array<u32, CHUNK_SIZE>;
+var<workgroup> scan_scratch: array<u32, WORKGROUP_SIZE>;
+var<workgroup> digit_start: array<u32, MAX_RADIX>;
+// One past the last local position of each digit; 0 where the digit is absent.
+var<workgroup> digit_end: array<u32, MAX_RADIX>;
+
+// Exclusive prefix sum over the workgroup: returns (sum of earlier threads' values, workgroup total).
+// Hillis-Steele in workgroup memory: portable (no subgroups) and only 8 steps for 256 threads.
+fn workgroup_exclusive_scan(tid: u32, value: u32) -> vec2<u32> {
+    scan_scratch[tid] = value;
+    workgroupBarrier();
+    for (var offset = 1u; offset < WORKGROUP_SIZE; offset <<= 1u) {
+        var earlier = 0u;
+        if (tid >= offset) {
+            earlier = scan_scratch[tid - offset];
+        }
+        workgroupBarrier();
+        scan_scratch[tid] += earlier;
+        workgroupBarrier();
+    }
+    let inclusive = scan_scratch[tid];
+    let total = scan_scratch[WORKGROUP_SIZE - 1u];
+    workgroupBarrier();
+    return vec2<u32>(inclusive - value, total);
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(
+    @builtin(local_invocation_index) tid: u32,
+    @builtin(workgroup_id) workgroup_id: vec3<u32>,
+    @builtin(num_workgroups) num_workgroups: vec3<u32>,
+) {
+    // Past 65,535 workgroups the dispatch is a 2D grid; the spare workgroups of its last row leave at once.
+    let chunk = workgroup_id.x + workgroup_id.y * num_workgroups.x;
+    if (chunk >= params.num_chunks) {
+        return;
+    }
+    let chunk_start = chunk * CHUNK_SIZE;
+    let num_valid = min(CHUNK_SIZE, params.num_keys - chunk_start);
+    let digit_mask = (1u << params.digit_bits) - 1u;
+
+    // Slots past the end of the keys take the largest digit: being last in input order they stay last after the
+    // stable splits, so they never move a real key, and they are left out of ranks and counts.
+    for (var k = 0u; k < 2u; k++) {
+        let local = tid + k * WORKGROUP_SIZE;
+        var digit = digit_mask;
+        if (local < num_valid) {
+            digit = (keys[chunk_start + local] >> params.shift) & digit_mask;
+        }
+        order[local] = (digit << 16u) | local;
+    }
+    for (var d = tid; d < MAX_RADIX; d += WORKGROUP_SIZE) {
+        digit_start[d] = 0u;
+        digit_end[d] = 0u;
+    }
+    workgroupBarrier();
+
+    // Least significant bit first, each split stable: after digit_bits splits the chunk is stably sorted by digit.
+    for (var bit = 0u; bit < params.digit_bits; bit++) {
+        let a = order[2u * tid];
+        let b = order[2u * tid + 1u];
+        let a_is_one = (a >> (16u + bit)) & 1u;
+        let b_is_one = (b >> (16u + bit)) & 1u;
+        // The scan's barriers also order this thread's reads of `order` before anyone's writes below.
+        let scanned = workgroup_exclusive_scan(tid, (1u - a_is_one) + (1u - b_is_one));
+        let zeros_before_a = scanned.x;
+        let total_zeros = scanned.y;
+        let zeros_before_b = zeros_before_a + 1u - a_is_one;
+        let a_pos = select(zeros_before_a, total_zeros + 2u * tid - zeros_before_a, a_is_one == 1u);
+        let b_pos = select(zeros_before_b, total_zeros + 2u * tid + 1u - zeros_before_b, b_is_one == 1u);
+        order[a_pos] = a;
+        order[b_pos] = b;
+        workgroupBarrier();
+    }
+
+    // Where each digit's run starts and ends in the locally sorted chunk.
+    for (var k = 0u; k < 2u; k++) {
+        let pos = tid + k * WORKGROUP_SIZE;
+        if (pos < num_valid) {
+            let digit = order[pos] >> 16u;
+            if (pos == 0u || (order[pos - 1u] >> 16u) != digit) {
+                digit_start[digit] = pos;
+            }
+            if (pos + 1u == num_valid || (order[pos + 1u] >> 16u) != digit) {
+                digit_end[digit] = pos + 1u;
+            }
+        }
+    }
+    workgroupBarrier();
+
+    for (var k = 0u; k < 2u; k++) {
+        let pos = tid + k * WORKGROUP_SIZE;
+        if (pos < num_valid) {
+            let entry = order[pos];
+            let digit = entry >> 16u;
+            ranks[chunk_start + (entry & 0xffffu)] = pos - digit_start[digit];
+        }
+    }
+    for (var d = tid; d < params.radix; d += WORKGROUP_SIZE) {
+        let end = digit_end[d];
+        chunk_counts[d * params.num_chunks + chunk] = select(0u, end - digit_start[d], end != 0u);
+    }
+}

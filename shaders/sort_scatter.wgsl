@@ -1,0 +1,38 @@
+// Pass 3 of the tutorial's three-pass radix sort: move every key and value to its sorted slot for this digit.
+// slot = (first slot of this digit in this chunk, from the scanned digit-major counts) + (the key's rank in its chunk).
+
+const WORKGROUP_SIZE: u32 = 256u;
+const CHUNK_SIZE: u32 = 512u;
+
+struct IterationParams {
+    num_keys: u32,
+    num_chunks: u32,
+    shift: u32,
+    digit_bits: u32,
+    radix: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: IterationParams;
+@group(0) @binding(1) var<storage, read> keys_in: array<u32>;
+@group(0) @binding(2) var<storage, read> values_in: array<u32>;
+@group(0) @binding(3) var<storage, read> ranks: array<u32>;
+@group(0) @binding(4) var<storage, read> digit_offsets: array<u32>;
+@group(0) @binding(5) var<storage, read_write> keys_out: array<u32>;
+@group(0) @binding(6) var<storage, read_write> values_out: array<u32>;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(
+    @builtin(local_invocation_index) tid: u32,
+    @builtin(workgroup_id) workgroup_id: vec3<u32>,
+    @builtin(num_workgroups) num_workgroups: vec3<u32>,
+) {
+    let index = (workgroup_id.x + workgroup_id.y * num_workgroups.x) * WORKGROUP_SIZE + tid;
+    if (index >= params.num_keys) {
+        return;
+    }
+    let key = keys_in[index];
+    let digit = (key >> params.shift) & ((1u << params.digit_bits) - 1u);
+    let slot = digit_offsets[digit * params.num_chunks + index / CHUNK_SIZE] + ranks[index];
+    keys_out[slot] = key;
+    values_out[slot] = values_in[index];
+}

@@ -1,0 +1,293 @@
+//! `splatsort sort-bench`: sorts seeded keys on the GPU, checks every result against the CPU reference, and reports
+//! GPU time per pass kind and per iteration.
+//!
+//! How it times: GPUs clock down when idle (an idle H100 runs at 345 MHz and needs 0.1-0.3 s of steady work to reach
+//! full clock), so a case first runs untimed sorts for `warmup_secs`, then records `repeat` sorts back to back in one
+//! submission, each preceded by a copy that restores the unsorted input, and reports the median and minimum over
+//! those sorts.
+
+use std::time::Instant;
+
+use crate::gpu::GpuContext;
+use crate::keys::KeyDistribution;
+use crate::sort::tutorial::TrafficModel;
+use crate::sort::{SortConfig, SortError, TutorialSort, cpu};
+use crate::timing::{FrameTimings, GpuTimer, PassKind};
+
+/// The sort algorithms a benchmark can run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum SortAlgorithm {
+    /// The WebGPU tutorial's three-pass radix sort (rank, scan, scatter per digit).
+    Tutorial,
+}
+
+/// One case of a sweep.
+#[derive(Clone, Copy, Debug, serde::Serialize)]
+pub struct BenchCase {
+    pub algorithm: SortAlgorithm,
+    pub config: SortConfig,
+    pub num_keys: u32,
+    pub keys: KeyDistribution,
+}
+
+/// Median and minimum of a set of GPU times, in milliseconds.
+#[derive(Clone, Copy, Debug, serde::Serialize)]
+pub struct Stat {
+    pub median_ms: f64,
+    pub min_ms: f64,
+}
+
+impl Stat {
+    pub fn of(mut values: Vec<f64>) -> Option<Self> {
+        if values.is_empty() {
+            return None;
+        }
+        values.sort_by(f64::total_cmp);
+        let mid = values.len() / 2;
+        let median = if values.len() % 2 == 1 { values[mid] } else { 0.5 * (values[mid - 1] + values[mid]) };
+        Some(Self { median_ms: median, min_ms: values[0] })
+    }
+}
+
+/// GPU times of one case; absent without timestamps.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct GpuTimes {
+    /// Per pass kind, summed over the iterations of one sort.
+    pub rank: Stat,
+    pub scan: Stat,
+    pub scatter: Stat,
+    /// From the first pass's start to the last pass's end of one sort.
+    pub total: Stat,
+    /// Per iteration: [rank, scan, scatter].
+    pub per_iteration: Vec<[Stat; 3]>,
+    pub mkeys_per_sec: f64,
+    /// Modelled bytes moved / median total time.
+    pub effective_gb_per_sec: f64,
+}
+
+/// The outcome of one case.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct BenchResult {
+    pub case: BenchCase,
+    pub correct: bool,
+    pub mismatch: Option<String>,
+    pub iterations: u32,
+    pub allocated_bytes: u64,
+    pub traffic: TrafficModel,
+    pub repeat: u32,
+    pub gpu: Option<GpuTimes>,
+    /// Why `gpu` is absent.
+    pub gpu_times_unavailable: Option<String>,
+    /// CPU wall time of the timed batch divided by `repeat` (includes submission and the restoring copies).
+    pub wall_ms_per_sort: f64,
+}
+
+/// Runs one case on `ctx`.
+pub fn run_case(
+    ctx: &GpuContext,
+    case: BenchCase,
+    seed: u64,
+    repeat: u32,
+    warmup_secs: f64,
+) -> Result<BenchResult, SortError> {
+    let (device, queue) = (&ctx.device, &ctx.queue);
+    let n = case.num_keys;
+    let repeat = repeat.max(1);
+    let keys = case.keys.generate(n as usize, seed);
+    let values: Vec<u32> = (0..n).collect();
+
+    let mut sorter = TutorialSort::new(device, n, case.config)?;
+    let source_usage = wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
+    let make_source = |label: &str, data: &[u32]| {
+        let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size: (u64::from(n) * 4).max(4),
+            usage: source_usage,
+            mapped_at_creation: false,
+        });
+        queue.write_buffer(&buffer, 0, bytemuck::cast_slice(data));
+        buffer
+    };
+    let source_keys = make_source("bench source keys", &keys);
+    let source_values = make_source("bench source values", &values);
+    let restore = |encoder: &mut wgpu::CommandEncoder, sorter: &TutorialSort| {
+        if n > 0 {
+            encoder.copy_buffer_to_buffer(&source_keys, 0, sorter.input_keys(), 0, u64::from(n) * 4);
+            encoder.copy_buffer_to_buffer(&source_values, 0, sorter.input_values(), 0, u64::from(n) * 4);
+        }
+    };
+
+    // Warm-up: untimed batches until the GPU has been busy for `warmup_secs`.
+    let warmup_start = Instant::now();
+    let mut batch = 1u32;
+    while warmup_start.elapsed().as_secs_f64() < warmup_secs {
+        let batch_start = Instant::now();
+        let mut encoder = device.create_command_encoder(&Default::default());
+        for _ in 0..batch {
+            restore(&mut encoder, &sorter);
+            sorter.record(queue, &mut encoder, n, None, 0)?;
+        }
+        queue.submit([encoder.finish()]);
+        let _ = device.poll(wgpu::PollType::wait_indefinitely());
+        // Grow batches so the GPU is rarely idle between them.
+        if batch_start.elapsed().as_secs_f64() < 0.05 {
+            batch = (batch * 2).min(1024);
+        }
+    }
+
+    let timer = GpuTimer::new(device, queue, sorter.timed_passes() * repeat, 1);
+    let (mut timer, unavailable) = match timer {
+        Ok(timer) => (Some(timer), None),
+        Err(reason) => (None, Some(reason.0)),
+    };
+    let mut encoder = device.create_command_encoder(&Default::default());
+    if let Some(timer) = timer.as_mut() {
+        timer.begin_frame();
+    }
+    for r in 0..repeat {
+        restore(&mut encoder, &sorter);
+        sorter.record(queue, &mut encoder, n, timer.as_mut(), r)?;
+    }
+    if let Some(timer) = timer.as_mut() {
+        timer.end_frame(&mut encoder);
+    }
+    let batch_start = Instant::now();
+    queue.submit([encoder.finish()]);
+    if let Some(timer) = timer.as_mut() {
+        timer.after_submit();
+    }
+    let _ = device.poll(wgpu::PollType::wait_indefinitely());
+    let wall_ms_per_sort = batch_start.elapsed().as_secs_f64() * 1e3 / f64::from(repeat);
+    let timings = timer.as_mut().and_then(|t| t.collect_blocking(device));
+
+    let (gpu_keys, gpu_values) = sorter.read_output_blocking(device, queue, n);
+    let (want_keys, want_values) = cpu::stable_sort_pairs(&keys, &values, case.config);
+    let check = cpu::compare((&want_keys, &want_values), (&gpu_keys, &gpu_values));
+
+    let traffic = TrafficModel::for_config(case.config);
+    let gpu = timings.as_ref().map(|t| summarize(t, case, repeat, &traffic));
+    let gpu_times_unavailable = match (&gpu, unavailable) {
+        (Some(_), _) => None,
+        (None, Some(reason)) => Some(reason),
+        (None, None) if n == 0 => Some("nothing to time: no keys".into()),
+        (None, None) => Some("the timestamp readback returned nothing".into()),
+    };
+    Ok(BenchResult {
+        case,
+        correct: check.is_ok(),
+        mismatch: check.err().map(|m| m.to_string()),
+        iterations: case.config.iterations(),
+        allocated_bytes: sorter.allocated_bytes(),
+        traffic,
+        repeat,
+        gpu,
+        gpu_times_unavailable,
+        wall_ms_per_sort,
+    })
+}
+
+fn summarize(timings: &FrameTimings, case: BenchCase, repeat: u32, traffic: &TrafficModel) -> GpuTimes {
+    const KINDS: [PassKind; 3] = [PassKind::SortRank, PassKind::SortScan, PassKind::SortScatter];
+    let iterations = case.config.iterations();
+    let mut per_kind: [Vec<f64>; 3] = Default::default();
+    let mut totals = Vec::new();
+    let mut per_iteration: Vec<[Vec<f64>; 3]> = (0..iterations).map(|_| Default::default()).collect();
+    for r in 0..repeat {
+        let passes: Vec<_> = timings.passes.iter().filter(|p| p.label.repeat == r).collect();
+        if passes.is_empty() {
+            continue;
+        }
+        for (k, kind) in KINDS.iter().enumerate() {
+            per_kind[k].push(passes.iter().filter(|p| p.label.kind == *kind).map(|p| p.duration_nanos * 1e-6).sum());
+        }
+        for p in &passes {
+            if let (Some(i), Some(k)) = (p.label.iteration, KINDS.iter().position(|k| *k == p.label.kind)) {
+                per_iteration[i as usize][k].push(p.duration_nanos * 1e-6);
+            }
+        }
+        let start = passes.iter().map(|p| p.start_nanos).fold(f64::INFINITY, f64::min);
+        let end = passes.iter().map(|p| p.start_nanos + p.duration_nanos).fold(f64::NEG_INFINITY, f64::max);
+        totals.push((end - start) * 1e-6);
+    }
+    let stat = |v: Vec<f64>| Stat::of(v).unwrap_or(Stat { median_ms: 0.0, min_ms: 0.0 });
+    let [rank, scan, scatter] = per_kind;
+    let total = stat(totals);
+    let seconds = total.median_ms * 1e-3;
+    let n = f64::from(case.num_keys);
+    GpuTimes {
+        rank: stat(rank),
+        scan: stat(scan),
+        scatter: stat(scatter),
+        total,
+        per_iteration: per_iteration.into_iter().map(|[a, b, c]| [stat(a), stat(b), stat(c)]).collect(),
+        mkeys_per_sec: if seconds > 0.0 { n / seconds * 1e-6 } else { 0.0 },
+        effective_gb_per_sec: if seconds > 0.0 { n * traffic.total_bytes_per_key() / seconds * 1e-9 } else { 0.0 },
+    }
+}
+
+/// The report of one case as text lines.
+pub fn format_result(result: &BenchResult) -> String {
+    use std::fmt::Write;
+    let case = &result.case;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:?} sort, {} radix bits, {} key bits ({} iterations), {} keys, n = {}: {}",
+        case.algorithm,
+        case.config.radix_bits,
+        case.config.key_bits,
+        result.iterations,
+        case.keys.name(),
+        case.num_keys,
+        if result.correct {
+            "OK, matches a stable CPU sort".to_string()
+        } else {
+            format!("MISMATCH: {}", result.mismatch.as_deref().unwrap_or("?"))
+        }
+    );
+    let _ = writeln!(
+        out,
+        "  allocated {:.1} MiB; modelled traffic {:.0} B/key (rank {:.0}, scan {:.1}, scatter {:.0})",
+        result.allocated_bytes as f64 / (1024.0 * 1024.0),
+        result.traffic.total_bytes_per_key(),
+        result.traffic.rank_bytes_per_key,
+        result.traffic.scan_bytes_per_key,
+        result.traffic.scatter_bytes_per_key
+    );
+    match &result.gpu {
+        Some(gpu) => {
+            let _ = writeln!(out, "  GPU time over {} sorts   median ms    min ms", result.repeat);
+            for (name, stat) in [
+                ("rank (pass 1)", gpu.rank),
+                ("scan (pass 2)", gpu.scan),
+                ("scatter (pass 3)", gpu.scatter),
+                ("total", gpu.total),
+            ] {
+                let _ = writeln!(out, "    {name:<20} {:>10.3} {:>9.3}", stat.median_ms, stat.min_ms);
+            }
+            let _ = writeln!(
+                out,
+                "    {:.1} Mkeys/s, {:.0} GB/s effective (modelled bytes / median total)",
+                gpu.mkeys_per_sec, gpu.effective_gb_per_sec
+            );
+            let _ = write!(out, "  per iteration, median ms [rank scan scatter]:");
+            for (i, [a, b, c]) in gpu.per_iteration.iter().enumerate() {
+                if i % 4 == 0 {
+                    let _ = write!(out, "\n   ");
+                }
+                let _ = write!(out, " {i:>2}: {:.3} {:.3} {:.3} |", a.median_ms, b.median_ms, c.median_ms);
+            }
+            let _ = writeln!(out);
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "  no GPU timings: {}; wall clock {:.3} ms per sort",
+                result.gpu_times_unavailable.as_deref().unwrap_or("unknown"),
+                result.wall_ms_per_sort
+            );
+        }
+    }
+    out
+}

@@ -1,0 +1,9 @@
+//! splatsort: a Gaussian splat viewer built around GPU radix sorts, with per-pass GPU timings.
+//!
+//! See `ARCHITECTURE.md` for the modules and the path of one frame through them.
+
+pub mod bench;
+pub mod gpu;
+pub mod keys;
+pub mod sort;
+pub mod timing;

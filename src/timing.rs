@@ -1,0 +1,337 @@
+//! GPU timestamps around passes, read back a frame or more later so that timing never stalls the GPU or the CPU.
+//!
+//! How it works: a `GpuTimer` owns a small ring of slots. Each slot holds query sets, a resolve buffer and a mappable
+//! readback buffer. A frame (or a benchmark batch) takes a free slot with `begin_frame`, asks for a begin/end query
+//! pair per pass with `compute_pass_writes` / `render_pass_writes` (each labelled by a `PassLabel`), resolves them in
+//! `end_frame`, and after the submission `after_submit` maps the readback buffer asynchronously. `try_collect` returns
+//! the newest finished frame without waiting; when every slot is still in flight the frame is simply not timed.
+
+use std::sync::{Arc, Mutex};
+
+/// Which kind of GPU pass a timing belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PassKind {
+    /// Projection of every splat and its depth key.
+    DepthKeys,
+    /// Sort pass 1: per-chunk digit ranks and digit totals.
+    SortRank,
+    /// Sort pass 2: exclusive scan of the digit totals.
+    SortScan,
+    /// Sort pass 3: keys and values moved to their sorted slots.
+    SortScatter,
+    /// The splat draw.
+    Draw,
+}
+
+impl PassKind {
+    pub const ALL: [PassKind; 5] = [Self::DepthKeys, Self::SortRank, Self::SortScan, Self::SortScatter, Self::Draw];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::DepthKeys => "depth keys",
+            Self::SortRank => "sort: rank (local prefix sums)",
+            Self::SortScan => "sort: scan of chunk totals",
+            Self::SortScatter => "sort: scatter",
+            Self::Draw => "draw",
+        }
+    }
+
+    pub fn is_sort(self) -> bool {
+        matches!(self, Self::SortRank | Self::SortScan | Self::SortScatter)
+    }
+}
+
+/// A timed pass: its kind and, for sort passes, the radix iteration. `repeat` tells apart repeated sorts recorded
+/// in one batch (benchmarks); it is 0 in a frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct PassLabel {
+    pub kind: PassKind,
+    pub iteration: Option<u32>,
+    pub repeat: u32,
+}
+
+/// One pass's GPU time.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct PassTiming {
+    pub label: PassLabel,
+    /// Start of the pass, from the first timestamp of the frame.
+    pub start_nanos: f64,
+    pub duration_nanos: f64,
+}
+
+/// Every timed pass of one frame or batch, in recording order.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct FrameTimings {
+    pub passes: Vec<PassTiming>,
+}
+
+impl FrameTimings {
+    /// Sum of the durations of passes of `kind`.
+    pub fn total_nanos(&self, kind: PassKind) -> f64 {
+        self.passes.iter().filter(|p| p.label.kind == kind).map(|p| p.duration_nanos).sum()
+    }
+
+    /// From the start of the first pass to the end of the last.
+    pub fn span_nanos(&self) -> f64 {
+        let start = self.passes.iter().map(|p| p.start_nanos).fold(f64::INFINITY, f64::min);
+        let end = self.passes.iter().map(|p| p.start_nanos + p.duration_nanos).fold(f64::NEG_INFINITY, f64::max);
+        if self.passes.is_empty() { 0.0 } else { end - start }
+    }
+}
+
+/// Timestamp queries cannot be used.
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("GPU timings unavailable: {0}")]
+pub struct TimingUnavailable(pub String);
+
+#[derive(Debug)]
+enum SlotState {
+    Free,
+    Recording,
+    /// Submitted; the map callback flips this to `Mapped` (or `Failed`).
+    InFlight,
+    Mapped,
+    Failed,
+}
+
+struct Slot {
+    query_sets: Vec<wgpu::QuerySet>,
+    resolve: wgpu::Buffer,
+    readback: wgpu::Buffer,
+    labels: Vec<PassLabel>,
+    state: Arc<Mutex<SlotState>>,
+    frame: u64,
+}
+
+/// A ring of timestamp query slots (see the module docs).
+pub struct GpuTimer {
+    slots: Vec<Slot>,
+    recording: Option<usize>,
+    next_slot: usize,
+    frame_counter: u64,
+    period_nanos: f64,
+    max_passes: u32,
+    last_collected: u64,
+}
+
+const QUERIES_PER_SET: u32 = wgpu::QUERY_SET_MAX_QUERIES;
+
+impl GpuTimer {
+    /// A timer for up to `max_passes` timed passes per frame, with `ring_len` frames in flight.
+    pub fn new(
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        max_passes: u32,
+        ring_len: usize,
+    ) -> Result<Self, TimingUnavailable> {
+        if !device.features().contains(wgpu::Features::TIMESTAMP_QUERY) {
+            return Err(TimingUnavailable("the device has no TIMESTAMP_QUERY feature".into()));
+        }
+        if std::env::var_os("SPLATSORT_NO_TIMESTAMPS").is_some() {
+            return Err(TimingUnavailable("timestamps turned off by SPLATSORT_NO_TIMESTAMPS".into()));
+        }
+        let max_passes = max_passes.max(1);
+        let num_queries = max_passes * 2;
+        let byte_len = u64::from(num_queries) * u64::from(wgpu::QUERY_SIZE);
+        let slots = (0..ring_len.max(1))
+            .map(|i| Slot {
+                query_sets: (0..num_queries.div_ceil(QUERIES_PER_SET))
+                    .map(|set| {
+                        let count = (num_queries - set * QUERIES_PER_SET).min(QUERIES_PER_SET);
+                        device.create_query_set(&wgpu::QuerySetDescriptor {
+                            label: Some("pass timestamps"),
+                            ty: wgpu::QueryType::Timestamp,
+                            count,
+                        })
+                    })
+                    .collect(),
+                resolve: device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some(&format!("timestamp resolve {i}")),
+                    size: byte_len,
+                    usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                    mapped_at_creation: false,
+                }),
+                readback: device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some(&format!("timestamp readback {i}")),
+                    size: byte_len,
+                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                }),
+                labels: Vec::with_capacity(max_passes as usize),
+                state: Arc::new(Mutex::new(SlotState::Free)),
+                frame: 0,
+            })
+            .collect();
+        Ok(Self {
+            slots,
+            recording: None,
+            next_slot: 0,
+            frame_counter: 0,
+            period_nanos: f64::from(queue.get_timestamp_period()),
+            max_passes,
+            last_collected: 0,
+        })
+    }
+
+    /// The most passes one frame can time.
+    pub fn max_passes(&self) -> u32 {
+        self.max_passes
+    }
+
+    /// Starts timing a frame. Returns false (and this frame goes untimed) when every slot is still in flight.
+    pub fn begin_frame(&mut self) -> bool {
+        debug_assert!(self.recording.is_none(), "begin_frame twice without end_frame");
+        let slot = &mut self.slots[self.next_slot];
+        let mut state = slot.state.lock().expect("timer slot lock");
+        match *state {
+            SlotState::Free => {}
+            // A finished frame nobody collected: drop it and reuse the slot.
+            SlotState::Mapped | SlotState::Failed => slot.readback.unmap(),
+            SlotState::InFlight | SlotState::Recording => return false,
+        }
+        *state = SlotState::Recording;
+        drop(state);
+        self.frame_counter += 1;
+        slot.frame = self.frame_counter;
+        slot.labels.clear();
+        self.recording = Some(self.next_slot);
+        self.next_slot = (self.next_slot + 1) % self.slots.len();
+        true
+    }
+
+    /// Allocates a begin/end query pair for a pass; None when this frame is not being timed or is full.
+    fn allocate(&mut self, label: PassLabel) -> Option<(&wgpu::QuerySet, u32)> {
+        let slot = &mut self.slots[self.recording?];
+        let pass = slot.labels.len() as u32;
+        if pass >= self.max_passes {
+            return None;
+        }
+        slot.labels.push(label);
+        let query = pass * 2;
+        Some((&slot.query_sets[(query / QUERIES_PER_SET) as usize], query % QUERIES_PER_SET))
+    }
+
+    /// Timestamp writes for a compute pass, if this frame is being timed.
+    pub fn compute_pass_writes(&mut self, label: PassLabel) -> Option<wgpu::ComputePassTimestampWrites<'_>> {
+        self.allocate(label).map(|(query_set, index)| wgpu::ComputePassTimestampWrites {
+            query_set,
+            beginning_of_pass_write_index: Some(index),
+            end_of_pass_write_index: Some(index + 1),
+        })
+    }
+
+    /// Timestamp writes for a render pass, if this frame is being timed.
+    pub fn render_pass_writes(&mut self, label: PassLabel) -> Option<wgpu::RenderPassTimestampWrites<'_>> {
+        self.allocate(label).map(|(query_set, index)| wgpu::RenderPassTimestampWrites {
+            query_set,
+            beginning_of_pass_write_index: Some(index),
+            end_of_pass_write_index: Some(index + 1),
+        })
+    }
+
+    /// Resolves this frame's queries into its readback buffer. Call before finishing the encoder.
+    pub fn end_frame(&mut self, encoder: &mut wgpu::CommandEncoder) {
+        let Some(index) = self.recording else { return };
+        let slot = &self.slots[index];
+        let num_queries = slot.labels.len() as u32 * 2;
+        for (set_index, set) in slot.query_sets.iter().enumerate() {
+            let first = set_index as u32 * QUERIES_PER_SET;
+            if first >= num_queries {
+                break;
+            }
+            let count = (num_queries - first).min(QUERIES_PER_SET);
+            let offset = u64::from(first) * u64::from(wgpu::QUERY_SIZE);
+            encoder.resolve_query_set(set, 0..count, &slot.resolve, offset);
+        }
+        if num_queries > 0 {
+            encoder.copy_buffer_to_buffer(
+                &slot.resolve,
+                0,
+                &slot.readback,
+                0,
+                u64::from(num_queries) * u64::from(wgpu::QUERY_SIZE),
+            );
+        }
+    }
+
+    /// Starts the asynchronous readback of the frame just submitted.
+    pub fn after_submit(&mut self) {
+        let Some(index) = self.recording.take() else { return };
+        let slot = &self.slots[index];
+        if slot.labels.is_empty() {
+            *slot.state.lock().expect("timer slot lock") = SlotState::Free;
+            return;
+        }
+        *slot.state.lock().expect("timer slot lock") = SlotState::InFlight;
+        let state = Arc::clone(&slot.state);
+        let byte_len = slot.labels.len() as u64 * 2 * u64::from(wgpu::QUERY_SIZE);
+        slot.readback.map_async(wgpu::MapMode::Read, 0..byte_len, move |result| {
+            *state.lock().expect("timer slot lock") = match result {
+                Ok(()) => SlotState::Mapped,
+                Err(_) => SlotState::Failed,
+            };
+        });
+    }
+
+    /// The newest finished frame's timings, without waiting (the caller polls the device, as the frame loop does).
+    pub fn try_collect(&mut self) -> Option<FrameTimings> {
+        let mut newest: Option<(u64, usize)> = None;
+        for (i, slot) in self.slots.iter().enumerate() {
+            let state = slot.state.lock().expect("timer slot lock");
+            if matches!(*state, SlotState::Mapped | SlotState::Failed)
+                && newest.is_none_or(|(frame, _)| slot.frame > frame)
+            {
+                newest = Some((slot.frame, i));
+            }
+        }
+        let (frame, _) = newest?;
+        let mut result = None;
+        for slot in &self.slots {
+            let mut state = slot.state.lock().expect("timer slot lock");
+            match *state {
+                SlotState::Mapped if slot.frame == frame => {
+                    result = Some(self.read_slot(slot));
+                    slot.readback.unmap();
+                    *state = SlotState::Free;
+                }
+                // Older finished frames are superseded.
+                SlotState::Mapped | SlotState::Failed if slot.frame <= frame => {
+                    if matches!(*state, SlotState::Mapped) {
+                        slot.readback.unmap();
+                    }
+                    *state = SlotState::Free;
+                }
+                _ => {}
+            }
+        }
+        self.last_collected = frame;
+        result
+    }
+
+    /// Waits for the last submitted frame and returns its timings: for benchmarks and tests, never the frame loop.
+    pub fn collect_blocking(&mut self, device: &wgpu::Device) -> Option<FrameTimings> {
+        device.poll(wgpu::PollType::wait_indefinitely()).ok()?;
+        self.try_collect()
+    }
+
+    fn read_slot(&self, slot: &Slot) -> FrameTimings {
+        let byte_len = slot.labels.len() as u64 * 2 * u64::from(wgpu::QUERY_SIZE);
+        let Ok(view) = slot.readback.get_mapped_range(0..byte_len) else {
+            return FrameTimings::default();
+        };
+        let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&view);
+        let origin = ticks.iter().step_by(2).copied().min().unwrap_or(0);
+        let passes = slot
+            .labels
+            .iter()
+            .zip(ticks.chunks_exact(2))
+            .map(|(label, pair)| PassTiming {
+                label: *label,
+                start_nanos: pair[0].saturating_sub(origin) as f64 * self.period_nanos,
+                duration_nanos: pair[1].saturating_sub(pair[0]) as f64 * self.period_nanos,
+            })
+            .collect();
+        FrameTimings { passes }
+    }
+}
