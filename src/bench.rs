@@ -291,3 +291,113 @@ pub fn format_result(result: &BenchResult) -> String {
     }
     out
 }
+
+/// GPU time per stage of the splat frame, over many frames.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct RenderBenchResult {
+    pub num_splats: u32,
+    pub width: u32,
+    pub height: u32,
+    pub config: SortConfig,
+    pub frames: u32,
+    /// Depth keys (projection), the sort (all passes), the draw, and the frame (first pass start to last pass end).
+    pub depth_keys: Option<Stat>,
+    pub sort: Option<Stat>,
+    pub draw: Option<Stat>,
+    pub frame: Option<Stat>,
+    pub gpu_times_unavailable: Option<String>,
+    pub wall_ms_per_frame: f64,
+    pub scene_bytes: u64,
+    pub sort_bytes: u64,
+}
+
+/// Renders `frames` frames back to back in one submission after `warmup_secs` of untimed frames, and reports the
+/// median GPU time of each stage.
+pub fn run_render_bench(
+    ctx: &GpuContext,
+    renderer: &mut crate::render::SplatRenderer,
+    camera: &crate::camera::Camera,
+    frames: u32,
+    warmup_secs: f64,
+) -> Result<RenderBenchResult, crate::render::RenderError> {
+    let (device, queue) = (&ctx.device, &ctx.queue);
+    let frames = frames.max(1);
+    let warmup_start = Instant::now();
+    let mut batch = 1u32;
+    while warmup_start.elapsed().as_secs_f64() < warmup_secs {
+        let batch_start = Instant::now();
+        let mut encoder = device.create_command_encoder(&Default::default());
+        for _ in 0..batch {
+            renderer.encode_frame(device, queue, &mut encoder, camera, None, 0)?;
+        }
+        queue.submit([encoder.finish()]);
+        let _ = device.poll(wgpu::PollType::wait_indefinitely());
+        if batch_start.elapsed().as_secs_f64() < 0.05 {
+            batch = (batch * 2).min(256);
+        }
+    }
+    let (mut timer, unavailable) = match GpuTimer::new(device, queue, renderer.timed_passes() * frames, 1) {
+        Ok(t) => (Some(t), None),
+        Err(e) => (None, Some(e.0)),
+    };
+    let mut encoder = device.create_command_encoder(&Default::default());
+    if let Some(t) = timer.as_mut() {
+        t.begin_frame();
+    }
+    for frame in 0..frames {
+        renderer.encode_frame(device, queue, &mut encoder, camera, timer.as_mut(), frame)?;
+    }
+    if let Some(t) = timer.as_mut() {
+        t.end_frame(&mut encoder);
+    }
+    let start = Instant::now();
+    queue.submit([encoder.finish()]);
+    if let Some(t) = timer.as_mut() {
+        t.after_submit();
+    }
+    let _ = device.poll(wgpu::PollType::wait_indefinitely());
+    let wall_ms_per_frame = start.elapsed().as_secs_f64() * 1e3 / f64::from(frames);
+    let timings = timer.as_mut().and_then(|t| t.collect_blocking(device));
+    let per_frame = |select: &dyn Fn(PassKind) -> bool| -> Option<Stat> {
+        let t = timings.as_ref()?;
+        Stat::of(
+            (0..frames)
+                .map(|f| {
+                    t.passes
+                        .iter()
+                        .filter(|p| p.label.repeat == f && select(p.label.kind))
+                        .map(|p| p.duration_nanos * 1e-6)
+                        .sum()
+                })
+                .collect(),
+        )
+    };
+    let frame = timings.as_ref().and_then(|t| {
+        Stat::of(
+            (0..frames)
+                .map(|f| {
+                    let passes = t.passes.iter().filter(|p| p.label.repeat == f);
+                    let start = passes.clone().map(|p| p.start_nanos).fold(f64::INFINITY, f64::min);
+                    let end = passes.map(|p| p.start_nanos + p.duration_nanos).fold(f64::NEG_INFINITY, f64::max);
+                    (end - start) * 1e-6
+                })
+                .collect(),
+        )
+    });
+    let (scene_bytes, sort_bytes) = renderer.allocated_bytes();
+    Ok(RenderBenchResult {
+        num_splats: renderer.scene().num_splats(),
+        width: camera.width,
+        height: camera.height,
+        config: renderer.settings().sort,
+        frames,
+        depth_keys: per_frame(&|k| k == PassKind::DepthKeys),
+        sort: per_frame(&|k| k.is_sort()),
+        draw: per_frame(&|k| k == PassKind::Draw),
+        frame,
+        gpu_times_unavailable: unavailable,
+        wall_ms_per_frame,
+        scene_bytes,
+        sort_bytes,
+    })
+}

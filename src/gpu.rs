@@ -94,7 +94,10 @@ pub fn describe_adapter(info: &wgpu::AdapterInfo) -> String {
 impl GpuContext {
     /// A headless device (no surface).
     pub fn headless(preference: AdapterPreference) -> Result<Self, GpuError> {
-        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+        let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+        // wgpu's GL backend is skipped unless asked for: it has no subgroups and probing it logs EGL errors.
+        descriptor.backends = wgpu::Backends::from_env().unwrap_or(wgpu::Backends::PRIMARY);
+        let instance = wgpu::Instance::new(descriptor);
         pollster::block_on(Self::with_instance(instance, None, preference))
     }
 

@@ -3,7 +3,10 @@
 //! See `ARCHITECTURE.md` for the modules and the path of one frame through them.
 
 pub mod bench;
+pub mod camera;
 pub mod gpu;
 pub mod keys;
+pub mod render;
+pub mod scene;
 pub mod sort;
 pub mod timing;

@@ -1,12 +1,19 @@
 //! The `splatsort` command line.
 
+use std::path::{Path, PathBuf};
+
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
+use glam::Vec3;
 
 use splatsort::bench::{self, BenchCase, SortAlgorithm};
+use splatsort::camera::{Camera, frame_bounds};
 use splatsort::gpu::{AdapterPreference, GpuContext, describe_adapter};
 use splatsort::keys::KeyDistribution;
+use splatsort::render::{self, RenderSettings, SplatRenderer};
+use splatsort::scene::{self, Scene};
 use splatsort::sort::SortConfig;
+use splatsort::timing::{GpuTimer, PassKind};
 
 #[derive(Parser)]
 #[command(name = "splatsort", version, about = "Gaussian splats, sorted on the GPU, with per-pass GPU timings")]
@@ -19,6 +26,108 @@ struct Cli {
 enum Command {
     /// Sort seeded random keys on the GPU, check them against a stable CPU sort, and time every pass.
     SortBench(SortBenchArgs),
+    /// Render one frame of a scene headless at a fixed camera and write a PNG.
+    Render(RenderArgs),
+    /// Time the stages of the splat frame (depth keys, sort, draw) over many frames.
+    RenderBench(RenderBenchArgs),
+    /// Print a scene's splat count, SH degree, bounds, format and load time.
+    Info {
+        /// A 3DGS PLY file.
+        scene: PathBuf,
+    },
+    /// Write the splats whose centres lie in a box to a new PLY (binary little-endian).
+    Crop {
+        input: PathBuf,
+        output: PathBuf,
+        /// Box minimum, x,y,z.
+        #[arg(long, value_delimiter = ',', allow_negative_numbers = true, required = true)]
+        min: Vec<f32>,
+        /// Box maximum, x,y,z.
+        #[arg(long, value_delimiter = ',', allow_negative_numbers = true, required = true)]
+        max: Vec<f32>,
+    },
+    /// Write a scene repeated side by side along x (for benchmark scenes of millions of splats).
+    Tile {
+        input: PathBuf,
+        output: PathBuf,
+        #[arg(long)]
+        copies: usize,
+    },
+}
+
+/// Sort settings shared by the rendering commands.
+#[derive(clap::Args, Clone, Copy)]
+struct SortArgs {
+    /// Sort algorithm.
+    #[arg(long, value_enum, default_value = "tutorial")]
+    algorithm: SortAlgorithm,
+    /// Bits per radix pass: 1, 2, 4 or 8.
+    #[arg(long, default_value_t = 2)]
+    radix_bits: u32,
+    /// Key bits sorted (depth keys are quantized to this many bits).
+    #[arg(long, default_value_t = 32)]
+    key_bits: u32,
+}
+
+/// Where the camera comes from.
+#[derive(clap::Args)]
+struct CameraArgs {
+    /// Camera JSON (splatsort's format, or the 3DGS trainer's cameras.json). Without it the scene is framed.
+    #[arg(long)]
+    camera: Option<PathBuf>,
+    /// Which view of a cameras.json list.
+    #[arg(long)]
+    camera_index: Option<usize>,
+    /// Image width when no camera file is given.
+    #[arg(long, default_value_t = 960)]
+    width: u32,
+    /// Image height when no camera file is given.
+    #[arg(long, default_value_t = 540)]
+    height: u32,
+}
+
+#[derive(clap::Args)]
+struct RenderArgs {
+    /// A 3DGS PLY file.
+    scene: PathBuf,
+    #[command(flatten)]
+    camera: CameraArgs,
+    /// Output PNG.
+    #[arg(long)]
+    out: PathBuf,
+    #[command(flatten)]
+    sort: SortArgs,
+    /// SH degree to use (at most the scene's).
+    #[arg(long, default_value_t = 3)]
+    sh_degree: u32,
+    /// Background colour r,g,b in [0, 1].
+    #[arg(long, value_delimiter = ',', default_value = "0,0,0")]
+    background: Vec<f32>,
+    /// Print the GPU time of every pass.
+    #[arg(long)]
+    timings: bool,
+}
+
+#[derive(clap::Args)]
+struct RenderBenchArgs {
+    /// A 3DGS PLY file.
+    scene: PathBuf,
+    #[command(flatten)]
+    camera: CameraArgs,
+    #[command(flatten)]
+    sort: SortArgs,
+    /// Repeat the scene this many times side by side (a scene of millions of splats without a file).
+    #[arg(long, default_value_t = 1)]
+    tile: usize,
+    /// Frames recorded back to back and timed.
+    #[arg(long, default_value_t = 50)]
+    frames: u32,
+    /// Seconds of untimed frames first, so the GPU reaches full clock.
+    #[arg(long, default_value_t = 1.0)]
+    warmup_secs: f64,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(clap::Args)]
@@ -63,6 +172,31 @@ fn main() {
 fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Some(Command::SortBench(args)) => sort_bench(args),
+        Some(Command::Render(args)) => render_command(args),
+        Some(Command::RenderBench(args)) => render_bench(args),
+        Some(Command::Info { scene }) => info(&scene),
+        Some(Command::Crop { input, output, min, max }) => {
+            if min.len() != 3 || max.len() != 3 {
+                bail!("--min and --max take three numbers each: x,y,z");
+            }
+            let scene = load(&input)?;
+            let cropped = scene.crop(Vec3::from_slice(&min), Vec3::from_slice(&max));
+            if cropped.is_empty() {
+                bail!("no splat of {} lies inside the box", input.display());
+            }
+            write_scene(&cropped, &output)?;
+            println!("wrote {} of {} splats to {}", cropped.len(), scene.len(), output.display());
+            Ok(())
+        }
+        Some(Command::Tile { input, output, copies }) => {
+            if copies == 0 || copies > 1024 {
+                bail!("--copies must be between 1 and 1024");
+            }
+            let tiled = load(&input)?.tiled(copies);
+            write_scene(&tiled, &output)?;
+            println!("wrote {} splats to {}", tiled.len(), output.display());
+            Ok(())
+        }
         None => {
             bail!("no command given; try `splatsort sort-bench` or `splatsort --help`")
         }
@@ -113,5 +247,163 @@ fn sort_bench(args: SortBenchArgs) -> anyhow::Result<()> {
         eprintln!("error: {failures} case(s) did not match the stable CPU sort");
         std::process::exit(1);
     }
+    Ok(())
+}
+
+fn load(path: &Path) -> anyhow::Result<Scene> {
+    let scene = scene::load_ply(path, &mut |_| {})?;
+    log::info!(
+        "loaded {}: {} splats, SH degree {}, {:.3} s",
+        path.display(),
+        scene.len(),
+        scene.sh_degree,
+        scene.info.load_secs
+    );
+    Ok(scene)
+}
+
+fn write_scene(scene: &Scene, path: &Path) -> anyhow::Result<()> {
+    let file = std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let mut out = std::io::BufWriter::new(file);
+    scene::write_ply(scene, &mut out, ply_rs::ply::Encoding::BinaryLittleEndian)
+        .and_then(|()| std::io::Write::flush(&mut out))
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+fn camera_for(args: &CameraArgs, scene: &Scene) -> anyhow::Result<Camera> {
+    match &args.camera {
+        Some(path) => Ok(Camera::load(path, args.camera_index)?),
+        None => {
+            if args.camera_index.is_some() {
+                bail!("--camera-index needs --camera");
+            }
+            let (lo, hi) = scene.robust_bounds();
+            Ok(frame_bounds(lo, hi, Vec3::NEG_Y, args.width, args.height))
+        }
+    }
+}
+
+fn settings_for(sort: SortArgs, sh_degree: u32, background: [f32; 3]) -> anyhow::Result<RenderSettings> {
+    let SortAlgorithm::Tutorial = sort.algorithm;
+    if !background.iter().all(|c| (0.0..=1.0).contains(c)) {
+        bail!("--background values must be in [0, 1]");
+    }
+    Ok(RenderSettings {
+        sort: SortConfig::new(sort.radix_bits, sort.key_bits)?,
+        sh_degree: sh_degree.min(scene::MAX_SH_DEGREE),
+        splat_scale: 1.0,
+        background,
+    })
+}
+
+fn render_command(args: RenderArgs) -> anyhow::Result<()> {
+    if args.background.len() != 3 {
+        bail!("--background takes three numbers: r,g,b");
+    }
+    let background = [args.background[0], args.background[1], args.background[2]];
+    let settings = settings_for(args.sort, args.sh_degree, background)?;
+    let scene = load(&args.scene)?;
+    let camera = camera_for(&args.camera, &scene)?;
+    let ctx = GpuContext::headless(AdapterPreference::Hardware)?;
+    let mut renderer = SplatRenderer::new(&ctx.device, &ctx.queue, &scene, settings)
+        .with_context(|| format!("cannot put {} on the GPU", args.scene.display()))?;
+    let mut timer = if args.timings {
+        match GpuTimer::new(&ctx.device, &ctx.queue, renderer.timed_passes(), 1) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                eprintln!("{e}");
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let image = render::render_image(&ctx.device, &ctx.queue, &mut renderer, &camera, timer.as_mut())?;
+    image.save_png(&args.out).with_context(|| format!("cannot write {}", args.out.display()))?;
+    println!("wrote {} ({}x{})", args.out.display(), image.width, image.height);
+    if let Some(timings) = timer.as_mut().and_then(|t| t.collect_blocking(&ctx.device)) {
+        for kind in PassKind::ALL {
+            println!("  {:<32} {:>9.3} ms", kind.name(), timings.total_nanos(kind) * 1e-6);
+        }
+        println!("  {:<32} {:>9.3} ms", "frame (first to last pass)", timings.span_nanos() * 1e-6);
+    }
+    Ok(())
+}
+
+fn render_bench(args: RenderBenchArgs) -> anyhow::Result<()> {
+    if args.tile == 0 || args.tile > 1024 {
+        bail!("--tile must be between 1 and 1024");
+    }
+    let settings = settings_for(args.sort, scene::MAX_SH_DEGREE, [0.0; 3])?;
+    let mut scene = load(&args.scene)?;
+    let camera = camera_for(&args.camera, &scene)?;
+    if args.tile > 1 {
+        scene = scene.tiled(args.tile);
+    }
+    let ctx = GpuContext::headless(AdapterPreference::Hardware)?;
+    let mut renderer = SplatRenderer::new(&ctx.device, &ctx.queue, &scene, settings)
+        .with_context(|| format!("cannot put {} on the GPU", args.scene.display()))?;
+    let result = bench::run_render_bench(&ctx, &mut renderer, &camera, args.frames, args.warmup_secs)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&serde_json::json!({
+            "adapter": describe_adapter(&ctx.info),
+            "scene": args.scene.display().to_string(),
+            "tile": args.tile,
+            "result": result,
+        }))?);
+        return Ok(());
+    }
+    println!(
+        "{} x{} = {} splats at {}x{}, radix {} bits, key {} bits, {} frames on {}",
+        args.scene.display(),
+        args.tile,
+        result.num_splats,
+        result.width,
+        result.height,
+        result.config.radix_bits,
+        result.config.key_bits,
+        result.frames,
+        describe_adapter(&ctx.info)
+    );
+    match (&result.frame, &result.gpu_times_unavailable) {
+        (Some(_), _) => {
+            println!("  GPU time per frame      median ms    min ms");
+            for (name, stat) in [
+                ("depth keys", result.depth_keys),
+                ("sort", result.sort),
+                ("draw", result.draw),
+                ("frame", result.frame),
+            ] {
+                if let Some(s) = stat {
+                    println!("    {name:<20} {:>10.3} {:>9.3}", s.median_ms, s.min_ms);
+                }
+            }
+        }
+        (None, reason) => println!("  no GPU timings: {}", reason.as_deref().unwrap_or("unknown")),
+    }
+    println!(
+        "  wall clock {:.3} ms per frame; GPU memory: scene {:.1} MiB, sort {:.1} MiB",
+        result.wall_ms_per_frame,
+        result.scene_bytes as f64 / 1048576.0,
+        result.sort_bytes as f64 / 1048576.0
+    );
+    Ok(())
+}
+
+fn info(path: &Path) -> anyhow::Result<()> {
+    let scene = load(path)?;
+    let (lo, hi) = scene.bounds();
+    let (rlo, rhi) = scene.robust_bounds();
+    println!("{}", path.display());
+    println!("  format      {}", scene.info.format);
+    println!("  splats      {}", scene.len());
+    if scene.info.dropped_invalid > 0 {
+        println!("  dropped     {} splats with NaN or infinite values", scene.info.dropped_invalid);
+    }
+    println!("  SH degree   {}", scene.sh_degree);
+    println!("  bounds      min {lo:.3}, max {hi:.3}");
+    println!("  1-99%       min {rlo:.3}, max {rhi:.3}");
+    println!("  file        {:.1} MiB", scene.info.file_bytes as f64 / 1048576.0);
+    println!("  load time   {:.3} s", scene.info.load_secs);
     Ok(())
 }

@@ -428,6 +428,11 @@ impl TutorialSort {
         (self.config.iterations() % 2) as usize
     }
 
+    /// The values buffer of pair `slot` (0 or 1), for bind groups made once for either output slot.
+    pub fn values_slot(&self, slot: usize) -> &wgpu::Buffer {
+        &self.values[slot]
+    }
+
     pub fn output_keys(&self) -> &wgpu::Buffer {
         &self.keys[self.output_slot()]
     }

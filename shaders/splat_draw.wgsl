@@ -1,0 +1,74 @@
+// Draws sorted splats as screen-space quads with the Gaussian falloff, back to front, premultiplied alpha "over".
+// Instance k draws the k-th splat of the sorted order (farthest first); each covers its centre +- radius pixels.
+// alpha = min(0.99, opacity * exp(-0.5 d^T Sigma2D^-1 d)); fragments with alpha < 1/255 are skipped.
+
+struct FrameUniforms {
+    camera_from_world: mat4x4<f32>,
+    camera_position: vec4<f32>,
+    focal: vec2<f32>,
+    principal: vec2<f32>,
+    viewport: vec2<f32>,
+    tan_half_fov: vec2<f32>,
+    near: f32,
+    far: f32,
+    num_splats: u32,
+    key_bits: u32,
+    sh_degree: u32,
+    sh_words: u32,
+    splat_scale: f32,
+    _pad: u32,
+}
+
+struct Projected {
+    center: vec2<f32>,
+    conic_xy: vec2<f32>,
+    conic_z: f32,
+    radius: f32,
+    color_rg: u32,
+    color_b_opacity: u32,
+}
+
+@group(0) @binding(0) var<uniform> frame: FrameUniforms;
+@group(0) @binding(1) var<storage, read> projected: array<Projected>;
+@group(0) @binding(2) var<storage, read> sorted_splats: array<u32>;
+
+struct VertexOut {
+    @builtin(position) position: vec4<f32>,
+    @location(0) @interpolate(flat) center: vec2<f32>,
+    @location(1) @interpolate(flat) conic: vec3<f32>,
+    @location(2) @interpolate(flat) color: vec4<f32>,
+}
+
+@vertex
+fn vs_main(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance: u32) -> VertexOut {
+    var out: VertexOut;
+    let p = projected[sorted_splats[instance]];
+    if (p.radius <= 0.0) {
+        // Culled: a degenerate quad outside the clip volume.
+        out.position = vec4<f32>(0.0, 0.0, 2.0, 1.0);
+        return out;
+    }
+    let corner = vec2<f32>(f32(vertex & 1u), f32(vertex >> 1u)) * 2.0 - 1.0;
+    let pixel = p.center + corner * p.radius;
+    let ndc = vec2<f32>(pixel.x / frame.viewport.x * 2.0 - 1.0, 1.0 - pixel.y / frame.viewport.y * 2.0);
+    out.position = vec4<f32>(ndc, 0.0, 1.0);
+    out.center = p.center;
+    out.conic = vec3<f32>(p.conic_xy, p.conic_z);
+    out.color = vec4<f32>(unpack2x16float(p.color_rg), unpack2x16float(p.color_b_opacity));
+    return out;
+}
+
+@fragment
+fn fs_main(in: VertexOut) -> @location(0) vec4<f32> {
+    // in.position.xy is the pixel centre (i + 0.5, j + 0.5).
+    let d = in.position.xy - in.center;
+    let power = -0.5 * (in.conic.x * d.x * d.x + in.conic.z * d.y * d.y) - in.conic.y * d.x * d.y;
+    if (power > 0.0) {
+        discard;
+    }
+    let alpha = min(0.99, in.color.a * exp(power));
+    if (alpha < 1.0 / 255.0) {
+        discard;
+    }
+    return vec4<f32>(in.color.rgb * alpha, alpha);
+}

@@ -1,0 +1,195 @@
+// Projects every splat for one frame and writes its depth key and index for the sort (the standard 3DGS EWA
+// projection: Zwicker et al. 2002, as in Kerbl et al. 2023's reference rasterizer).
+//
+// Per splat: camera-space centre; culled when its depth is outside [near, far] or its 3-sigma square misses the image.
+// 2D covariance = J W Sigma W^T J^T + 0.3 I, with J evaluated at the centre clamped to 1.3x the half field of view;
+// its inverse (the conic) and radius = ceil(3 sqrt(largest eigenvalue)); colour = SH at the view direction + 0.5,
+// clamped at 0. Keys sort ascending = farthest first; culled splats get the largest key so they sort last.
+
+const WORKGROUP_SIZE: u32 = 256u;
+// The sort key of a culled splat is all ones in the sorted bits.
+const SH_C0: f32 = 0.28209479177387814;
+const SH_C1: f32 = 0.4886025119029199;
+
+struct FrameUniforms {
+    // World to camera (OpenCV axes: x right, y down, z forward).
+    camera_from_world: mat4x4<f32>,
+    camera_position: vec4<f32>,
+    focal: vec2<f32>,
+    principal: vec2<f32>,
+    viewport: vec2<f32>,
+    tan_half_fov: vec2<f32>,
+    near: f32,
+    far: f32,
+    num_splats: u32,
+    key_bits: u32,
+    sh_degree: u32,
+    sh_words: u32,
+    splat_scale: f32,
+    _pad: u32,
+}
+
+struct Projected {
+    center: vec2<f32>,
+    conic_xy: vec2<f32>,
+    conic_z: f32,
+    // 0 for a culled splat.
+    radius: f32,
+    // f16 pairs: (r, g) and (b, opacity).
+    color_rg: u32,
+    color_b_opacity: u32,
+}
+
+struct DrawIndirect {
+    vertex_count: u32,
+    instance_count: atomic<u32>,
+    first_vertex: u32,
+    first_instance: u32,
+}
+
+@group(0) @binding(0) var<uniform> frame: FrameUniforms;
+// Three vec4 per splat: (position, opacity), (cov xx, xy, xz, yy), (cov yz, zz, -, -).
+@group(0) @binding(1) var<storage, read> geometry: array<vec4<f32>>;
+// SH coefficients as f16 pairs, `sh_words` u32 per splat, coefficient-major RGB.
+@group(0) @binding(2) var<storage, read> sh: array<u32>;
+@group(0) @binding(3) var<storage, read_write> projected: array<Projected>;
+@group(0) @binding(4) var<storage, read_write> sort_keys: array<u32>;
+@group(0) @binding(5) var<storage, read_write> sort_values: array<u32>;
+@group(0) @binding(6) var<storage, read_write> draw_args: DrawIndirect;
+
+fn sh_coefficient(base: u32, index: u32) -> vec3<f32> {
+    // Coefficient `index` is halves 3*index .. 3*index+2 of the splat's f16 run.
+    let h = 3u * index;
+    var c: vec3<f32>;
+    for (var k = 0u; k < 3u; k++) {
+        let half_index = h + k;
+        let pair = unpack2x16float(sh[base + half_index / 2u]);
+        c[k] = select(pair.x, pair.y, (half_index & 1u) == 1u);
+    }
+    return c;
+}
+
+fn eval_sh(splat: u32, dir: vec3<f32>) -> vec3<f32> {
+    let base = splat * frame.sh_words;
+    var color = SH_C0 * sh_coefficient(base, 0u);
+    if (frame.sh_degree >= 1u) {
+        let x = dir.x;
+        let y = dir.y;
+        let z = dir.z;
+        color += SH_C1 * (-y * sh_coefficient(base, 1u) + z * sh_coefficient(base, 2u) - x * sh_coefficient(base, 3u));
+        if (frame.sh_degree >= 2u) {
+            let xx = x * x;
+            let yy = y * y;
+            let zz = z * z;
+            color += 1.0925484305920792 * x * y * sh_coefficient(base, 4u)
+                - 1.0925484305920792 * y * z * sh_coefficient(base, 5u)
+                + 0.31539156525252005 * (2.0 * zz - xx - yy) * sh_coefficient(base, 6u)
+                - 1.0925484305920792 * x * z * sh_coefficient(base, 7u)
+                + 0.5462742152960396 * (xx - yy) * sh_coefficient(base, 8u);
+            if (frame.sh_degree >= 3u) {
+                color += -0.5900435899266435 * y * (3.0 * xx - yy) * sh_coefficient(base, 9u)
+                    + 2.890611442640554 * x * y * z * sh_coefficient(base, 10u)
+                    - 0.4570457994644658 * y * (4.0 * zz - xx - yy) * sh_coefficient(base, 11u)
+                    + 0.3731763325901154 * z * (2.0 * zz - 3.0 * xx - 3.0 * yy) * sh_coefficient(base, 12u)
+                    - 0.4570457994644658 * x * (4.0 * zz - xx - yy) * sh_coefficient(base, 13u)
+                    + 1.445305721320277 * z * (xx - yy) * sh_coefficient(base, 14u)
+                    - 0.5900435899266435 * x * (xx - 3.0 * yy) * sh_coefficient(base, 15u);
+            }
+        }
+    }
+    return max(color + 0.5, vec3<f32>(0.0));
+}
+
+// Back-to-front key for a depth in [near, far]: ascending keys = descending depth. With 32 key bits the float's own
+// bits are used (exact); with fewer, log depth is quantized to 2^key_bits - 1 levels, leaving all-ones for culled.
+fn depth_key(depth: f32) -> u32 {
+    if (frame.key_bits >= 32u) {
+        return 0x7fffffffu - bitcast<u32>(depth);
+    }
+    let levels = (1u << frame.key_bits) - 1u;
+    let t = clamp(log(depth / frame.near) / log(frame.far / frame.near), 0.0, 1.0);
+    return min(u32((1.0 - t) * f32(levels)), levels - 1u);
+}
+
+fn culled_key() -> u32 {
+    if (frame.key_bits >= 32u) {
+        return 0xffffffffu;
+    }
+    return (1u << frame.key_bits) - 1u;
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(
+    @builtin(local_invocation_index) tid: u32,
+    @builtin(workgroup_id) workgroup_id: vec3<u32>,
+    @builtin(num_workgroups) num_workgroups: vec3<u32>,
+) {
+    let i = (workgroup_id.x + workgroup_id.y * num_workgroups.x) * WORKGROUP_SIZE + tid;
+    if (i >= frame.num_splats) {
+        return;
+    }
+    sort_values[i] = i;
+    var out: Projected;
+    out.radius = 0.0;
+    sort_keys[i] = culled_key();
+
+    let g0 = geometry[3u * i];
+    let g1 = geometry[3u * i + 1u];
+    let g2 = geometry[3u * i + 2u];
+    let p_cam = (frame.camera_from_world * vec4<f32>(g0.xyz, 1.0)).xyz;
+    let depth = p_cam.z;
+    if (!(depth >= frame.near && depth <= frame.far)) {
+        projected[i] = out;
+        return;
+    }
+
+    let s2 = frame.splat_scale * frame.splat_scale;
+    let sigma = s2 * mat3x3<f32>(
+        vec3<f32>(g1.x, g1.y, g1.z),
+        vec3<f32>(g1.y, g1.w, g2.x),
+        vec3<f32>(g1.z, g2.x, g2.y),
+    );
+    let w = mat3x3<f32>(
+        frame.camera_from_world[0].xyz,
+        frame.camera_from_world[1].xyz,
+        frame.camera_from_world[2].xyz,
+    );
+    let lim = 1.3 * frame.tan_half_fov;
+    let t = vec2<f32>(clamp(p_cam.x / depth, -lim.x, lim.x), clamp(p_cam.y / depth, -lim.y, lim.y)) * depth;
+    // J as a 3x3 with a zero third row (columns listed).
+    let j = mat3x3<f32>(
+        vec3<f32>(frame.focal.x / depth, 0.0, 0.0),
+        vec3<f32>(0.0, frame.focal.y / depth, 0.0),
+        vec3<f32>(-frame.focal.x * t.x / (depth * depth), -frame.focal.y * t.y / (depth * depth), 0.0),
+    );
+    let m = j * w;
+    let cov = m * sigma * transpose(m);
+    let a = cov[0][0] + 0.3;
+    let b = cov[0][1];
+    let c = cov[1][1] + 0.3;
+    let det = a * c - b * b;
+    if (!(det > 0.0)) {
+        projected[i] = out;
+        return;
+    }
+    let mid = 0.5 * (a + c);
+    let lambda = mid + sqrt(max(0.1, mid * mid - det));
+    let radius = ceil(3.0 * sqrt(lambda));
+    let center = frame.focal * p_cam.xy / depth + frame.principal;
+    if (any(center + radius <= vec2<f32>(0.0)) || any(center - radius >= frame.viewport)) {
+        projected[i] = out;
+        return;
+    }
+
+    let dir = normalize(g0.xyz - frame.camera_position.xyz);
+    let color = eval_sh(i, dir);
+    out.center = center;
+    out.conic_xy = vec2<f32>(c / det, -b / det);
+    out.conic_z = a / det;
+    out.radius = radius;
+    out.color_rg = pack2x16float(color.rg);
+    out.color_b_opacity = pack2x16float(vec2<f32>(color.b, g0.w));
+    projected[i] = out;
+    sort_keys[i] = depth_key(depth);
+    atomicAdd(&draw_args.instance_count, 1u);
+}

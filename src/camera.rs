@@ -1,0 +1,319 @@
+//! Pinhole cameras with OpenCV/COLMAP axes (x right, y down, z forward; depth = z), as the reference 3DGS renderer.
+//!
+//! Two file formats are read: splatsort's camera JSON (`position`, `look_at`, `up`, `fov_y_degrees`, ...), which the
+//! viewer's "Save camera" writes, and the 3DGS trainer's `cameras.json` (a list of views with `position`, a 3x3
+//! camera-to-world `rotation`, `fx`, `fy`, `width`, `height`).
+//!
+//! From a look-at: forward f = normalize(look_at - position), right r = normalize(cross(f, up)), down d = cross(f, r);
+//! `camera_from_world` has rows r, d, f. fy = (height / 2) / tan(fov_y / 2), fx = fy, principal point at the image
+//! centre; pixel (i, j) has its centre at (i + 0.5, j + 0.5).
+
+use std::path::Path;
+
+use glam::{Mat3, Vec3};
+
+pub const DEFAULT_NEAR: f32 = 0.01;
+pub const DEFAULT_FAR: f32 = 1e4;
+/// Largest image side accepted from a camera file.
+pub const MAX_IMAGE_SIDE: u32 = 16384;
+
+/// splatsort's camera file.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CameraFile {
+    pub width: u32,
+    pub height: u32,
+    pub position: [f32; 3],
+    pub look_at: [f32; 3],
+    pub up: [f32; 3],
+    pub fov_y_degrees: f32,
+    #[serde(default = "default_near")]
+    pub near: f32,
+    #[serde(default = "default_far")]
+    pub far: f32,
+}
+
+fn default_near() -> f32 {
+    DEFAULT_NEAR
+}
+
+fn default_far() -> f32 {
+    DEFAULT_FAR
+}
+
+/// One view of the 3DGS trainer's cameras.json.
+#[derive(Clone, Debug, serde::Deserialize)]
+pub struct TrainerCamera {
+    pub width: u32,
+    pub height: u32,
+    pub position: [f32; 3],
+    /// Camera-to-world rotation, as rows.
+    pub rotation: [[f32; 3]; 3],
+    pub fx: f32,
+    pub fy: f32,
+}
+
+/// A camera ready to render with.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Camera {
+    pub width: u32,
+    pub height: u32,
+    pub position: Vec3,
+    /// World-to-camera rotation: rows are the camera's right, down and forward axes in world space.
+    pub camera_from_world: Mat3,
+    pub fx: f32,
+    pub fy: f32,
+    pub cx: f32,
+    pub cy: f32,
+    pub near: f32,
+    pub far: f32,
+}
+
+/// Why a camera file could not be used. Every variant names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum CameraError {
+    #[error("{path}: cannot read the camera file: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error("{path}: not a camera file: {message}")]
+    Parse { path: String, message: String },
+    #[error("{path}: {message}")]
+    Invalid { path: String, message: String },
+    #[error("{path}: camera index {index} is out of range: the file has {count} cameras")]
+    IndexOutOfRange { path: String, index: usize, count: usize },
+}
+
+impl Camera {
+    /// A camera looking from `position` at `look_at`. Errors say what is wrong, without the file name.
+    pub fn look_at(file: &CameraFile) -> Result<Self, String> {
+        check_size(file.width, file.height)?;
+        let position = Vec3::from(file.position);
+        let target = Vec3::from(file.look_at);
+        let up = Vec3::from(file.up);
+        if !position.is_finite() || !target.is_finite() || !up.is_finite() {
+            return Err("position, look_at and up must be finite numbers".into());
+        }
+        let forward = (target - position).normalize_or_zero();
+        if forward == Vec3::ZERO {
+            return Err("look_at equals position: no view direction".into());
+        }
+        let right = forward.cross(up).normalize_or_zero();
+        if right == Vec3::ZERO {
+            return Err("up is zero or parallel to the view direction".into());
+        }
+        if !(file.fov_y_degrees > 0.0 && file.fov_y_degrees < 180.0) {
+            return Err(format!("fov_y_degrees must be between 0 and 180, not {}", file.fov_y_degrees));
+        }
+        check_depth_range(file.near, file.far)?;
+        let down = forward.cross(right);
+        let fy = 0.5 * file.height as f32 / (0.5 * file.fov_y_degrees.to_radians()).tan();
+        Ok(Self {
+            width: file.width,
+            height: file.height,
+            position,
+            camera_from_world: Mat3::from_cols(right, down, forward).transpose(),
+            fx: fy,
+            fy,
+            cx: 0.5 * file.width as f32,
+            cy: 0.5 * file.height as f32,
+            near: file.near,
+            far: file.far,
+        })
+    }
+
+    /// A camera from one view of the 3DGS trainer's cameras.json.
+    pub fn from_trainer(view: &TrainerCamera) -> Result<Self, String> {
+        check_size(view.width, view.height)?;
+        let r = view.rotation;
+        // Rows of the camera-to-world rotation; its columns are the camera axes in world space.
+        let camera_to_world = Mat3::from_cols_array_2d(&r).transpose();
+        if !camera_to_world.is_finite() || (camera_to_world.determinant() - 1.0).abs() > 1e-2 {
+            return Err("rotation is not a 3x3 rotation matrix".into());
+        }
+        if !(view.fx > 0.0 && view.fy > 0.0 && view.fx.is_finite() && view.fy.is_finite()) {
+            return Err("fx and fy must be positive".into());
+        }
+        Ok(Self {
+            width: view.width,
+            height: view.height,
+            position: Vec3::from(view.position),
+            camera_from_world: camera_to_world.transpose(),
+            fx: view.fx,
+            fy: view.fy,
+            cx: 0.5 * view.width as f32,
+            cy: 0.5 * view.height as f32,
+            near: DEFAULT_NEAR,
+            far: DEFAULT_FAR,
+        })
+    }
+
+    /// Reads a camera file: splatsort's format, or the trainer's cameras.json with `index` choosing the view.
+    pub fn load(path: &Path, index: Option<usize>) -> Result<Self, CameraError> {
+        let display = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| CameraError::Io { path: display.clone(), source })?;
+        Self::parse(&text, index).map_err(|e| match e {
+            ParseFailure::Parse(message) => CameraError::Parse { path: display, message },
+            ParseFailure::Invalid(message) => CameraError::Invalid { path: display, message },
+            ParseFailure::Index { index, count } => CameraError::IndexOutOfRange { path: display, index, count },
+        })
+    }
+
+    fn parse(text: &str, index: Option<usize>) -> Result<Self, ParseFailure> {
+        let value: serde_json::Value = serde_json::from_str(text).map_err(|e| ParseFailure::Parse(e.to_string()))?;
+        if value.is_array() {
+            let views: Vec<TrainerCamera> = serde_json::from_value(value)
+                .map_err(|e| ParseFailure::Parse(format!("a list, but not the 3DGS cameras.json format: {e}")))?;
+            let index = index.unwrap_or(0);
+            let view = views.get(index).ok_or(ParseFailure::Index { index, count: views.len() })?;
+            Self::from_trainer(view).map_err(ParseFailure::Invalid)
+        } else {
+            if index.is_some_and(|i| i != 0) {
+                return Err(ParseFailure::Invalid("--camera-index needs a cameras.json list; this file holds one camera".into()));
+            }
+            let file: CameraFile = serde_json::from_value(value).map_err(|e| ParseFailure::Parse(e.to_string()))?;
+            Self::look_at(&file).map_err(ParseFailure::Invalid)
+        }
+    }
+
+    /// The camera as a splatsort camera file (look-at form): what "Save camera" writes.
+    pub fn to_file(&self) -> CameraFile {
+        let rows = self.camera_from_world.transpose();
+        let (down, forward) = (rows.y_axis, rows.z_axis);
+        CameraFile {
+            width: self.width,
+            height: self.height,
+            position: self.position.to_array(),
+            look_at: (self.position + forward).to_array(),
+            up: (-down).to_array(),
+            fov_y_degrees: (2.0 * (0.5 * self.height as f32 / self.fy).atan()).to_degrees(),
+            near: self.near,
+            far: self.far,
+        }
+    }
+
+    /// Half the field of view's tangent, in x and y.
+    pub fn tan_half_fov(&self) -> (f32, f32) {
+        (0.5 * self.width as f32 / self.fx, 0.5 * self.height as f32 / self.fy)
+    }
+
+    /// World point to camera space (x right, y down, z forward).
+    pub fn to_camera(&self, world: Vec3) -> Vec3 {
+        self.camera_from_world * (world - self.position)
+    }
+}
+
+enum ParseFailure {
+    Parse(String),
+    Invalid(String),
+    Index { index: usize, count: usize },
+}
+
+fn check_size(width: u32, height: u32) -> Result<(), String> {
+    if width == 0 || height == 0 || width > MAX_IMAGE_SIDE || height > MAX_IMAGE_SIDE {
+        return Err(format!("image size {width}x{height} must be between 1 and {MAX_IMAGE_SIDE} pixels a side"));
+    }
+    Ok(())
+}
+
+fn check_depth_range(near: f32, far: f32) -> Result<(), String> {
+    if !(near > 0.0 && far > near && far.is_finite()) {
+        return Err(format!("need 0 < near < far, got near {near}, far {far}"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file() -> CameraFile {
+        CameraFile {
+            width: 960,
+            height: 540,
+            position: [0.0, 0.0, -5.0],
+            look_at: [0.0, 0.0, 0.0],
+            up: [0.0, -1.0, 0.0],
+            fov_y_degrees: 50.0,
+            near: 0.01,
+            far: 1000.0,
+        }
+    }
+
+    #[test]
+    fn look_at_gives_opencv_axes() {
+        let camera = Camera::look_at(&file()).unwrap();
+        // The look-at target is straight ahead at depth 5.
+        let p = camera.to_camera(Vec3::ZERO);
+        assert!((p - Vec3::new(0.0, 0.0, 5.0)).length() < 1e-5, "{p}");
+        // With -y up, a point at world -y (up) is at camera -y (up in the image, since camera y points down).
+        assert!(camera.to_camera(Vec3::new(0.0, -1.0, 0.0)).y < 0.0);
+        // Right of the image is world +x when looking along +z with -y up.
+        assert!(camera.to_camera(Vec3::new(1.0, 0.0, 0.0)).x > 0.0);
+        let fy = 270.0 / (25f32.to_radians()).tan();
+        assert!((camera.fy - fy).abs() < 1e-3 && camera.fx == camera.fy);
+    }
+
+    #[test]
+    fn camera_file_round_trips() {
+        let camera = Camera::look_at(&file()).unwrap();
+        let again = Camera::look_at(&camera.to_file()).unwrap();
+        assert!(camera.camera_from_world.abs_diff_eq(again.camera_from_world, 1e-5));
+        assert!((camera.fy - again.fy).abs() < 1e-2);
+    }
+
+    #[test]
+    fn trainer_cameras_match_look_at() {
+        let camera = Camera::look_at(&file()).unwrap();
+        let c2w = camera.camera_from_world.transpose();
+        let json = serde_json::json!([{
+            "id": 0, "img_name": "a", "width": 960, "height": 540,
+            "position": [0.0, 0.0, -5.0],
+            "rotation": c2w.transpose().to_cols_array_2d(),
+            "fx": camera.fx, "fy": camera.fy
+        }]);
+        let trainer = Camera::parse(&json.to_string(), Some(0)).ok().expect("parses");
+        assert!(trainer.camera_from_world.abs_diff_eq(camera.camera_from_world, 1e-5));
+        assert!(matches!(Camera::parse(&json.to_string(), Some(3)), Err(ParseFailure::Index { index: 3, count: 1 })));
+    }
+
+    #[test]
+    fn bad_cameras_are_rejected() {
+        let mut f = file();
+        f.look_at = f.position;
+        assert!(Camera::look_at(&f).is_err());
+        let mut f = file();
+        f.up = [0.0, 0.0, 1.0];
+        assert!(Camera::look_at(&f).is_err());
+        let mut f = file();
+        f.width = 0;
+        assert!(Camera::look_at(&f).is_err());
+        let mut f = file();
+        f.near = 0.0;
+        assert!(Camera::look_at(&f).is_err());
+        assert!(matches!(Camera::parse("{", None), Err(ParseFailure::Parse(_))));
+    }
+}
+
+/// A camera that frames a scene's bulk (bounds without the 1% outliers per axis): it looks at the centre from above
+/// and to the side, with `up` as the scene's up direction (3DGS scenes are usually -y up).
+pub fn frame_bounds(lo: Vec3, hi: Vec3, up: Vec3, width: u32, height: u32) -> Camera {
+    let center = 0.5 * (lo + hi);
+    let radius = (0.5 * (hi - lo).length()).max(1e-3);
+    let up = up.normalize_or(Vec3::NEG_Y);
+    // A horizontal direction: any axis not along `up`.
+    let side = if up.cross(Vec3::Z).length() > 0.5 { Vec3::Z } else { Vec3::X };
+    let horizontal = (side - up * side.dot(up)).normalize();
+    let fov_y: f32 = 50.0;
+    let distance = radius / (0.5 * fov_y.to_radians()).tan();
+    let position = center - horizontal * distance * 0.8 + up * distance * 0.6;
+    let file = CameraFile {
+        width,
+        height,
+        position: position.to_array(),
+        look_at: center.to_array(),
+        up: up.to_array(),
+        fov_y_degrees: fov_y,
+        near: (distance * 1e-4).max(1e-3),
+        far: (distance * 100.0).max(DEFAULT_FAR),
+    };
+    Camera::look_at(&file).expect("a framing camera is always valid")
+}

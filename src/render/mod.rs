@@ -1,0 +1,716 @@
+//! The splat frame, all on the GPU: depth keys, sort, back-to-front draw.
+//!
+//! How it works: `GpuScene` packs the splats once at upload: 48 bytes of geometry per splat (position and opacity as
+//! f32, the 3D covariance Sigma = R S S^T R^T precomputed in f32, since f16 would flush the covariance of small splats
+//! to zero) and the SH coefficients as f16 (8 bytes at degree 0, 96 at degree 3; f16's 11-bit mantissa keeps colour
+//! errors far under one 8-bit step). Each frame `SplatRenderer::encode_frame` records
+//! 1. `splat_project.wgsl`: per splat, projection, culling, 2D conic, radius, SH colour, and the depth key and index
+//!    written straight into the sorter's input buffers; visible splats are counted into the indirect draw's
+//!    instance count (culled ones get the largest key, so the first `visible` sorted entries are the visible splats);
+//! 2. the radix sort of those keys (`crate::sort`, any radix setting);
+//! 3. `splat_draw.wgsl`: one instanced quad per visible splat in sorted order (farthest first) into an Rgba16Float
+//!    image with premultiplied-alpha "over" blending (f16 accumulation avoids 8-bit rounding at each of the hundreds
+//!    of blend steps a pixel can see);
+//!
+//! and `blit` converts that image to the window or an 8-bit image, clamped to [0, 1] and without sRGB encoding.
+//! Nothing is read back in a frame; all pipelines and buffers are made when the scene is set up.
+
+pub mod cpu;
+
+use std::collections::HashMap;
+
+use glam::{Mat3, Vec3};
+
+use crate::camera::Camera;
+use crate::gpu::dispatch_grid;
+use crate::scene::{Scene, sh_coeffs_for_degree};
+use crate::sort::{SortConfig, SortError, TutorialSort};
+use crate::timing::{GpuTimer, PassKind, PassLabel};
+
+pub const PROJECT_WGSL: &str = include_str!("../../shaders/splat_project.wgsl");
+pub const DRAW_WGSL: &str = include_str!("../../shaders/splat_draw.wgsl");
+pub const BLIT_WGSL: &str = include_str!("../../shaders/blit.wgsl");
+
+/// Format of the image splats are blended into.
+pub const ACCUMULATION_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba16Float;
+/// Threads per workgroup in the projection pass. Mirrors `WORKGROUP_SIZE` in `splat_project.wgsl`.
+pub const PROJECT_WORKGROUP_SIZE: u32 = 256;
+/// Bytes of geometry per splat: position + opacity, covariance (6 floats) + padding.
+pub const GEOMETRY_BYTES_PER_SPLAT: u64 = 48;
+/// Bytes of per-frame projection output per splat (`Projected` in the shaders).
+pub const PROJECTED_BYTES_PER_SPLAT: u64 = 32;
+
+/// Settings that may change from one frame to the next.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RenderSettings {
+    pub sort: SortConfig,
+    /// SH degree used, at most the scene's.
+    pub sh_degree: u32,
+    /// Multiplies every splat's scale.
+    pub splat_scale: f32,
+    pub background: [f32; 3],
+}
+
+impl Default for RenderSettings {
+    fn default() -> Self {
+        Self { sort: SortConfig::default(), sh_degree: 3, splat_scale: 1.0, background: [0.0; 3] }
+    }
+}
+
+/// Why a scene could not be put on the GPU or drawn.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    #[error(
+        "the scene's {what} needs {needed} bytes, over this GPU's limit of {limit} bytes ({limit_name}); \
+         {num_splats} splats are too many for this device"
+    )]
+    TooBig { what: &'static str, needed: u64, limit: u64, limit_name: &'static str, num_splats: usize },
+    #[error("{0} splats is more than a 32-bit index holds")]
+    TooManySplats(usize),
+    #[error(transparent)]
+    Sort(#[from] SortError),
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+struct FrameUniforms {
+    camera_from_world: [[f32; 4]; 4],
+    camera_position: [f32; 4],
+    focal: [f32; 2],
+    principal: [f32; 2],
+    viewport: [f32; 2],
+    tan_half_fov: [f32; 2],
+    near: f32,
+    far: f32,
+    num_splats: u32,
+    key_bits: u32,
+    sh_degree: u32,
+    sh_words: u32,
+    splat_scale: f32,
+    _pad: u32,
+}
+
+/// Covariance of a splat: Sigma = R S S^T R^T, as its upper triangle (xx, xy, xz, yy, yz, zz).
+pub fn covariance(scale: Vec3, rotation: glam::Quat) -> [f32; 6] {
+    let m = Mat3::from_quat(rotation) * Mat3::from_diagonal(scale);
+    let s = m * m.transpose();
+    [s.x_axis.x, s.y_axis.x, s.z_axis.x, s.y_axis.y, s.z_axis.y, s.z_axis.z]
+}
+
+/// f16 words of SH per splat for a degree.
+pub fn sh_words(sh_degree: u32) -> u32 {
+    (3 * sh_coeffs_for_degree(sh_degree) as u32).div_ceil(2)
+}
+
+/// The splats on the GPU, packed once.
+pub struct GpuScene {
+    geometry: wgpu::Buffer,
+    sh: wgpu::Buffer,
+    num_splats: u32,
+    sh_degree: u32,
+}
+
+fn check_size(device: &wgpu::Device, what: &'static str, needed: u64, num_splats: usize) -> Result<(), RenderError> {
+    let limits = device.limits();
+    for (limit, limit_name) in [
+        (limits.max_storage_buffer_binding_size, "max_storage_buffer_binding_size"),
+        (limits.max_buffer_size, "max_buffer_size"),
+    ] {
+        if needed > limit {
+            return Err(RenderError::TooBig { what, needed, limit, limit_name, num_splats });
+        }
+    }
+    Ok(())
+}
+
+impl GpuScene {
+    /// Packs and uploads a scene, after checking every buffer against the device's limits.
+    pub fn upload(device: &wgpu::Device, queue: &wgpu::Queue, scene: &Scene) -> Result<Self, RenderError> {
+        let n = scene.len();
+        let num_splats = u32::try_from(n).map_err(|_| RenderError::TooManySplats(n))?;
+        let words = sh_words(scene.sh_degree) as u64;
+        check_size(device, "geometry", n as u64 * GEOMETRY_BYTES_PER_SPLAT, n)?;
+        check_size(device, "spherical harmonics", n as u64 * words * 4, n)?;
+        check_size(device, "per-frame projection buffer", n as u64 * PROJECTED_BYTES_PER_SPLAT, n)?;
+
+        let mut geometry = Vec::with_capacity(n * 12);
+        for i in 0..n {
+            let p = scene.positions[i];
+            let c = covariance(scene.scales[i], scene.rotations[i]);
+            geometry.extend_from_slice(&[p.x, p.y, p.z, scene.opacities[i], c[0], c[1], c[2], c[3], c[4], c[5], 0.0, 0.0]);
+        }
+        let coeffs = sh_coeffs_for_degree(scene.sh_degree);
+        let mut sh = Vec::with_capacity(n * words as usize);
+        let mut halves = Vec::with_capacity(2 * words as usize);
+        for i in 0..n {
+            halves.clear();
+            halves.extend(scene.sh[i * coeffs..(i + 1) * coeffs].iter().flatten().map(|v| f32_to_f16_bits(*v)));
+            halves.resize(2 * words as usize, 0);
+            sh.extend(halves.chunks_exact(2).map(|pair| u32::from(pair[0]) | (u32::from(pair[1]) << 16)));
+        }
+        let make = |label: &str, data: &[u8]| {
+            let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: (data.len() as u64).max(16),
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            queue.write_buffer(&buffer, 0, data);
+            buffer
+        };
+        Ok(Self {
+            geometry: make("splat geometry", bytemuck::cast_slice(&geometry)),
+            sh: make("splat sh", bytemuck::cast_slice(&sh)),
+            num_splats,
+            sh_degree: scene.sh_degree,
+        })
+    }
+
+    pub fn num_splats(&self) -> u32 {
+        self.num_splats
+    }
+
+    pub fn sh_degree(&self) -> u32 {
+        self.sh_degree
+    }
+
+    /// GPU memory held by the scene's own buffers.
+    pub fn allocated_bytes(&self) -> u64 {
+        self.geometry.size() + self.sh.size()
+    }
+}
+
+/// f32 to IEEE half, round to nearest even (finite inputs; values past the f16 range become infinity).
+pub fn f32_to_f16_bits(value: f32) -> u16 {
+    let bits = value.to_bits();
+    let sign = ((bits >> 16) & 0x8000) as u16;
+    let exponent = ((bits >> 23) & 0xff) as i32 - 127 + 15;
+    let mantissa = bits & 0x007f_ffff;
+    if exponent >= 31 {
+        return sign | 0x7c00;
+    }
+    if exponent <= 0 {
+        if exponent < -10 {
+            return sign;
+        }
+        let m = mantissa | 0x0080_0000;
+        let shift = (14 - exponent) as u32;
+        let half = m >> shift;
+        let rest = m & ((1 << shift) - 1);
+        let halfway = 1 << (shift - 1);
+        let round = u32::from(rest > halfway || (rest == halfway && half & 1 == 1));
+        return sign | (half + round) as u16;
+    }
+    let half = ((exponent as u32) << 10) | (mantissa >> 13);
+    let rest = mantissa & 0x1fff;
+    let round = u32::from(rest > 0x1000 || (rest == 0x1000 && half & 1 == 1));
+    sign | (half + round) as u16
+}
+
+fn uniform_entry(binding: u32, visibility: wgpu::ShaderStages) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Uniform,
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    }
+}
+
+fn storage_entry(binding: u32, read_only: bool, visibility: wgpu::ShaderStages) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Storage { read_only },
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    }
+}
+
+/// Everything a scene needs to be drawn, made once per scene: pipelines, the sorter, per-frame buffers.
+pub struct SplatRenderer {
+    scene: GpuScene,
+    sorter: TutorialSort,
+    settings: RenderSettings,
+    project_pipeline: wgpu::ComputePipeline,
+    draw_pipeline: wgpu::RenderPipeline,
+    blit_layout: wgpu::BindGroupLayout,
+    blit_module: wgpu::ShaderModule,
+    blit_pipeline_layout: wgpu::PipelineLayout,
+    blit_pipelines: HashMap<wgpu::TextureFormat, wgpu::RenderPipeline>,
+    uniforms: wgpu::Buffer,
+    blit_params: [wgpu::Buffer; 2],
+    projected: wgpu::Buffer,
+    draw_args: wgpu::Buffer,
+    draw_args_reset: wgpu::Buffer,
+    project_group: wgpu::BindGroup,
+    /// One per sorter output slot (the sorted indices land in pair 0 or 1 depending on the iteration count).
+    draw_groups: [wgpu::BindGroup; 2],
+    /// The accumulation image, its view, and its blit bind groups for non-sRGB and sRGB targets.
+    target: Option<(wgpu::Texture, wgpu::TextureView, [wgpu::BindGroup; 2])>,
+    max_workgroups_per_dim: u32,
+}
+
+impl SplatRenderer {
+    /// Uploads `scene` and makes everything needed to draw it.
+    pub fn new(
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        scene: &Scene,
+        settings: RenderSettings,
+    ) -> Result<Self, RenderError> {
+        let gpu_scene = GpuScene::upload(device, queue, scene)?;
+        let sorter = TutorialSort::new(device, gpu_scene.num_splats.max(1), settings.sort)?;
+        let compute = wgpu::ShaderStages::COMPUTE;
+        let project_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("splat project"),
+            entries: &[
+                uniform_entry(0, compute),
+                storage_entry(1, true, compute),
+                storage_entry(2, true, compute),
+                storage_entry(3, false, compute),
+                storage_entry(4, false, compute),
+                storage_entry(5, false, compute),
+                storage_entry(6, false, compute),
+            ],
+        });
+        let vertex = wgpu::ShaderStages::VERTEX;
+        let draw_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("splat draw"),
+            entries: &[
+                uniform_entry(0, vertex | wgpu::ShaderStages::FRAGMENT),
+                storage_entry(1, true, vertex),
+                storage_entry(2, true, vertex),
+            ],
+        });
+        let blit_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("blit"),
+            entries: &[
+                wgpu::BindGroupLayoutEntry {
+                    binding: 0,
+                    visibility: wgpu::ShaderStages::FRAGMENT,
+                    ty: wgpu::BindingType::Texture {
+                        sample_type: wgpu::TextureSampleType::Float { filterable: false },
+                        view_dimension: wgpu::TextureViewDimension::D2,
+                        multisampled: false,
+                    },
+                    count: None,
+                },
+                uniform_entry(1, wgpu::ShaderStages::FRAGMENT),
+            ],
+        });
+        let module = |label: &str, source: &str| {
+            device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(label),
+                source: wgpu::ShaderSource::Wgsl(source.into()),
+            })
+        };
+        let layout = |label: &str, group: &wgpu::BindGroupLayout| {
+            device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some(label),
+                bind_group_layouts: &[Some(group)],
+                immediate_size: 0,
+            })
+        };
+        let project_pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("splat project"),
+            layout: Some(&layout("splat project", &project_layout)),
+            module: &module("splat project", PROJECT_WGSL),
+            entry_point: Some("main"),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+        let draw_module = module("splat draw", DRAW_WGSL);
+        let premultiplied_over = wgpu::BlendComponent {
+            src_factor: wgpu::BlendFactor::One,
+            dst_factor: wgpu::BlendFactor::OneMinusSrcAlpha,
+            operation: wgpu::BlendOperation::Add,
+        };
+        let draw_pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("splat draw"),
+            layout: Some(&layout("splat draw", &draw_layout)),
+            vertex: wgpu::VertexState {
+                module: &draw_module,
+                entry_point: Some("vs_main"),
+                compilation_options: Default::default(),
+                buffers: &[],
+            },
+            primitive: wgpu::PrimitiveState { topology: wgpu::PrimitiveTopology::TriangleStrip, ..Default::default() },
+            depth_stencil: None,
+            multisample: Default::default(),
+            fragment: Some(wgpu::FragmentState {
+                module: &draw_module,
+                entry_point: Some("fs_main"),
+                compilation_options: Default::default(),
+                targets: &[Some(wgpu::ColorTargetState {
+                    format: ACCUMULATION_FORMAT,
+                    blend: Some(wgpu::BlendState { color: premultiplied_over, alpha: premultiplied_over }),
+                    write_mask: wgpu::ColorWrites::ALL,
+                })],
+            }),
+            multiview_mask: None,
+            cache: None,
+        });
+        let blit_pipeline_layout = layout("blit", &blit_layout);
+        let blit_module = module("blit", BLIT_WGSL);
+
+        let n = u64::from(gpu_scene.num_splats.max(1));
+        let buffer = |label: &str, size: u64, usage: wgpu::BufferUsages| {
+            device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size, usage, mapped_at_creation: false })
+        };
+        let uniforms = buffer(
+            "frame uniforms",
+            std::mem::size_of::<FrameUniforms>() as u64,
+            wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+        );
+        let projected = buffer("projected splats", n * PROJECTED_BYTES_PER_SPLAT, wgpu::BufferUsages::STORAGE);
+        let draw_args = buffer(
+            "splat draw args",
+            16,
+            wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC,
+        );
+        let draw_args_reset = buffer("splat draw args reset", 16, wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST);
+        // Four vertices per quad, no instances until the projection counts them.
+        queue.write_buffer(&draw_args_reset, 0, bytemuck::cast_slice(&[4u32, 0, 0, 0]));
+        let blit_params = [0u32, 1].map(|srgb| {
+            let b = buffer("blit params", 16, wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST);
+            queue.write_buffer(&b, 0, bytemuck::cast_slice(&[srgb, 0, 0, 0]));
+            b
+        });
+        let project_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("splat project"),
+            layout: &project_layout,
+            entries: &[
+                wgpu::BindGroupEntry { binding: 0, resource: uniforms.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 1, resource: gpu_scene.geometry.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 2, resource: gpu_scene.sh.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 3, resource: projected.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 4, resource: sorter.input_keys().as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 5, resource: sorter.input_values().as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 6, resource: draw_args.as_entire_binding() },
+            ],
+        });
+        let draw_groups = [0usize, 1].map(|slot| {
+            device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("splat draw"),
+                layout: &draw_layout,
+                entries: &[
+                    wgpu::BindGroupEntry { binding: 0, resource: uniforms.as_entire_binding() },
+                    wgpu::BindGroupEntry { binding: 1, resource: projected.as_entire_binding() },
+                    wgpu::BindGroupEntry { binding: 2, resource: sorter.values_slot(slot).as_entire_binding() },
+                ],
+            })
+        });
+        Ok(Self {
+            scene: gpu_scene,
+            sorter,
+            settings,
+            project_pipeline,
+            draw_pipeline,
+            blit_layout,
+            blit_module,
+            blit_pipeline_layout,
+            blit_pipelines: HashMap::new(),
+            uniforms,
+            blit_params,
+            projected,
+            draw_args,
+            draw_args_reset,
+            project_group,
+            draw_groups,
+            target: None,
+            max_workgroups_per_dim: device.limits().max_compute_workgroups_per_dimension,
+        })
+    }
+
+    pub fn settings(&self) -> RenderSettings {
+        self.settings
+    }
+
+    /// Changes settings for the next frame; the sort's buffers are kept unless the new radix needs a larger table.
+    pub fn set_settings(&mut self, device: &wgpu::Device, settings: RenderSettings) -> Result<(), RenderError> {
+        if settings.sort != self.settings.sort {
+            self.sorter.set_config(device, settings.sort)?;
+        }
+        self.settings = settings;
+        Ok(())
+    }
+
+    pub fn scene(&self) -> &GpuScene {
+        &self.scene
+    }
+
+    pub fn sorter(&self) -> &TutorialSort {
+        &self.sorter
+    }
+
+    /// The buffer holding the indirect draw arguments; its second u32 is the number of visible splats.
+    pub fn draw_args(&self) -> &wgpu::Buffer {
+        &self.draw_args
+    }
+
+    /// GPU memory held by the scene, the per-frame buffers and the sort.
+    pub fn allocated_bytes(&self) -> (u64, u64) {
+        let frame = self.projected.size() + self.target.as_ref().map_or(0, |(t, ..)| {
+            u64::from(t.width()) * u64::from(t.height()) * 8
+        });
+        (self.scene.allocated_bytes() + frame, self.sorter.allocated_bytes())
+    }
+
+    /// Timed passes per frame: depth keys, the sort's passes, draw.
+    pub fn timed_passes(&self) -> u32 {
+        2 + self.sorter.timed_passes()
+    }
+
+    fn ensure_target(&mut self, device: &wgpu::Device, width: u32, height: u32) {
+        if self.target.as_ref().is_some_and(|(t, ..)| t.width() == width && t.height() == height) {
+            return;
+        }
+        let texture = device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("splat accumulation"),
+            size: wgpu::Extent3d { width, height, depth_or_array_layers: 1 },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: ACCUMULATION_FORMAT,
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::TEXTURE_BINDING,
+            view_formats: &[],
+        });
+        let view = texture.create_view(&Default::default());
+        let groups = [0, 1].map(|srgb| {
+            device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("blit"),
+                layout: &self.blit_layout,
+                entries: &[
+                    wgpu::BindGroupEntry { binding: 0, resource: wgpu::BindingResource::TextureView(&view) },
+                    wgpu::BindGroupEntry { binding: 1, resource: self.blit_params[srgb].as_entire_binding() },
+                ],
+            })
+        });
+        self.target = Some((texture, view, groups));
+    }
+
+    /// Records one frame: depth keys, sort, draw into the accumulation image (resized to the camera's image when it
+    /// changes, which happens on a window resize, not per frame).
+    pub fn encode_frame(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        encoder: &mut wgpu::CommandEncoder,
+        camera: &Camera,
+        mut timer: Option<&mut GpuTimer>,
+        repeat: u32,
+    ) -> Result<(), RenderError> {
+        self.ensure_target(device, camera.width, camera.height);
+        let n = self.scene.num_splats;
+        let s = self.settings;
+        let (tan_x, tan_y) = camera.tan_half_fov();
+        let m = camera.camera_from_world;
+        let t = -(m * camera.position);
+        let camera_from_world = glam::Mat4::from_cols(
+            m.x_axis.extend(0.0),
+            m.y_axis.extend(0.0),
+            m.z_axis.extend(0.0),
+            t.extend(1.0),
+        );
+        let uniforms = FrameUniforms {
+            camera_from_world: camera_from_world.to_cols_array_2d(),
+            camera_position: camera.position.extend(1.0).to_array(),
+            focal: [camera.fx, camera.fy],
+            principal: [camera.cx, camera.cy],
+            viewport: [camera.width as f32, camera.height as f32],
+            tan_half_fov: [tan_x, tan_y],
+            near: camera.near,
+            far: camera.far,
+            num_splats: n,
+            key_bits: s.sort.key_bits,
+            sh_degree: s.sh_degree.min(self.scene.sh_degree),
+            sh_words: sh_words(self.scene.sh_degree),
+            splat_scale: s.splat_scale,
+            _pad: 0,
+        };
+        queue.write_buffer(&self.uniforms, 0, bytemuck::bytes_of(&uniforms));
+        encoder.copy_buffer_to_buffer(&self.draw_args_reset, 0, &self.draw_args, 0, 16);
+
+        let label = |kind| PassLabel { kind, iteration: None, repeat };
+        {
+            let timestamp_writes = timer.as_deref_mut().and_then(|t| t.compute_pass_writes(label(PassKind::DepthKeys)));
+            let mut pass =
+                encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("depth keys"), timestamp_writes });
+            pass.set_pipeline(&self.project_pipeline);
+            pass.set_bind_group(0, &self.project_group, &[]);
+            let (x, y) = dispatch_grid(n.div_ceil(PROJECT_WORKGROUP_SIZE), self.max_workgroups_per_dim);
+            pass.dispatch_workgroups(x, y, 1);
+        }
+        let output = self.sorter.record(queue, encoder, n, timer.as_deref_mut(), repeat)?;
+        {
+            let (_, view, _) = self.target.as_ref().expect("target made above");
+            let [r, g, b] = s.background.map(f64::from);
+            let timestamp_writes = timer.as_deref_mut().and_then(|t| t.render_pass_writes(label(PassKind::Draw)));
+            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("splat draw"),
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view,
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(wgpu::Color { r, g, b, a: 1.0 }),
+                        store: wgpu::StoreOp::Store,
+                    },
+                })],
+                depth_stencil_attachment: None,
+                timestamp_writes,
+                occlusion_query_set: None,
+                multiview_mask: None,
+            });
+            pass.set_pipeline(&self.draw_pipeline);
+            pass.set_bind_group(0, &self.draw_groups[output.slot], &[]);
+            pass.draw_indirect(&self.draw_args, 0);
+        }
+        Ok(())
+    }
+
+    /// Copies the last frame's image onto `target` (a window surface or an 8-bit image), clamped to [0, 1].
+    pub fn blit(
+        &mut self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        target: &wgpu::TextureView,
+        format: wgpu::TextureFormat,
+    ) {
+        let Some((_, _, groups)) = self.target.as_ref() else { return };
+        let pipeline = self.blit_pipelines.entry(format).or_insert_with(|| {
+            device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+                label: Some("blit"),
+                layout: Some(&self.blit_pipeline_layout),
+                vertex: wgpu::VertexState {
+                    module: &self.blit_module,
+                    entry_point: Some("vs_main"),
+                    compilation_options: Default::default(),
+                    buffers: &[],
+                },
+                primitive: Default::default(),
+                depth_stencil: None,
+                multisample: Default::default(),
+                fragment: Some(wgpu::FragmentState {
+                    module: &self.blit_module,
+                    entry_point: Some("fs_main"),
+                    compilation_options: Default::default(),
+                    targets: &[Some(format.into())],
+                }),
+                multiview_mask: None,
+                cache: None,
+            })
+        });
+        let group = &groups[usize::from(format.is_srgb())];
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("blit"),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: target,
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations { load: wgpu::LoadOp::Clear(wgpu::Color::BLACK), store: wgpu::StoreOp::Store },
+            })],
+            depth_stencil_attachment: None,
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        pass.set_pipeline(pipeline);
+        pass.set_bind_group(0, group, &[]);
+        pass.draw(0..3, 0..1);
+    }
+}
+
+/// An RGBA8 image read back from the GPU.
+pub struct Image {
+    pub width: u32,
+    pub height: u32,
+    /// Row-major RGBA, 4 bytes per pixel.
+    pub rgba: Vec<u8>,
+}
+
+impl Image {
+    pub fn save_png(&self, path: &std::path::Path) -> std::io::Result<()> {
+        let file = std::io::BufWriter::new(std::fs::File::create(path)?);
+        let mut encoder = png::Encoder::new(file, self.width, self.height);
+        encoder.set_color(png::ColorType::Rgb);
+        encoder.set_depth(png::BitDepth::Eight);
+        let rgb: Vec<u8> = self.rgba.chunks_exact(4).flat_map(|p| [p[0], p[1], p[2]]).collect();
+        encoder.write_header().and_then(|mut w| w.write_image_data(&rgb)).map_err(std::io::Error::other)
+    }
+
+    pub fn pixel(&self, x: u32, y: u32) -> [u8; 3] {
+        let i = 4 * (y * self.width + x) as usize;
+        [self.rgba[i], self.rgba[i + 1], self.rgba[i + 2]]
+    }
+}
+
+/// Renders one frame headless and reads it back (blocking: for the CLI and tests, never a frame loop).
+pub fn render_image(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    renderer: &mut SplatRenderer,
+    camera: &Camera,
+    timer: Option<&mut GpuTimer>,
+) -> Result<Image, RenderError> {
+    let (width, height) = (camera.width, camera.height);
+    let format = wgpu::TextureFormat::Rgba8Unorm;
+    let texture = device.create_texture(&wgpu::TextureDescriptor {
+        label: Some("headless image"),
+        size: wgpu::Extent3d { width, height, depth_or_array_layers: 1 },
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format,
+        usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+        view_formats: &[],
+    });
+    let view = texture.create_view(&Default::default());
+    let padded_row = (width * 4).div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
+    let readback = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("headless readback"),
+        size: u64::from(padded_row) * u64::from(height),
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut encoder = device.create_command_encoder(&Default::default());
+    let timed = timer.is_some();
+    let mut timer = timer;
+    if let Some(t) = timer.as_deref_mut() {
+        t.begin_frame();
+    }
+    renderer.encode_frame(device, queue, &mut encoder, camera, timer.as_deref_mut(), 0)?;
+    renderer.blit(device, &mut encoder, &view, format);
+    if let Some(t) = timer.as_deref_mut() {
+        t.end_frame(&mut encoder);
+    }
+    encoder.copy_texture_to_buffer(
+        texture.as_image_copy(),
+        wgpu::TexelCopyBufferInfo {
+            buffer: &readback,
+            layout: wgpu::TexelCopyBufferLayout { offset: 0, bytes_per_row: Some(padded_row), rows_per_image: None },
+        },
+        wgpu::Extent3d { width, height, depth_or_array_layers: 1 },
+    );
+    queue.submit([encoder.finish()]);
+    if timed && let Some(t) = timer.as_deref_mut() {
+        t.after_submit();
+    }
+    readback.map_async(wgpu::MapMode::Read, .., |_| {});
+    device.poll(wgpu::PollType::wait_indefinitely()).expect("device lost while rendering");
+    let data = readback.get_mapped_range(..).expect("mapped");
+    let mut rgba = Vec::with_capacity((width * height * 4) as usize);
+    for row in data.chunks_exact(padded_row as usize) {
+        rgba.extend_from_slice(&row[..(width * 4) as usize]);
+    }
+    drop(data);
+    readback.unmap();
+    Ok(Image { width, height, rgba })
+}
