@@ -68,8 +68,8 @@ pub enum SceneError {
     #[error("{path}: vertex property `{name}` is {found}; 3DGS files store it as float")]
     WrongType { path: String, name: String, found: String },
     #[error(
-        "{path}: {count} f_rest_* properties (f_rest_0..f_rest_{{n-1}} expected); 3DGS files have 0, 9, 24 or 45 \
-         (SH degree 0 to 3)"
+        "{path}: {count} f_rest_* properties; 3DGS files have 0, 9, 24 or 45 (SH degree 0 to 3), numbered from \
+         f_rest_0"
     )]
     UnsupportedSh { path: String, count: usize },
     #[error("{path}: {message}")]
@@ -221,6 +221,14 @@ pub fn load_ply(path: &Path, progress: &mut dyn FnMut(f32)) -> Result<Scene, Sce
         return Err(SceneError::NoVertexElement { path: display });
     };
     let vertex = vertex.1.clone();
+    if header.elements.contains_key("chunk") && vertex.properties.contains_key("packed_position") {
+        return Err(SceneError::Unsupported {
+            path: display,
+            message: "a PlayCanvas compressed PLY, which splatsort does not read; convert it to a standard 3DGS PLY \
+                      first (e.g. with PlayCanvas splat-transform)"
+                .into(),
+        });
+    }
     let layout = layout(&display, &vertex)?;
     if vertex.count == 0 {
         return Err(SceneError::Empty { path: display });
@@ -386,6 +394,12 @@ fn read_binary(
     Ok(builder)
 }
 
+/// ply-rs's messages span lines and quote whole rows: one line, at most 200 characters.
+fn one_line(message: &str) -> String {
+    let line: String = message.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.chars().count() > 200 { format!("{}...", line.chars().take(200).collect::<String>()) } else { line }
+}
+
 /// One vertex as ply-rs hands it over: only the properties a splat needs are kept.
 #[derive(Default)]
 struct PlyRsVertex {
@@ -415,7 +429,7 @@ fn read_with_ply_rs(
     let parser = ply_rs::parser::Parser::<PlyRsVertex>::new();
     let rows = parser
         .read_payload_for_element(reader, vertex, header)
-        .map_err(|e| SceneError::Body { path: path.into(), message: e.to_string() })?;
+        .map_err(|e| SceneError::Body { path: path.into(), message: one_line(&e.to_string()) })?;
     let names: Vec<&String> = vertex.properties.keys().collect();
     let required_names = layout.required.map(|i| names[i].as_str());
     let rest_names: Vec<&str> = layout.rest.iter().map(|&i| names[i].as_str()).collect();
