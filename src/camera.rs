@@ -167,7 +167,9 @@ impl Camera {
             Self::from_trainer(view).map_err(ParseFailure::Invalid)
         } else {
             if index.is_some_and(|i| i != 0) {
-                return Err(ParseFailure::Invalid("--camera-index needs a cameras.json list; this file holds one camera".into()));
+                return Err(ParseFailure::Invalid(
+                    "--camera-index needs a cameras.json list; this file holds one camera".into(),
+                ));
             }
             let file: CameraFile = serde_json::from_value(value).map_err(|e| ParseFailure::Parse(e.to_string()))?;
             Self::look_at(&file).map_err(ParseFailure::Invalid)
@@ -219,6 +221,31 @@ fn check_depth_range(near: f32, far: f32) -> Result<(), String> {
         return Err(format!("need 0 < near < far, got near {near}, far {far}"));
     }
     Ok(())
+}
+
+/// A camera that frames a scene's bulk (bounds without the 1% outliers per axis): it looks at the centre from above
+/// and to the side, with `up` as the scene's up direction (3DGS scenes are usually -y up).
+pub fn frame_bounds(lo: Vec3, hi: Vec3, up: Vec3, width: u32, height: u32) -> Camera {
+    let center = 0.5 * (lo + hi);
+    let radius = (0.5 * (hi - lo).length()).max(1e-3);
+    let up = up.normalize_or(Vec3::NEG_Y);
+    // A horizontal direction: any axis not along `up`.
+    let side = if up.cross(Vec3::Z).length() > 0.5 { Vec3::Z } else { Vec3::X };
+    let horizontal = (side - up * side.dot(up)).normalize();
+    let fov_y: f32 = 50.0;
+    let distance = radius / (0.5 * fov_y.to_radians()).tan();
+    let position = center - horizontal * distance * 0.8 + up * distance * 0.6;
+    let file = CameraFile {
+        width,
+        height,
+        position: position.to_array(),
+        look_at: center.to_array(),
+        up: up.to_array(),
+        fov_y_degrees: fov_y,
+        near: (distance * 1e-4).max(1e-3),
+        far: (distance * 100.0).max(DEFAULT_FAR),
+    };
+    Camera::look_at(&file).expect("a framing camera is always valid")
 }
 
 #[cfg(test)]
@@ -291,29 +318,4 @@ mod tests {
         assert!(Camera::look_at(&f).is_err());
         assert!(matches!(Camera::parse("{", None), Err(ParseFailure::Parse(_))));
     }
-}
-
-/// A camera that frames a scene's bulk (bounds without the 1% outliers per axis): it looks at the centre from above
-/// and to the side, with `up` as the scene's up direction (3DGS scenes are usually -y up).
-pub fn frame_bounds(lo: Vec3, hi: Vec3, up: Vec3, width: u32, height: u32) -> Camera {
-    let center = 0.5 * (lo + hi);
-    let radius = (0.5 * (hi - lo).length()).max(1e-3);
-    let up = up.normalize_or(Vec3::NEG_Y);
-    // A horizontal direction: any axis not along `up`.
-    let side = if up.cross(Vec3::Z).length() > 0.5 { Vec3::Z } else { Vec3::X };
-    let horizontal = (side - up * side.dot(up)).normalize();
-    let fov_y: f32 = 50.0;
-    let distance = radius / (0.5 * fov_y.to_radians()).tan();
-    let position = center - horizontal * distance * 0.8 + up * distance * 0.6;
-    let file = CameraFile {
-        width,
-        height,
-        position: position.to_array(),
-        look_at: center.to_array(),
-        up: up.to_array(),
-        fov_y_degrees: fov_y,
-        near: (distance * 1e-4).max(1e-3),
-        far: (distance * 100.0).max(DEFAULT_FAR),
-    };
-    Camera::look_at(&file).expect("a framing camera is always valid")
 }

@@ -336,28 +336,35 @@ fn render_bench(args: RenderBenchArgs) -> anyhow::Result<()> {
     }
     let settings = settings_for(args.sort, scene::MAX_SH_DEGREE, [0.0; 3])?;
     let mut scene = load(&args.scene)?;
-    let camera = camera_for(&args.camera, &scene)?;
     if args.tile > 1 {
         scene = scene.tiled(args.tile);
     }
+    let camera = camera_for(&args.camera, &scene)?;
     let ctx = GpuContext::headless(AdapterPreference::Hardware)?;
     let mut renderer = SplatRenderer::new(&ctx.device, &ctx.queue, &scene, settings)
         .with_context(|| format!("cannot put {} on the GPU", args.scene.display()))?;
     let result = bench::run_render_bench(&ctx, &mut renderer, &camera, args.frames, args.warmup_secs)?;
+    let args_bytes = splatsort::gpu::read_buffer_blocking(&ctx.device, &ctx.queue, renderer.draw_args(), 16);
+    let visible = u32::from_le_bytes([args_bytes[4], args_bytes[5], args_bytes[6], args_bytes[7]]);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({
-            "adapter": describe_adapter(&ctx.info),
-            "scene": args.scene.display().to_string(),
-            "tile": args.tile,
-            "result": result,
-        }))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "adapter": describe_adapter(&ctx.info),
+                "scene": args.scene.display().to_string(),
+                "tile": args.tile,
+                "visible_splats": visible,
+                "result": result,
+            }))?
+        );
         return Ok(());
     }
     println!(
-        "{} x{} = {} splats at {}x{}, radix {} bits, key {} bits, {} frames on {}",
+        "{} x{} = {} splats ({} visible) at {}x{}, radix {} bits, key {} bits, {} frames on {}",
         args.scene.display(),
         args.tile,
         result.num_splats,
+        visible,
         result.width,
         result.height,
         result.config.radix_bits,

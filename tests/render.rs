@@ -74,9 +74,9 @@ fn gpu_render(scene: &Scene, camera: &Camera, settings: RenderSettings) -> Image
 fn compare(gpu: &Image, reference: &[[f64; 3]]) -> (f64, f64, f64) {
     let mut diffs: Vec<f64> = Vec::with_capacity(reference.len() * 3);
     for (i, want) in reference.iter().enumerate() {
-        for k in 0..3 {
+        for (k, channel) in want.iter().enumerate() {
             let got = f64::from(gpu.rgba[4 * i + k]);
-            diffs.push((got - want[k] * 255.0).abs());
+            diffs.push((got - channel * 255.0).abs());
         }
     }
     let mean = diffs.iter().sum::<f64>() / diffs.len() as f64;
@@ -85,7 +85,13 @@ fn compare(gpu: &Image, reference: &[[f64; 3]]) -> (f64, f64, f64) {
     (mean, p99, *diffs.last().expect("pixels"))
 }
 
-fn assert_matches_reference(what: &str, scene: &Scene, camera: &Camera, settings: RenderSettings, tol: (f64, f64)) -> Image {
+fn assert_matches_reference(
+    what: &str,
+    scene: &Scene,
+    camera: &Camera,
+    settings: RenderSettings,
+    tol: (f64, f64),
+) -> Image {
     let gpu = gpu_render(scene, camera, settings);
     let reference = cpu::render(scene, camera, &settings);
     let (mean, p99, max) = compare(&gpu, &reference);
@@ -123,10 +129,14 @@ fn two_overlapping_splats_in_depth_order() {
     let a = scene_of(&[red(), green()], 0, |_, _| [0.0; 3]);
     let b = scene_of(&[green(), red()], 0, |_, _| [0.0; 3]);
     let image_a = assert_matches_reference("red over green", &a, &cam, RenderSettings::default(), SYNTHETIC);
-    let image_b = assert_matches_reference("red over green, listed reversed", &b, &cam, RenderSettings::default(), SYNTHETIC);
+    let image_b =
+        assert_matches_reference("red over green, listed reversed", &b, &cam, RenderSettings::default(), SYNTHETIC);
     let [r, g, _] = image_a.pixel(48, 32);
     assert!(r > 200 && g < 30, "the front splat covers the centre: {r} {g}");
-    let (mean, _, _) = compare(&image_a, &image_b.rgba.chunks_exact(4).map(|p| [p[0], p[1], p[2]].map(|v| f64::from(v) / 255.0)).collect::<Vec<_>>());
+    let (mean, _, _) = compare(
+        &image_a,
+        &image_b.rgba.chunks_exact(4).map(|p| [p[0], p[1], p[2]].map(|v| f64::from(v) / 255.0)).collect::<Vec<_>>(),
+    );
     assert!(mean < 0.01, "input order must not matter: mean difference {mean}");
     // Seen from the other side, green is in front.
     let behind = camera(96, 64, [0.0, 0.0, 6.0], [0.0, 0.0, 1.0]);
@@ -216,7 +226,8 @@ fn real_scene_crop_matches_the_reference() {
     let cam = camera(160, 120, [140.0, -25.0, -30.0], [140.0, 0.0, 0.0]);
     for (radix_bits, key_bits) in [(2, 32), (8, 32), (4, 16)] {
         let settings = RenderSettings { sort: SortConfig::new(radix_bits, key_bits).unwrap(), ..Default::default() };
-        let image = assert_matches_reference(&format!("demo crop, sort {radix_bits}/{key_bits}"), &scene, &cam, settings, REAL);
+        let image =
+            assert_matches_reference(&format!("demo crop, sort {radix_bits}/{key_bits}"), &scene, &cam, settings, REAL);
         assert!(lit_pixels(&image) > 160 * 120 / 4, "the crop fills much of the view");
     }
 }
@@ -245,8 +256,12 @@ fn draw_order_is_back_to_front() {
         }
         // The first `visible` entries are the drawn splats, farthest first, and the reference agrees on which.
         let want_visible = (0..scene.len()).filter(|&i| cpu::project(&scene, i, &cam, &settings).is_some()).count();
-        assert!(visible.abs_diff(want_visible) <= want_visible / 1000 + 2, "{config:?}: {visible} visible, reference {want_visible}");
-        let depths: Vec<f32> = values[..visible].iter().map(|&i| cam.to_camera(scene.positions[i as usize]).z).collect();
+        assert!(
+            visible.abs_diff(want_visible) <= want_visible / 1000 + 2,
+            "{config:?}: {visible} visible, reference {want_visible}"
+        );
+        let depths: Vec<f32> =
+            values[..visible].iter().map(|&i| cam.to_camera(scene.positions[i as usize]).z).collect();
         // 32-bit keys are exact; 16-bit keys are log-depth buckets of relative width ln(far/near)/65535 ~ 2.1e-4.
         let slack = if config.key_bits == 32 { 1e-5 } else { 3e-4 };
         let out_of_order = depths.windows(2).filter(|w| w[1] > w[0] * (1.0 + slack)).count();
@@ -260,7 +275,9 @@ fn golden_dir() -> PathBuf {
 }
 
 fn read_png(path: &Path) -> Image {
-    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))));
+    let decoder = png::Decoder::new(std::io::BufReader::new(
+        std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+    ));
     let mut reader = decoder.read_info().expect("png header");
     let mut buf = vec![0; reader.output_buffer_size()];
     let info = reader.next_frame(&mut buf).expect("png data");

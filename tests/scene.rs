@@ -67,12 +67,14 @@ fn binary_ascii_and_big_endian_load_the_same_splats() {
     let dir = scratch("encodings");
     for degree in 0..=3 {
         let scene = sample_scene(37, degree);
-        let paths = [("le", Encoding::BinaryLittleEndian), ("be", Encoding::BinaryBigEndian), ("ascii", Encoding::Ascii)]
-            .map(|(name, encoding)| {
-                let path = dir.join(format!("sh{degree}_{name}.ply"));
-                write(&scene, &path, encoding);
-                path
-            });
+        let paths =
+            [("le", Encoding::BinaryLittleEndian), ("be", Encoding::BinaryBigEndian), ("ascii", Encoding::Ascii)].map(
+                |(name, encoding)| {
+                    let path = dir.join(format!("sh{degree}_{name}.ply"));
+                    write(&scene, &path, encoding);
+                    path
+                },
+            );
         let loaded: Vec<Scene> = paths.iter().map(|p| load(p).expect("loads")).collect();
         assert_same(&loaded[0], &loaded[1]);
         assert_same(&loaded[0], &loaded[2]);
@@ -152,7 +154,10 @@ fn bad_files_are_clear_errors() {
     let message = error_of(&file("empty.ply", b""));
     assert!(message.contains("not a PLY file"), "{message}");
 
-    let message = error_of(&file("garbage_header.ply", b"ply\nformat binary_little_endian 1.0\nelement vertex lots\nend_header\n"));
+    let message = error_of(&file(
+        "garbage_header.ply",
+        b"ply\nformat binary_little_endian 1.0\nelement vertex lots\nend_header\n",
+    ));
     assert!(message.contains("header"), "{message}");
 
     let mut props = float_props();
@@ -207,10 +212,12 @@ fn bad_files_are_clear_errors() {
 
     // An ASCII file that claims more rows than it has, and one with a non-number.
     let ascii_header = header_with(50, &float_props()).replace("binary_little_endian", "ascii");
-    let message = error_of(&file("ascii_lies.ply", format!("{ascii_header}1 2 3 4 5 6 7 8 9 10 11 12 13 14\n").as_bytes()));
+    let message =
+        error_of(&file("ascii_lies.ply", format!("{ascii_header}1 2 3 4 5 6 7 8 9 10 11 12 13 14\n").as_bytes()));
     assert!(message.contains("truncated") || message.contains("body"), "{message}");
     let ascii_header = header_with(1, &float_props()).replace("binary_little_endian", "ascii");
-    let message = error_of(&file("ascii_word.ply", format!("{ascii_header}1 2 3 4 5 six 7 8 9 10 11 12 13 14\n").as_bytes()));
+    let message =
+        error_of(&file("ascii_word.ply", format!("{ascii_header}1 2 3 4 5 six 7 8 9 10 11 12 13 14\n").as_bytes()));
     assert!(message.contains("body"), "{message}");
 
     // A list property in a binary vertex element.

@@ -122,7 +122,8 @@ pub fn project(scene: &Scene, i: usize, camera: &Camera, settings: &RenderSettin
 /// Renders `scene` into RGB values in [0, 1], row-major.
 pub fn render(scene: &Scene, camera: &Camera, settings: &RenderSettings) -> Vec<[f64; 3]> {
     let (width, height) = (camera.width as usize, camera.height as usize);
-    let mut splats: Vec<ProjectedSplat> = (0..scene.len()).filter_map(|i| project(scene, i, camera, settings)).collect();
+    let mut splats: Vec<ProjectedSplat> =
+        (0..scene.len()).filter_map(|i| project(scene, i, camera, settings)).collect();
     // Farthest first; a stable sort keeps index order among equal depths.
     splats.sort_by(|a, b| b.depth.total_cmp(&a.depth));
     let background = settings.background.map(f64::from);
@@ -145,8 +146,8 @@ pub fn render(scene: &Scene, camera: &Camera, settings: &RenderSettings) -> Vec<
                     continue;
                 }
                 let pixel = &mut image[y * width + x];
-                for k in 0..3 {
-                    pixel[k] = s.color[k] * alpha + (1.0 - alpha) * pixel[k];
+                for (k, channel) in pixel.iter_mut().enumerate() {
+                    *channel = s.color[k] * alpha + (1.0 - alpha) * *channel;
                 }
             }
         }

@@ -137,7 +137,20 @@ impl GpuScene {
         for i in 0..n {
             let p = scene.positions[i];
             let c = covariance(scene.scales[i], scene.rotations[i]);
-            geometry.extend_from_slice(&[p.x, p.y, p.z, scene.opacities[i], c[0], c[1], c[2], c[3], c[4], c[5], 0.0, 0.0]);
+            geometry.extend_from_slice(&[
+                p.x,
+                p.y,
+                p.z,
+                scene.opacities[i],
+                c[0],
+                c[1],
+                c[2],
+                c[3],
+                c[4],
+                c[5],
+                0.0,
+                0.0,
+            ]);
         }
         let coeffs = sh_coeffs_for_degree(scene.sh_degree);
         let mut sh = Vec::with_capacity(n * words as usize);
@@ -373,9 +386,13 @@ impl SplatRenderer {
         let draw_args = buffer(
             "splat draw args",
             16,
-            wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC,
+            wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::INDIRECT
+                | wgpu::BufferUsages::COPY_DST
+                | wgpu::BufferUsages::COPY_SRC,
         );
-        let draw_args_reset = buffer("splat draw args reset", 16, wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST);
+        let draw_args_reset =
+            buffer("splat draw args reset", 16, wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST);
         // Four vertices per quad, no instances until the projection counts them.
         queue.write_buffer(&draw_args_reset, 0, bytemuck::cast_slice(&[4u32, 0, 0, 0]));
         let blit_params = [0u32, 1].map(|srgb| {
@@ -457,9 +474,8 @@ impl SplatRenderer {
 
     /// GPU memory held by the scene, the per-frame buffers and the sort.
     pub fn allocated_bytes(&self) -> (u64, u64) {
-        let frame = self.projected.size() + self.target.as_ref().map_or(0, |(t, ..)| {
-            u64::from(t.width()) * u64::from(t.height()) * 8
-        });
+        let frame = self.projected.size()
+            + self.target.as_ref().map_or(0, |(t, ..)| u64::from(t.width()) * u64::from(t.height()) * 8);
         (self.scene.allocated_bytes() + frame, self.sorter.allocated_bytes())
     }
 
@@ -513,12 +529,8 @@ impl SplatRenderer {
         let (tan_x, tan_y) = camera.tan_half_fov();
         let m = camera.camera_from_world;
         let t = -(m * camera.position);
-        let camera_from_world = glam::Mat4::from_cols(
-            m.x_axis.extend(0.0),
-            m.y_axis.extend(0.0),
-            m.z_axis.extend(0.0),
-            t.extend(1.0),
-        );
+        let camera_from_world =
+            glam::Mat4::from_cols(m.x_axis.extend(0.0), m.y_axis.extend(0.0), m.z_axis.extend(0.0), t.extend(1.0));
         let uniforms = FrameUniforms {
             camera_from_world: camera_from_world.to_cols_array_2d(),
             camera_position: camera.position.extend(1.0).to_array(),
@@ -541,8 +553,8 @@ impl SplatRenderer {
         let label = |kind| PassLabel { kind, iteration: None, repeat };
         {
             let timestamp_writes = timer.as_deref_mut().and_then(|t| t.compute_pass_writes(label(PassKind::DepthKeys)));
-            let mut pass =
-                encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("depth keys"), timestamp_writes });
+            let mut pass = encoder
+                .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("depth keys"), timestamp_writes });
             pass.set_pipeline(&self.project_pipeline);
             pass.set_bind_group(0, &self.project_group, &[]);
             let (x, y) = dispatch_grid(n.div_ceil(PROJECT_WORKGROUP_SIZE), self.max_workgroups_per_dim);
@@ -552,7 +564,7 @@ impl SplatRenderer {
         {
             let (_, view, _) = self.target.as_ref().expect("target made above");
             let [r, g, b] = s.background.map(f64::from);
-            let timestamp_writes = timer.as_deref_mut().and_then(|t| t.render_pass_writes(label(PassKind::Draw)));
+            let timestamp_writes = timer.and_then(|t| t.render_pass_writes(label(PassKind::Draw)));
             let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
                 label: Some("splat draw"),
                 color_attachments: &[Some(wgpu::RenderPassColorAttachment {
@@ -681,7 +693,6 @@ pub fn render_image(
         mapped_at_creation: false,
     });
     let mut encoder = device.create_command_encoder(&Default::default());
-    let timed = timer.is_some();
     let mut timer = timer;
     if let Some(t) = timer.as_deref_mut() {
         t.begin_frame();
@@ -700,7 +711,7 @@ pub fn render_image(
         wgpu::Extent3d { width, height, depth_or_array_layers: 1 },
     );
     queue.submit([encoder.finish()]);
-    if timed && let Some(t) = timer.as_deref_mut() {
+    if let Some(t) = timer {
         t.after_submit();
     }
     readback.map_async(wgpu::MapMode::Read, .., |_| {});
