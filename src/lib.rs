@@ -10,3 +10,4 @@ pub mod render;
 pub mod scene;
 pub mod sort;
 pub mod timing;
+pub mod viewer;

@@ -24,6 +24,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Open a scene in the viewer window (the default: the bundled demo scene).
+    View(ViewArgs),
     /// Sort seeded random keys on the GPU, check them against a stable CPU sort, and time every pass.
     SortBench(SortBenchArgs),
     /// Render one frame of a scene headless at a fixed camera and write a PNG.
@@ -53,6 +55,27 @@ enum Command {
         #[arg(long)]
         copies: usize,
     },
+}
+
+#[derive(clap::Args, Default)]
+struct ViewArgs {
+    /// A 3DGS PLY file (default: the bundled demo scene).
+    scene: Option<PathBuf>,
+    /// Start at this camera file's view (as written by "Save camera").
+    #[arg(long)]
+    camera: Option<PathBuf>,
+    /// Close after this many frames and print a JSON summary (FPS, timings, the sort check).
+    #[arg(long)]
+    frames: Option<u32>,
+    /// With --frames: save a screenshot of the whole window (panel included) before closing.
+    #[arg(long, requires = "frames")]
+    screenshot: Option<PathBuf>,
+    /// Window width in pixels.
+    #[arg(long, default_value_t = 1280)]
+    width: u32,
+    /// Window height in pixels.
+    #[arg(long, default_value_t = 720)]
+    height: u32,
 }
 
 /// Sort settings shared by the rendering commands.
@@ -171,6 +194,7 @@ fn main() {
 
 fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
+        Some(Command::View(args)) => view(args),
         Some(Command::SortBench(args)) => sort_bench(args),
         Some(Command::Render(args)) => render_command(args),
         Some(Command::RenderBench(args)) => render_bench(args),
@@ -197,9 +221,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             println!("wrote {} splats to {}", tiled.len(), output.display());
             Ok(())
         }
-        None => {
-            bail!("no command given; try `splatsort sort-bench` or `splatsort --help`")
-        }
+        None => view(ViewArgs { width: 1280, height: 720, ..Default::default() }),
     }
 }
 
@@ -412,5 +434,31 @@ fn info(path: &Path) -> anyhow::Result<()> {
     println!("  1-99%       min {rlo:.3}, max {rhi:.3}");
     println!("  file        {:.1} MiB", scene.info.file_bytes as f64 / 1048576.0);
     println!("  load time   {:.3} s", scene.info.load_secs);
+    Ok(())
+}
+
+/// The bundled demo scene: from the working directory when run from the repository, else from the source tree.
+fn demo_scene_path() -> PathBuf {
+    let relative = PathBuf::from("assets/semarang_stadium_sh3.ply");
+    if relative.exists() { relative } else { Path::new(env!("CARGO_MANIFEST_DIR")).join(relative) }
+}
+
+fn view(args: ViewArgs) -> anyhow::Result<()> {
+    if !(1..=16384).contains(&args.width) || !(1..=16384).contains(&args.height) {
+        bail!("--width and --height must be between 1 and 16384");
+    }
+    let options = splatsort::viewer::ViewerOptions {
+        scene: args.scene.unwrap_or_else(demo_scene_path),
+        camera: args.camera,
+        frames: args.frames,
+        screenshot: args.screenshot,
+        width: args.width,
+        height: args.height,
+    };
+    let scripted = options.frames.is_some();
+    let summary = splatsort::viewer::run(options)?;
+    if scripted {
+        println!("{}", serde_json::to_string(&summary)?);
+    }
     Ok(())
 }

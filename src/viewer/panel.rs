@@ -1,0 +1,420 @@
+//! The viewer's egui panel: sort settings, live per-pass GPU timings (table, bar chart, history), the sort check,
+//! scene and device facts, camera and screenshot buttons. It edits a `PanelState` and returns the buttons pressed;
+//! it never touches the GPU.
+
+use std::collections::VecDeque;
+
+use egui_plot::{Bar, BarChart, Legend, Line, Plot, PlotPoints};
+
+use crate::bench::SortAlgorithm;
+use crate::sort::SortConfig;
+use crate::timing::{FrameTimings, PassKind};
+use crate::viewer::controls::UpAxis;
+
+/// Frames whose timings are smoothed (median) in the table and chart.
+const SMOOTHING_FRAMES: usize = 30;
+/// Seconds of history in the plot.
+const HISTORY_SECS: f64 = 10.0;
+
+/// Per-pass GPU timings of recent frames.
+#[derive(Default)]
+pub struct TimingStats {
+    recent: VecDeque<FrameSample>,
+    history: VecDeque<(f64, [f64; 5], f64)>,
+    /// Frames whose timings were shown.
+    pub frames_shown: u64,
+}
+
+struct FrameSample {
+    per_kind: [f64; 5],
+    per_iteration: Vec<[f64; 3]>,
+    span: f64,
+}
+
+fn kind_index(kind: PassKind) -> usize {
+    PassKind::ALL.iter().position(|k| *k == kind).expect("listed kind")
+}
+
+fn median(mut values: Vec<f64>) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
+    Some(values[values.len() / 2])
+}
+
+impl TimingStats {
+    /// Adds a frame's timings (milliseconds), seen at `now` seconds.
+    pub fn push(&mut self, now: f64, timings: &FrameTimings, iterations: u32) {
+        let mut per_kind = [0.0; 5];
+        let mut per_iteration = vec![[0.0; 3]; iterations as usize];
+        for pass in &timings.passes {
+            let ms = pass.duration_nanos * 1e-6;
+            per_kind[kind_index(pass.label.kind)] += ms;
+            let sort_index = match pass.label.kind {
+                PassKind::SortRank => Some(0),
+                PassKind::SortScan => Some(1),
+                PassKind::SortScatter => Some(2),
+                _ => None,
+            };
+            if let (Some(k), Some(i)) = (sort_index, pass.label.iteration)
+                && let Some(slot) = per_iteration.get_mut(i as usize)
+            {
+                slot[k] += ms;
+            }
+        }
+        let span = timings.span_nanos() * 1e-6;
+        self.recent.push_back(FrameSample { per_kind, per_iteration, span });
+        while self.recent.len() > SMOOTHING_FRAMES {
+            self.recent.pop_front();
+        }
+        self.history.push_back((now, per_kind, span));
+        while self.history.front().is_some_and(|(t, ..)| now - t > HISTORY_SECS) {
+            self.history.pop_front();
+        }
+        self.frames_shown += 1;
+    }
+
+    /// Forgets the smoothing window (after a settings change, when the passes change).
+    pub fn reset_window(&mut self) {
+        self.recent.clear();
+    }
+
+    pub fn kind_ms(&self, kind: PassKind) -> Option<f64> {
+        median(self.recent.iter().map(|s| s.per_kind[kind_index(kind)]).collect())
+    }
+
+    pub fn sort_ms(&self) -> Option<f64> {
+        median(self.recent.iter().map(|s| s.per_kind[1] + s.per_kind[2] + s.per_kind[3]).collect())
+    }
+
+    pub fn frame_ms(&self) -> Option<f64> {
+        median(self.recent.iter().map(|s| s.span).collect())
+    }
+
+    pub fn iteration_ms(&self, iteration: usize, pass: usize) -> Option<f64> {
+        median(self.recent.iter().filter_map(|s| s.per_iteration.get(iteration).map(|v| v[pass])).collect())
+    }
+
+    pub fn iterations(&self) -> usize {
+        self.recent.back().map_or(0, |s| s.per_iteration.len())
+    }
+}
+
+/// CPU-side frame statistics.
+#[derive(Default)]
+pub struct CpuStats {
+    cpu_ms: VecDeque<f64>,
+    intervals: VecDeque<f64>,
+}
+
+impl CpuStats {
+    pub fn push(&mut self, cpu_ms: f64, interval_secs: f64) {
+        self.cpu_ms.push_back(cpu_ms);
+        self.intervals.push_back(interval_secs);
+        for q in [&mut self.cpu_ms, &mut self.intervals] {
+            while q.len() > 60 {
+                q.pop_front();
+            }
+        }
+    }
+
+    /// Median CPU time per frame outside GPU work, in milliseconds.
+    pub fn cpu_ms(&self) -> Option<f64> {
+        median(self.cpu_ms.iter().copied().collect())
+    }
+
+    pub fn fps(&self) -> Option<f64> {
+        median(self.intervals.iter().copied().collect()).filter(|t| *t > 0.0).map(|t| 1.0 / t)
+    }
+}
+
+/// The result of reading back one frame's sorted keys and values.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VerifyReport {
+    pub num_keys: u32,
+    pub out_of_order: u64,
+    pub permutation: bool,
+}
+
+impl VerifyReport {
+    pub fn passed(&self) -> bool {
+        self.out_of_order == 0 && self.permutation
+    }
+
+    /// Checks sorted keys (non-decreasing) and values (each index once).
+    pub fn check(keys: &[u32], values: &[u32]) -> Self {
+        let out_of_order = keys.windows(2).filter(|w| w[0] > w[1]).count() as u64;
+        let mut seen = vec![false; values.len()];
+        let mut permutation = true;
+        for &v in values {
+            match seen.get_mut(v as usize) {
+                Some(s) if !*s => *s = true,
+                _ => permutation = false,
+            }
+        }
+        Self { num_keys: keys.len() as u32, out_of_order, permutation }
+    }
+}
+
+/// What the user can change in the panel.
+pub struct PanelState {
+    pub algorithm: SortAlgorithm,
+    pub sort: SortConfig,
+    pub sh_degree: u32,
+    pub splat_scale: f32,
+    pub background: [f32; 3],
+    pub up: UpAxis,
+    pub vsync: bool,
+    pub camera_path: String,
+    pub show_iterations: bool,
+}
+
+/// Facts the panel shows.
+pub struct PanelInfo<'a> {
+    pub scene_name: &'a str,
+    pub num_splats: u32,
+    pub visible: Option<u32>,
+    pub file_sh_degree: u32,
+    pub adapter: &'a str,
+    pub scene_bytes: u64,
+    pub sort_bytes: u64,
+    pub timings: &'a TimingStats,
+    pub timings_unavailable: Option<&'a str>,
+    pub cpu: &'a CpuStats,
+    pub verify: Option<&'a VerifyReport>,
+    pub verify_pending: bool,
+    pub loading: Option<(&'a str, f32)>,
+    pub messages: &'a [String],
+}
+
+/// Buttons pressed this frame.
+#[derive(Default)]
+pub struct PanelActions {
+    pub verify: bool,
+    pub screenshot: bool,
+    pub save_camera: bool,
+    pub frame_scene: bool,
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+}
+
+fn ms(value: Option<f64>) -> String {
+    value.map_or_else(|| "-".into(), |v| format!("{v:.3}"))
+}
+
+/// Draws the panel into `ui`.
+pub fn show(ui: &mut egui::Ui, state: &mut PanelState, info: &PanelInfo<'_>) -> PanelActions {
+    let mut actions = PanelActions::default();
+    egui::ScrollArea::vertical().show(ui, |ui| {
+        ui.heading("splatsort");
+        if let Some((name, progress)) = info.loading {
+            ui.label(format!("Loading {name}"));
+            ui.add(egui::ProgressBar::new(progress).show_percentage());
+        }
+        for message in info.messages {
+            ui.colored_label(egui::Color32::from_rgb(255, 140, 100), message);
+        }
+
+        ui.separator();
+        ui.strong("Sort");
+        egui::ComboBox::from_label("algorithm").selected_text("tutorial (three-pass)").show_ui(ui, |ui| {
+            ui.selectable_value(&mut state.algorithm, SortAlgorithm::Tutorial, "tutorial (three-pass)");
+        });
+        ui.horizontal(|ui| {
+            ui.label("bits per pass");
+            for bits in SortConfig::RADIX_BITS {
+                ui.radio_value(&mut state.sort.radix_bits, bits, bits.to_string());
+            }
+        });
+        ui.horizontal(|ui| {
+            ui.label("key bits");
+            for bits in [16, 24, 32] {
+                ui.radio_value(&mut state.sort.key_bits, bits, bits.to_string());
+            }
+        });
+        ui.label(format!("{} iterations x 3 passes", state.sort.iterations()));
+
+        ui.separator();
+        ui.strong("GPU time per pass (median of 30 frames)");
+        if let Some(reason) = info.timings_unavailable {
+            ui.label(format!("No GPU timings: {reason}."));
+        } else {
+            timings_table(ui, state, info.timings);
+            timings_chart(ui, info.timings);
+        }
+        let cpu = info.cpu;
+        ui.label(format!(
+            "CPU {} ms per frame (outside GPU work), {} FPS",
+            ms(cpu.cpu_ms()),
+            cpu.fps().map_or_else(|| "-".into(), |f| format!("{f:.1}"))
+        ));
+
+        ui.separator();
+        ui.horizontal(|ui| {
+            if ui.add_enabled(!info.verify_pending, egui::Button::new("Verify sort")).clicked() {
+                actions.verify = true;
+            }
+            match (info.verify_pending, info.verify) {
+                (true, _) => {
+                    ui.label("reading back...");
+                }
+                (false, Some(report)) if report.passed() => {
+                    ui.colored_label(egui::Color32::LIGHT_GREEN, format!("sorted: {} keys in order", report.num_keys));
+                }
+                (false, Some(report)) => {
+                    ui.colored_label(
+                        egui::Color32::LIGHT_RED,
+                        format!(
+                            "NOT sorted: {} out-of-order pairs{}",
+                            report.out_of_order,
+                            if report.permutation { "" } else { ", values not a permutation" }
+                        ),
+                    );
+                }
+                (false, None) => {}
+            }
+        });
+
+        ui.separator();
+        ui.strong("Scene");
+        ui.label(info.scene_name);
+        ui.label(format!(
+            "{} splats, {} visible",
+            info.num_splats,
+            info.visible.map_or_else(|| "-".into(), |v| v.to_string())
+        ));
+        ui.add(egui::Slider::new(&mut state.sh_degree, 0..=info.file_sh_degree).text("SH degree used"));
+        ui.add(egui::Slider::new(&mut state.splat_scale, 0.1..=2.0).text("splat scale"));
+        ui.horizontal(|ui| {
+            ui.label("background");
+            ui.color_edit_button_rgb(&mut state.background);
+        });
+        ui.label("Drop a .ply file on the window to open it.");
+
+        ui.separator();
+        ui.strong("Camera");
+        egui::ComboBox::from_label("scene up").selected_text(state.up.name()).show_ui(ui, |ui| {
+            for up in UpAxis::ALL {
+                ui.selectable_value(&mut state.up, up, up.name());
+            }
+        });
+        ui.label("Left drag orbit, right/middle drag pan, wheel zoom, WASD QE fly (Shift: faster), F frame.");
+        ui.horizontal(|ui| {
+            if ui.button("Frame scene (F)").clicked() {
+                actions.frame_scene = true;
+            }
+            if ui.button("Screenshot").clicked() {
+                actions.screenshot = true;
+            }
+        });
+        ui.horizontal(|ui| {
+            if ui.button("Save camera").clicked() {
+                actions.save_camera = true;
+            }
+            ui.text_edit_singleline(&mut state.camera_path);
+        });
+
+        ui.separator();
+        ui.strong("Device");
+        ui.label(info.adapter);
+        ui.label(format!("GPU memory: scene {}, sort {}", mib(info.scene_bytes), mib(info.sort_bytes)));
+        ui.checkbox(&mut state.vsync, "vsync");
+    });
+    actions
+}
+
+fn timings_table(ui: &mut egui::Ui, state: &mut PanelState, stats: &TimingStats) {
+    egui::Grid::new("timings").num_columns(2).striped(true).show(ui, |ui| {
+        let rows = [
+            ("depth keys", stats.kind_ms(PassKind::DepthKeys)),
+            ("sort: rank", stats.kind_ms(PassKind::SortRank)),
+            ("sort: scan", stats.kind_ms(PassKind::SortScan)),
+            ("sort: scatter", stats.kind_ms(PassKind::SortScatter)),
+            ("sort total", stats.sort_ms()),
+            ("draw", stats.kind_ms(PassKind::Draw)),
+            ("GPU frame", stats.frame_ms()),
+        ];
+        for (name, value) in rows {
+            ui.label(name);
+            ui.monospace(format!("{:>9} ms", ms(value)));
+            ui.end_row();
+        }
+    });
+    ui.checkbox(&mut state.show_iterations, "per iteration");
+    if state.show_iterations {
+        egui::Grid::new("iterations").num_columns(4).striped(true).show(ui, |ui| {
+            for header in ["iter", "rank", "scan", "scatter"] {
+                ui.strong(header);
+            }
+            ui.end_row();
+            for i in 0..stats.iterations() {
+                ui.label(i.to_string());
+                for pass in 0..3 {
+                    ui.monospace(ms(stats.iteration_ms(i, pass)));
+                }
+                ui.end_row();
+            }
+        });
+    }
+}
+
+fn timings_chart(ui: &mut egui::Ui, stats: &TimingStats) {
+    let kinds = [
+        (PassKind::DepthKeys, "depth"),
+        (PassKind::SortRank, "rank"),
+        (PassKind::SortScan, "scan"),
+        (PassKind::SortScatter, "scatter"),
+        (PassKind::Draw, "draw"),
+    ];
+    Plot::new("pass_bars")
+        .height(110.0)
+        .legend(Legend::default())
+        .allow_drag(false)
+        .allow_zoom(false)
+        .allow_scroll(false)
+        .show_x(false)
+        .x_axis_formatter(|_, _| String::new())
+        .y_axis_label("ms")
+        .show(ui, |plot| {
+            for (i, (kind, name)) in kinds.iter().enumerate() {
+                let bar = Bar::new(i as f64, stats.kind_ms(*kind).unwrap_or(0.0)).width(0.7);
+                plot.bar_chart(BarChart::new(*name, vec![bar]));
+            }
+        });
+
+    let newest = stats.history.back().map_or(0.0, |(t, ..)| *t);
+    let series = |select: &dyn Fn(&[f64; 5], f64) -> f64| -> PlotPoints<'static> {
+        stats.history.iter().map(|(t, k, span)| [t - newest, select(k, *span)]).collect()
+    };
+    Plot::new("pass_history")
+        .height(130.0)
+        .legend(Legend::default())
+        .allow_drag(false)
+        .allow_zoom(false)
+        .allow_scroll(false)
+        .x_axis_label("s")
+        .y_axis_label("ms")
+        .show(ui, |plot| {
+            plot.line(Line::new("frame", series(&|_, span| span)));
+            plot.line(Line::new("sort", series(&|k, _| k[1] + k[2] + k[3])));
+            plot.line(Line::new("draw", series(&|k, _| k[4])));
+            plot.line(Line::new("depth keys", series(&|k, _| k[0])));
+        });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verify_report_counts_disorder_and_duplicates() {
+        assert!(VerifyReport::check(&[1, 2, 2, 3], &[3, 0, 1, 2]).passed());
+        let report = VerifyReport::check(&[1, 3, 2, 0], &[0, 1, 2, 3]);
+        assert_eq!(report.out_of_order, 2);
+        assert!(!VerifyReport::check(&[1, 2], &[0, 0]).permutation);
+        assert!(!VerifyReport::check(&[1, 2], &[0, 7]).permutation);
+    }
+}

@@ -1,0 +1,86 @@
+//! Smoke test of the viewer window: under Xvfb on lavapipe it runs the demo scene for a fixed number of frames, checks
+//! the sort through its own verify path, and saves a screenshot of the whole window through the app itself.
+
+use std::path::Path;
+use std::process::Command;
+
+#[test]
+fn viewer_shows_the_panel_and_the_splats() {
+    let dir = std::env::temp_dir().join(format!("splatsort-viewer-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let shot = dir.join("window.png");
+    let runtime = dir.join("xdg");
+    std::fs::create_dir_all(&runtime).expect("runtime dir");
+    let scene = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/semarang_stadium_sh3.ply");
+    let args = [
+        "view".as_ref(),
+        scene.as_os_str(),
+        "--frames".as_ref(),
+        "24".as_ref(),
+        "--screenshot".as_ref(),
+        shot.as_os_str(),
+        "--width".as_ref(),
+        "1024".as_ref(),
+        "--height".as_ref(),
+        "576".as_ref(),
+    ];
+    let binary = env!("CARGO_BIN_EXE_splatsort");
+    // Use the display there is; without one, a virtual one (CI installs xvfb).
+    let mut command = if std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some() {
+        let mut c = Command::new(binary);
+        c.args(args);
+        c
+    } else {
+        let mut c = Command::new("xvfb-run");
+        c.args(["-a", "-s", "-screen 0 1024x576x24", binary]).args(args);
+        c
+    };
+    let output = command
+        .env("XDG_RUNTIME_DIR", &runtime)
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("xvfb-run or a display is needed: install xvfb (bash .ci/install-lavapipe.sh)");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "viewer failed: {}\nstdout: {stdout}\nstderr: {stderr}", output.status);
+    let summary: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("no JSON summary ({e}): {stdout}\n{stderr}"));
+
+    assert_eq!(summary["frames"].as_u64().map(|f| f >= 24), Some(true), "{summary}");
+    assert_eq!(summary["verify_passed"], serde_json::json!(true), "the sort check must pass: {summary}");
+    assert_eq!(summary["verify_out_of_order"], serde_json::json!(0), "{summary}");
+    let timed = summary["frames_with_timings"].as_u64().unwrap_or(0);
+    let reason = summary["timings_unavailable"].as_str();
+    assert!(timed > 0 || reason.is_some(), "timings were neither shown nor explained: {summary}");
+    assert!(timed > 0, "lavapipe has timestamps, so the panel must have shown timings: {summary}");
+
+    // The screenshot: the panel on the left (egui's dark panel with light text), splats on the right.
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).expect("screenshot saved")));
+    let mut reader = decoder.read_info().expect("png");
+    let mut pixels = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut pixels).expect("png data");
+    assert_eq!((info.width, info.height), (1024, 576));
+    let at = |x: u32, y: u32| {
+        let i = 3 * (y * info.width + x) as usize;
+        [pixels[i], pixels[i + 1], pixels[i + 2]]
+    };
+    let region = |x0: u32, x1: u32| {
+        let mut colours = std::collections::HashSet::new();
+        let mut lit = 0;
+        for y in (0..info.height).step_by(2) {
+            for x in (x0..x1).step_by(2) {
+                let p = at(x, y);
+                colours.insert(p);
+                lit += usize::from(p.iter().any(|c| *c > 40));
+            }
+        }
+        (colours.len(), lit)
+    };
+    let (panel_colours, panel_lit) = region(0, 300);
+    let (view_colours, view_lit) = region(400, 1024);
+    // Text on the panel: a few dozen shades of grey at least, light text on a dark fill.
+    assert!(panel_colours > 20 && panel_lit > 500, "no panel: {panel_colours} colours, {panel_lit} lit");
+    // Splats: many colours and a good share of lit pixels (not blank, not one colour).
+    assert!(view_colours > 1000 && view_lit > 10_000, "no splats: {view_colours} colours, {view_lit} lit");
+    let _ = std::fs::remove_dir_all(&dir);
+}
