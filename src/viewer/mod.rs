@@ -51,6 +51,8 @@ pub struct ViewerSummary {
     pub frames: u64,
     pub fps: Option<f64>,
     pub cpu_ms_per_frame: Option<f64>,
+    /// Medians of [panel (egui), recording + submission, waiting for the surface texture] in ms.
+    pub cpu_parts_ms: Option<[f64; 3]>,
     pub gpu_frame_ms: Option<f64>,
     pub sort_ms: Option<f64>,
     pub frames_with_timings: u64,
@@ -377,6 +379,7 @@ impl Running {
             frames: self.frames,
             fps: self.cpu.fps(),
             cpu_ms_per_frame: self.cpu.cpu_ms(),
+            cpu_parts_ms: self.cpu.parts_ms(),
             gpu_frame_ms: self.stats.frame_ms(),
             sort_ms: self.stats.sort_ms(),
             frames_with_timings: self.stats.frames_shown,
@@ -612,6 +615,7 @@ impl Running {
         self.fly(dt.min(0.1));
 
         // The panel.
+        let ui_start = Instant::now();
         let raw_input = self.egui_state.take_egui_input(&self.window);
         let mut actions = panel::PanelActions::default();
         let (scene_bytes, sort_bytes) = self.renderer.allocated_bytes();
@@ -652,6 +656,7 @@ impl Running {
             }
         }
         self.egui_free.extend(textures.free.drain());
+        let ui_ms = ui_start.elapsed().as_secs_f64() * 1e3;
         self.apply_settings();
         if actions.frame_scene {
             self.frame_scene();
@@ -688,6 +693,7 @@ impl Running {
             self.last_frame = frame_start;
             return Flow::Continue;
         }
+        let acquire_start = Instant::now();
         let surface_texture = match self.surface.get_current_texture() {
             wgpu::CurrentSurfaceTexture::Success(t) | wgpu::CurrentSurfaceTexture::Suboptimal(t) => t,
             wgpu::CurrentSurfaceTexture::Outdated | wgpu::CurrentSurfaceTexture::Lost => {
@@ -696,6 +702,8 @@ impl Running {
             }
             _ => return Flow::Continue,
         };
+        let acquire_ms = acquire_start.elapsed().as_secs_f64() * 1e3;
+        let record_start = Instant::now();
         let view = surface_texture.texture.create_view(&Default::default());
         let camera = self.orbit.camera(width, height);
         let device = &self.ctx.device;
@@ -796,10 +804,11 @@ impl Running {
         for id in std::mem::take(&mut self.egui_free) {
             self.egui_renderer.free_texture(&id);
         }
-        let cpu_ms = frame_start.elapsed().as_secs_f64() * 1e3;
+        let record_ms = record_start.elapsed().as_secs_f64() * 1e3;
+        let cpu_ms = frame_start.elapsed().as_secs_f64() * 1e3 - acquire_ms;
         self.window.pre_present_notify();
         queue.present(surface_texture);
-        self.cpu.push(cpu_ms, (frame_start - self.last_frame).as_secs_f64());
+        self.cpu.push(cpu_ms, (frame_start - self.last_frame).as_secs_f64(), [ui_ms, record_ms, acquire_ms]);
         self.last_frame = frame_start;
         self.frames += 1;
         Flow::Continue

@@ -106,17 +106,27 @@ impl TimingStats {
 pub struct CpuStats {
     cpu_ms: VecDeque<f64>,
     intervals: VecDeque<f64>,
+    /// Per frame: [panel (egui run), recording (incl. egui tessellation) + submission, waiting for the surface texture] in ms.
+    parts: VecDeque<[f64; 3]>,
 }
 
 impl CpuStats {
-    pub fn push(&mut self, cpu_ms: f64, interval_secs: f64) {
+    /// `cpu_ms` excludes the wait for the surface texture (vsync), which is `parts[2]`.
+    pub fn push(&mut self, cpu_ms: f64, interval_secs: f64, parts: [f64; 3]) {
         self.cpu_ms.push_back(cpu_ms);
         self.intervals.push_back(interval_secs);
-        for q in [&mut self.cpu_ms, &mut self.intervals] {
-            while q.len() > 60 {
-                q.pop_front();
-            }
+        self.parts.push_back(parts);
+        while self.cpu_ms.len() > 60 {
+            self.cpu_ms.pop_front();
+            self.intervals.pop_front();
+            self.parts.pop_front();
         }
+    }
+
+    /// Medians of [panel, recording + submission, surface wait] in ms.
+    pub fn parts_ms(&self) -> Option<[f64; 3]> {
+        let part = |k: usize| median(self.parts.iter().map(|p| p[k]).collect());
+        Some([part(0)?, part(1)?, part(2)?])
     }
 
     /// Median CPU time per frame outside GPU work, in milliseconds.
@@ -251,6 +261,9 @@ pub fn show(ui: &mut egui::Ui, state: &mut PanelState, info: &PanelInfo<'_>) -> 
             ms(cpu.cpu_ms()),
             cpu.fps().map_or_else(|| "-".into(), |f| format!("{f:.1}"))
         ));
+        if let Some([panel, record, wait]) = cpu.parts_ms() {
+            ui.small(format!("panel {panel:.2} ms, record + submit {record:.2} ms, surface wait {wait:.2} ms"));
+        }
 
         ui.separator();
         ui.horizontal(|ui| {
