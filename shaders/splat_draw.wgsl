@@ -1,5 +1,6 @@
 // Draws sorted splats as screen-space quads with the Gaussian falloff, back to front, premultiplied alpha "over".
-// Instance k draws the k-th splat of the sorted order (farthest first); each covers its centre +- radius pixels.
+// Instance k draws the k-th splat of the sorted order (farthest first) as the rectangle around its ellipse that
+// `splat_project.wgsl` fitted along the ellipse's axes.
 // alpha = min(0.99, opacity * exp(-0.5 d^T Sigma2D^-1 d)); fragments with alpha < 1/255 are skipped.
 
 struct FrameUniforms {
@@ -21,11 +22,13 @@ struct FrameUniforms {
 
 struct Projected {
     center: vec2<f32>,
+    major: vec2<f32>,
     conic_xy: vec2<f32>,
     conic_z: f32,
-    radius: f32,
+    minor_extent: f32,
     color_rg: u32,
     color_b_opacity: u32,
+    _pad: vec2<u32>,
 }
 
 @group(0) @binding(0) var<uniform> frame: FrameUniforms;
@@ -43,13 +46,14 @@ struct VertexOut {
 fn vs_main(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance: u32) -> VertexOut {
     var out: VertexOut;
     let p = projected[sorted_splats[instance]];
-    if (p.radius <= 0.0) {
+    if (p.minor_extent <= 0.0) {
         // Culled: a degenerate quad outside the clip volume.
         out.position = vec4<f32>(0.0, 0.0, 2.0, 1.0);
         return out;
     }
     let corner = vec2<f32>(f32(vertex & 1u), f32(vertex >> 1u)) * 2.0 - 1.0;
-    let pixel = p.center + corner * p.radius;
+    let minor = normalize(vec2<f32>(-p.major.y, p.major.x)) * p.minor_extent;
+    let pixel = p.center + corner.x * p.major + corner.y * minor;
     let ndc = vec2<f32>(pixel.x / frame.viewport.x * 2.0 - 1.0, 1.0 - pixel.y / frame.viewport.y * 2.0);
     out.position = vec4<f32>(ndc, 0.0, 1.0);
     out.center = p.center;

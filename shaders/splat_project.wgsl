@@ -1,10 +1,12 @@
 // Projects every splat for one frame and writes its depth key and index for the sort (the standard 3DGS EWA
 // projection: Zwicker et al. 2002, as in Kerbl et al. 2023's reference rasterizer).
 //
-// Per splat: camera-space centre; culled when its depth is outside [near, far] or its 3-sigma square misses the image.
-// 2D covariance = J W Sigma W^T J^T + 0.3 I, with J evaluated at the centre clamped to 1.3x the half field of view;
-// its inverse (the conic) and radius = ceil(3 sqrt(largest eigenvalue)); colour = SH at the view direction + 0.5,
-// clamped at 0. Keys sort ascending = farthest first; culled splats get the largest key so they sort last.
+// Per splat: camera-space centre; 2D covariance = J W Sigma W^T J^T + 0.3 I, with J evaluated at the centre clamped
+// to 1.3x the half field of view; its inverse (the conic); colour = SH at the view direction + 0.5, clamped at 0.
+// The quad is the ellipse's bounding rectangle along its eigenvectors, with half-extents k sqrt(eigenvalue), where
+// k = min(3, sqrt(2 ln(255 opacity))): past k the alpha is under 1/255 (or past 3 sigma), so nothing outside the
+// quad would be drawn anyway. Culled: depth outside [near, far], opacity under 1/255, or a quad that misses the image.
+// Keys sort ascending = farthest first; culled splats get the largest key so they sort last.
 
 const WORKGROUP_SIZE: u32 = 256u;
 // The sort key of a culled splat is all ones in the sorted bits.
@@ -31,13 +33,16 @@ struct FrameUniforms {
 
 struct Projected {
     center: vec2<f32>,
+    // Half of the quad along the major axis of the splat's ellipse, in pixels.
+    major: vec2<f32>,
     conic_xy: vec2<f32>,
     conic_z: f32,
-    // 0 for a culled splat.
-    radius: f32,
+    // Half of the quad along the minor axis (perpendicular to `major`); 0 for a culled splat.
+    minor_extent: f32,
     // f16 pairs: (r, g) and (b, opacity).
     color_rg: u32,
     color_b_opacity: u32,
+    _pad: vec2<u32>,
 }
 
 struct DrawIndirect {
@@ -130,7 +135,7 @@ fn main(
     }
     sort_values[i] = i;
     var out: Projected;
-    out.radius = 0.0;
+    out.minor_extent = 0.0;
     sort_keys[i] = culled_key();
 
     let g0 = geometry[3u * i];
@@ -172,11 +177,22 @@ fn main(
         projected[i] = out;
         return;
     }
+    let opacity = g0.w;
+    let k = min(3.0, sqrt(max(0.0, 2.0 * log(255.0 * opacity))));
     let mid = 0.5 * (a + c);
-    let lambda = mid + sqrt(max(0.1, mid * mid - det));
-    let radius = ceil(3.0 * sqrt(lambda));
+    let lambda_major = mid + sqrt(max(0.0, mid * mid - det));
+    let lambda_minor = det / lambda_major;
+    // Eigenvector of the larger eigenvalue: the better conditioned of the two textbook forms.
+    let v1 = vec2<f32>(b, lambda_major - a);
+    let v2 = vec2<f32>(lambda_major - c, b);
+    var axis = select(v2, v1, dot(v1, v1) >= dot(v2, v2));
+    axis = select(vec2<f32>(1.0, 0.0), normalize(axis), dot(axis, axis) > 0.0);
+    let major = axis * (k * sqrt(lambda_major));
+    let minor_extent = k * sqrt(lambda_minor);
+    let minor = vec2<f32>(-axis.y, axis.x) * minor_extent;
+    let half_box = abs(major) + abs(minor);
     let center = frame.focal * p_cam.xy / depth + frame.principal;
-    if (any(center + radius <= vec2<f32>(0.0)) || any(center - radius >= frame.viewport)) {
+    if (!(k > 0.0) || any(center + half_box <= vec2<f32>(0.0)) || any(center - half_box >= frame.viewport)) {
         projected[i] = out;
         return;
     }
@@ -186,9 +202,10 @@ fn main(
     out.center = center;
     out.conic_xy = vec2<f32>(c / det, -b / det);
     out.conic_z = a / det;
-    out.radius = radius;
+    out.major = major;
+    out.minor_extent = minor_extent;
     out.color_rg = pack2x16float(color.rg);
-    out.color_b_opacity = pack2x16float(vec2<f32>(color.b, g0.w));
+    out.color_b_opacity = pack2x16float(vec2<f32>(color.b, opacity));
     projected[i] = out;
     sort_keys[i] = depth_key(depth);
     atomicAdd(&draw_args.instance_count, 1u);

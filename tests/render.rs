@@ -1,8 +1,10 @@
 //! The GPU frame against the CPU reference renderer at fixed cameras, the draw order, and golden images.
 //!
 //! Tolerances, in 8-bit steps (1/255) per channel, measured on lavapipe (worst seen in brackets):
-//! - synthetic scenes: mean <= 0.25 [0.17], 99th percentile <= 1 [0.5]. Rounding the GPU's output to 8 bits alone
-//!   gives up to 0.5 step against the f64 reference; f16 SH (11-bit mantissa) and f32 projection add a little.
+//! - synthetic scenes: mean <= 0.25 [0.17], 99th percentile <= 1.5 [1.0]. Rounding the GPU's output to 8 bits alone
+//!   gives up to 0.5 step against the f64 reference; f16 SH (11-bit mantissa) and f32 projection add a little; and
+//!   in these small images the edges of the rotated quads are over 1% of the pixels: a pixel centre within rounding
+//!   of an edge is in for one renderer and out for the other, and at 3 sigma the alpha there is ~1% (2-3 steps).
 //! - real scenes: mean <= 0.6 [0.30], 99th percentile <= 3 [1.27]: hundreds of f16 blend steps per pixel.
 //! - the maximum is not bounded: a pixel centre exactly on a quad's edge, an alpha within rounding of the 1/255
 //!   cut-off, or (with 16-bit keys) two splats in one depth bucket may differ between the renderers at a few pixels.
@@ -100,7 +102,7 @@ fn assert_matches_reference(
     gpu
 }
 
-const SYNTHETIC: (f64, f64) = (0.25, 1.0);
+const SYNTHETIC: (f64, f64) = (0.25, 1.5);
 const REAL: (f64, f64) = (0.6, 3.0);
 
 fn lit_pixels(image: &Image) -> usize {

@@ -2,7 +2,8 @@
 //!
 //! Splats are projected as in `splat_project.wgsl`, sorted by depth (farthest first, ties in index order, like the
 //! GPU's stable sort), and composited pixel by pixel over the background with the "over" operator. Each splat covers
-//! the pixels whose centres lie in its centre +- radius square, as the GPU quad does. Small scenes only.
+//! the pixels whose centres lie in the rectangle around its ellipse that the GPU quad covers: along the ellipse's
+//! axes, half-extents k sqrt(eigenvalue) with k = min(3, sqrt(2 ln(255 opacity))). Small scenes only.
 
 use glam::{DMat3, DVec2, DVec3};
 
@@ -32,7 +33,10 @@ pub struct ProjectedSplat {
     pub center: DVec2,
     /// Inverse 2D covariance (a, b, c) of [[a, b], [b, c]].
     pub conic: DVec3,
-    pub radius: f64,
+    /// Unit major axis of the ellipse, and the quad's half-extents along the major and minor axes (pixels).
+    pub axis: DVec2,
+    pub major_extent: f64,
+    pub minor_extent: f64,
     pub color: DVec3,
     pub opacity: f64,
 }
@@ -98,12 +102,19 @@ pub fn project(scene: &Scene, i: usize, camera: &Camera, settings: &RenderSettin
     if det <= 0.0 {
         return None;
     }
+    let opacity = f64::from(scene.opacities[i]);
+    let k = (2.0 * (255.0 * opacity).ln()).max(0.0).sqrt().min(3.0);
     let mid = 0.5 * (a + c);
-    let lambda = mid + (mid * mid - det).max(0.1).sqrt();
-    let radius = (3.0 * lambda.sqrt()).ceil();
+    let lambda_major = mid + (mid * mid - det).max(0.0).sqrt();
+    let lambda_minor = det / lambda_major;
+    let (v1, v2) = (DVec2::new(b, lambda_major - a), DVec2::new(lambda_major - c, b));
+    let axis = if v1.length_squared() >= v2.length_squared() { v1 } else { v2 };
+    let axis = if axis.length_squared() > 0.0 { axis.normalize() } else { DVec2::X };
+    let (major_extent, minor_extent) = (k * lambda_major.sqrt(), k * lambda_minor.sqrt());
+    let half_box = (axis * major_extent).abs() + (axis.perp() * minor_extent).abs();
     let center = DVec2::new(fx * p.x / depth + f64::from(camera.cx), fy * p.y / depth + f64::from(camera.cy));
     let size = DVec2::new(f64::from(camera.width), f64::from(camera.height));
-    if (center + radius).cmple(DVec2::ZERO).any() || (center - radius).cmpge(size).any() {
+    if k <= 0.0 || (center + half_box).cmple(DVec2::ZERO).any() || (center - half_box).cmpge(size).any() {
         return None;
     }
     let dir = (position - camera.position.as_dvec3()).normalize();
@@ -113,9 +124,11 @@ pub fn project(scene: &Scene, i: usize, camera: &Camera, settings: &RenderSettin
         depth,
         center,
         conic: DVec3::new(c / det, -b / det, a / det),
-        radius,
+        axis,
+        major_extent,
+        minor_extent,
         color: eval_sh(scene.sh_of(i), degree, dir),
-        opacity: f64::from(scene.opacities[i]),
+        opacity,
     })
 }
 
@@ -129,14 +142,18 @@ pub fn render(scene: &Scene, camera: &Camera, settings: &RenderSettings) -> Vec<
     let background = settings.background.map(f64::from);
     let mut image = vec![background; width * height];
     for s in &splats {
-        // Pixels whose centre (i + 0.5) lies in [centre - r, centre + r).
-        let x0 = (s.center.x - s.radius - 0.5).ceil().max(0.0) as usize;
-        let x1 = ((s.center.x + s.radius - 0.5).ceil().min(width as f64)).max(0.0) as usize;
-        let y0 = (s.center.y - s.radius - 0.5).ceil().max(0.0) as usize;
-        let y1 = ((s.center.y + s.radius - 0.5).ceil().min(height as f64)).max(0.0) as usize;
+        // Pixels whose centre (i + 0.5) lies in the splat's rectangle.
+        let half_box = (s.axis * s.major_extent).abs() + (s.axis.perp() * s.minor_extent).abs();
+        let x0 = (s.center.x - half_box.x - 0.5).ceil().max(0.0) as usize;
+        let x1 = ((s.center.x + half_box.x - 0.5).ceil().min(width as f64)).max(0.0) as usize;
+        let y0 = (s.center.y - half_box.y - 0.5).ceil().max(0.0) as usize;
+        let y1 = ((s.center.y + half_box.y - 0.5).ceil().min(height as f64)).max(0.0) as usize;
         for y in y0..y1 {
             for x in x0..x1 {
                 let d = DVec2::new(x as f64 + 0.5, y as f64 + 0.5) - s.center;
+                if d.dot(s.axis).abs() > s.major_extent || d.dot(s.axis.perp()).abs() > s.minor_extent {
+                    continue;
+                }
                 let power = -0.5 * (s.conic.x * d.x * d.x + s.conic.z * d.y * d.y) - s.conic.y * d.x * d.y;
                 if power > 0.0 {
                     continue;

@@ -38,7 +38,7 @@ pub const PROJECT_WORKGROUP_SIZE: u32 = 256;
 /// Bytes of geometry per splat: position + opacity, covariance (6 floats) + padding.
 pub const GEOMETRY_BYTES_PER_SPLAT: u64 = 48;
 /// Bytes of per-frame projection output per splat (`Projected` in the shaders).
-pub const PROJECTED_BYTES_PER_SPLAT: u64 = 32;
+pub const PROJECTED_BYTES_PER_SPLAT: u64 = 48;
 
 /// Settings that may change from one frame to the next.
 #[derive(Clone, Copy, Debug, PartialEq)]
