@@ -1,7 +1,8 @@
 // Pass 1 of the tutorial's three-pass radix sort (WebGPU Unleashed, ch. 4.1): per-chunk digit ranks and digit totals.
 // The tutorial keeps a vec4 of digit-flag prefix sums per element; this keeps one rank per element instead (4 bytes
-// whatever the radix): each 512-key chunk is stably sorted in workgroup memory by its digit with one-bit splits (one
-// workgroup prefix sum per bit), and a key's rank is its local position minus where its digit starts in the chunk.
+// whatever the radix): each 512-key chunk is stably sorted in workgroup memory by its digit with two-bit splits (one
+// workgroup prefix sum of packed counters per two bits), and a key's rank is its local position minus where its digit
+// starts in the chunk.
 
 const WORKGROUP_SIZE: u32 = 256u;
 const CHUNK_SIZE: u32 = 512u;
@@ -52,6 +53,26 @@ fn workgroup_exclusive_scan(tid: u32, value: u32) -> vec2<u32> {
     return vec2<u32>(inclusive - value, total);
 }
 
+// Where the key at local position `index` with split value `value` goes: the start of its value's run (the totals of
+// the smaller values) plus the number of earlier keys with the same value. `earlier` and `totals` hold packed 10-bit
+// counts of the values below `last_value`; the last value's counts are what remains.
+fn split_position(earlier: u32, totals: u32, index: u32, value: u32, last_value: u32) -> u32 {
+    var start = 0u;
+    var earlier_smaller = 0u;
+    for (var v = 0u; v < last_value; v++) {
+        let total_v = (totals >> (10u * v)) & 0x3ffu;
+        let earlier_v = (earlier >> (10u * v)) & 0x3ffu;
+        if (v < value) {
+            start += total_v;
+        }
+        if (v == value) {
+            return start + earlier_v;
+        }
+        earlier_smaller += earlier_v;
+    }
+    return start + index - earlier_smaller;
+}
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(
     @builtin(local_invocation_index) tid: u32,
@@ -83,22 +104,31 @@ fn main(
     }
     workgroupBarrier();
 
-    // Least significant bit first, each split stable: after digit_bits splits the chunk is stably sorted by digit.
-    for (var bit = 0u; bit < params.digit_bits; bit++) {
+    // Least significant bits first, two per split (one in a last, odd split), each split stable: after the splits
+    // the chunk is stably sorted by digit. A split of w bits scans the counts of its first 2^w - 1 values packed in
+    // 10-bit fields of one u32 (counts reach at most 512); the last value's count follows from the positions. So one
+    // workgroup scan moves two bits, where a split per bit would need two.
+    var bit = 0u;
+    loop {
+        if (bit >= params.digit_bits) {
+            break;
+        }
+        let width = min(2u, params.digit_bits - bit);
+        let last_value = (1u << width) - 1u;
         let a = order[2u * tid];
         let b = order[2u * tid + 1u];
-        let a_is_one = (a >> (16u + bit)) & 1u;
-        let b_is_one = (b >> (16u + bit)) & 1u;
+        let da = (a >> (16u + bit)) & last_value;
+        let db = (b >> (16u + bit)) & last_value;
+        let field_a = select(0u, 1u << (10u * da), da < last_value);
+        let field_b = select(0u, 1u << (10u * db), db < last_value);
         // The scan's barriers also order this thread's reads of `order` before anyone's writes below.
-        let scanned = workgroup_exclusive_scan(tid, (1u - a_is_one) + (1u - b_is_one));
-        let zeros_before_a = scanned.x;
-        let total_zeros = scanned.y;
-        let zeros_before_b = zeros_before_a + 1u - a_is_one;
-        let a_pos = select(zeros_before_a, total_zeros + 2u * tid - zeros_before_a, a_is_one == 1u);
-        let b_pos = select(zeros_before_b, total_zeros + 2u * tid + 1u - zeros_before_b, b_is_one == 1u);
+        let scanned = workgroup_exclusive_scan(tid, field_a + field_b);
+        let a_pos = split_position(scanned.x, scanned.y, 2u * tid, da, last_value);
+        let b_pos = split_position(scanned.x + field_a, scanned.y, 2u * tid + 1u, db, last_value);
         order[a_pos] = a;
         order[b_pos] = b;
         workgroupBarrier();
+        bit += width;
     }
 
     // Where each digit's run starts and ends in the locally sorted chunk.

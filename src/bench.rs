@@ -94,10 +94,11 @@ pub fn run_case(
     let (device, queue) = (&ctx.device, &ctx.queue);
     let n = case.num_keys;
     let repeat = repeat.max(1);
+    // The sorter checks `n` against the device's limits before anything is allocated for it.
+    let mut sorter = TutorialSort::new(device, n, case.config)?;
     let keys = case.keys.generate(n as usize, seed);
     let values: Vec<u32> = (0..n).collect();
 
-    let mut sorter = TutorialSort::new(device, n, case.config)?;
     let source_usage = wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
     let make_source = |label: &str, data: &[u32]| {
         let buffer = device.create_buffer(&wgpu::BufferDescriptor {
