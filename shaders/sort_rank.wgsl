@@ -2,22 +2,7 @@
 // The tutorial keeps a vec4 of digit-flag prefix sums per element; this keeps one rank per element instead (4 bytes
 // whatever the radix): each 512-key chunk is stably sorted in workgroup memory by its digit with two-bit splits (one
 // workgroup prefix sum of packed counters per two bits), and a key's rank is its local position minus where its digit
-// starts in the chunk.
-
-const WORKGROUP_SIZE: u32 = 256u;
-const CHUNK_SIZE: u32 = 512u;
-const MAX_RADIX: u32 = 256u;
-
-struct IterationParams {
-    num_keys: u32,
-    num_chunks: u32,
-    // Bit offset of this iteration's digit in the key.
-    shift: u32,
-    // Width of this iteration's digit: the radix bits, or fewer in a last, partial digit.
-    digit_bits: u32,
-    // Rows of the digit-major count table: 1 << radix bits.
-    radix: u32,
-}
+// starts in the chunk. Needs sort_common.wgsl.
 
 @group(0) @binding(0) var<uniform> params: IterationParams;
 @group(0) @binding(1) var<storage, read> keys: array<u32>;
@@ -28,31 +13,10 @@ struct IterationParams {
 
 // (digit << 16) | index of the key in its chunk, in the chunk's current local order.
 var<workgroup> order: array<u32, CHUNK_SIZE>;
-var<workgroup> scan_scratch: array<u32, WORKGROUP_SIZE>;
 var<workgroup> rank_by_input: array<u32, CHUNK_SIZE>;
 var<workgroup> digit_start: array<u32, MAX_RADIX>;
 // One past the last local position of each digit; 0 where the digit is absent.
 var<workgroup> digit_end: array<u32, MAX_RADIX>;
-
-// Exclusive prefix sum over the workgroup: returns (sum of earlier threads' values, workgroup total).
-// Hillis-Steele in workgroup memory: portable (no subgroups) and only 8 steps for 256 threads.
-fn workgroup_exclusive_scan(tid: u32, value: u32) -> vec2<u32> {
-    scan_scratch[tid] = value;
-    workgroupBarrier();
-    for (var offset = 1u; offset < WORKGROUP_SIZE; offset <<= 1u) {
-        var earlier = 0u;
-        if (tid >= offset) {
-            earlier = scan_scratch[tid - offset];
-        }
-        workgroupBarrier();
-        scan_scratch[tid] += earlier;
-        workgroupBarrier();
-    }
-    let inclusive = scan_scratch[tid];
-    let total = scan_scratch[WORKGROUP_SIZE - 1u];
-    workgroupBarrier();
-    return vec2<u32>(inclusive - value, total);
-}
 
 // Where the key at local position `index` with split value `value` goes: the start of its value's run (the totals of
 // the smaller values) plus the number of earlier keys with the same value. `earlier` and `totals` hold packed 10-bit

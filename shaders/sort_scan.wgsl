@@ -1,9 +1,8 @@
 // Pass 2 of the three-pass radix sort: exclusive prefix sum of the digit-major chunk counts, at any length.
 // The tutorial scans the counts in one workgroup, which caps it at 512 x 512 keys; this is a classic hierarchical
 // scan (Blelloch 1990; Harris et al., GPU Gems 3 ch. 39): scan 1024-entry blocks and write each block's total one level
-// up, scan that level the same way, then add each block's scanned total back down.
+// up, scan that level the same way, then add each block's scanned total back down. Needs sort_common.wgsl.
 
-const WORKGROUP_SIZE: u32 = 256u;
 const ITEMS_PER_THREAD: u32 = 4u;
 const SCAN_BLOCK_SIZE: u32 = 1024u;
 
@@ -17,27 +16,6 @@ struct ScanParams {
 
 @group(0) @binding(0) var<uniform> params: ScanParams;
 @group(0) @binding(1) var<storage, read_write> data: array<u32>;
-
-var<workgroup> scan_scratch: array<u32, WORKGROUP_SIZE>;
-
-// Exclusive prefix sum over the workgroup: returns (sum of earlier threads' values, workgroup total).
-fn workgroup_exclusive_scan(tid: u32, value: u32) -> vec2<u32> {
-    scan_scratch[tid] = value;
-    workgroupBarrier();
-    for (var offset = 1u; offset < WORKGROUP_SIZE; offset <<= 1u) {
-        var earlier = 0u;
-        if (tid >= offset) {
-            earlier = scan_scratch[tid - offset];
-        }
-        workgroupBarrier();
-        scan_scratch[tid] += earlier;
-        workgroupBarrier();
-    }
-    let inclusive = scan_scratch[tid];
-    let total = scan_scratch[WORKGROUP_SIZE - 1u];
-    workgroupBarrier();
-    return vec2<u32>(inclusive - value, total);
-}
 
 fn block_index(workgroup_id: vec3<u32>, num_workgroups: vec3<u32>) -> u32 {
     return workgroup_id.x + workgroup_id.y * num_workgroups.x;

@@ -1,16 +1,6 @@
 // Pass 3 of the tutorial's three-pass radix sort: move every key and value to its sorted slot for this digit.
 // slot = (first slot of this digit in this chunk, from the scanned digit-major counts) + (the key's rank in its chunk).
-
-const WORKGROUP_SIZE: u32 = 256u;
-const CHUNK_SIZE: u32 = 512u;
-
-struct IterationParams {
-    num_keys: u32,
-    num_chunks: u32,
-    shift: u32,
-    digit_bits: u32,
-    radix: u32,
-}
+// Needs sort_common.wgsl.
 
 @group(0) @binding(0) var<uniform> params: IterationParams;
 @group(0) @binding(1) var<storage, read> keys_in: array<u32>;

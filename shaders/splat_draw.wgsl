@@ -1,35 +1,7 @@
 // Draws sorted splats as screen-space quads with the Gaussian falloff, back to front, premultiplied alpha "over".
 // Instance k draws the k-th splat of the sorted order (farthest first) as the rectangle around its ellipse that
-// `splat_project.wgsl` fitted along the ellipse's axes.
+// `splat_project.wgsl` fitted along the ellipse's axes. Needs splat_common.wgsl.
 // alpha = min(0.99, opacity * exp(-0.5 d^T Sigma2D^-1 d)); fragments with alpha < 1/255 are skipped.
-
-struct FrameUniforms {
-    camera_from_world: mat4x4<f32>,
-    camera_position: vec4<f32>,
-    focal: vec2<f32>,
-    principal: vec2<f32>,
-    viewport: vec2<f32>,
-    tan_half_fov: vec2<f32>,
-    near: f32,
-    far: f32,
-    num_splats: u32,
-    key_bits: u32,
-    sh_degree: u32,
-    sh_words: u32,
-    splat_scale: f32,
-    _pad: u32,
-}
-
-struct Projected {
-    center: vec2<f32>,
-    major: vec2<f32>,
-    conic_xy: vec2<f32>,
-    conic_z: f32,
-    minor_extent: f32,
-    color_rg: u32,
-    color_b_opacity: u32,
-    _pad: vec2<u32>,
-}
 
 @group(0) @binding(0) var<uniform> frame: FrameUniforms;
 @group(0) @binding(1) var<storage, read> projected: array<Projected>;

@@ -6,44 +6,11 @@
 // The quad is the ellipse's bounding rectangle along its eigenvectors, with half-extents k sqrt(eigenvalue), where
 // k = min(3, sqrt(2 ln(255 opacity))): past k the alpha is under 1/255 (or past 3 sigma), so nothing outside the
 // quad would be drawn anyway. Culled: depth outside [near, far], opacity under 1/255, or a quad that misses the image.
-// Keys sort ascending = farthest first; culled splats get the largest key so they sort last.
+// Keys sort ascending = farthest first; culled splats get the largest key so they sort last. Needs splat_common.wgsl.
 
 const WORKGROUP_SIZE: u32 = 256u;
-// The sort key of a culled splat is all ones in the sorted bits.
 const SH_C0: f32 = 0.28209479177387814;
 const SH_C1: f32 = 0.4886025119029199;
-
-struct FrameUniforms {
-    // World to camera (OpenCV axes: x right, y down, z forward).
-    camera_from_world: mat4x4<f32>,
-    camera_position: vec4<f32>,
-    focal: vec2<f32>,
-    principal: vec2<f32>,
-    viewport: vec2<f32>,
-    tan_half_fov: vec2<f32>,
-    near: f32,
-    far: f32,
-    num_splats: u32,
-    key_bits: u32,
-    sh_degree: u32,
-    sh_words: u32,
-    splat_scale: f32,
-    _pad: u32,
-}
-
-struct Projected {
-    center: vec2<f32>,
-    // Half of the quad along the major axis of the splat's ellipse, in pixels.
-    major: vec2<f32>,
-    conic_xy: vec2<f32>,
-    conic_z: f32,
-    // Half of the quad along the minor axis (perpendicular to `major`); 0 for a culled splat.
-    minor_extent: f32,
-    // f16 pairs: (r, g) and (b, opacity).
-    color_rg: u32,
-    color_b_opacity: u32,
-    _pad: vec2<u32>,
-}
 
 struct DrawIndirect {
     vertex_count: u32,

@@ -83,6 +83,33 @@ pub struct BenchResult {
     pub wall_ms_per_sort: f64,
 }
 
+/// Records untimed work with `record`, in batches of one submission each, until the GPU has been busy for `secs`:
+/// GPUs clock down when idle, so timing starts only after this. Batches double (up to `max_batch`) while they finish
+/// quickly, so the GPU is rarely idle between them.
+fn warm_up<E>(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    secs: f64,
+    max_batch: u32,
+    mut record: impl FnMut(&mut wgpu::CommandEncoder) -> Result<(), E>,
+) -> Result<(), E> {
+    let start = Instant::now();
+    let mut batch = 1u32;
+    while start.elapsed().as_secs_f64() < secs {
+        let batch_start = Instant::now();
+        let mut encoder = device.create_command_encoder(&Default::default());
+        for _ in 0..batch {
+            record(&mut encoder)?;
+        }
+        queue.submit([encoder.finish()]);
+        let _ = device.poll(wgpu::PollType::wait_indefinitely());
+        if batch_start.elapsed().as_secs_f64() < 0.05 {
+            batch = (batch * 2).min(max_batch);
+        }
+    }
+    Ok(())
+}
+
 /// Runs one case on `ctx`.
 pub fn run_case(
     ctx: &GpuContext,
@@ -119,23 +146,10 @@ pub fn run_case(
         }
     };
 
-    // Warm-up: untimed batches until the GPU has been busy for `warmup_secs`.
-    let warmup_start = Instant::now();
-    let mut batch = 1u32;
-    while warmup_start.elapsed().as_secs_f64() < warmup_secs {
-        let batch_start = Instant::now();
-        let mut encoder = device.create_command_encoder(&Default::default());
-        for _ in 0..batch {
-            restore(&mut encoder, &sorter);
-            sorter.record(queue, &mut encoder, n, None, 0)?;
-        }
-        queue.submit([encoder.finish()]);
-        let _ = device.poll(wgpu::PollType::wait_indefinitely());
-        // Grow batches so the GPU is rarely idle between them.
-        if batch_start.elapsed().as_secs_f64() < 0.05 {
-            batch = (batch * 2).min(1024);
-        }
-    }
+    warm_up(device, queue, warmup_secs, 1024, |encoder| {
+        restore(encoder, &sorter);
+        sorter.record(queue, encoder, n, None, 0).map(|_| ())
+    })?;
 
     let timer = GpuTimer::new(device, queue, sorter.timed_passes() * repeat, 1);
     let (mut timer, unavailable) = match timer {
@@ -323,20 +337,7 @@ pub fn run_render_bench(
 ) -> Result<RenderBenchResult, crate::render::RenderError> {
     let (device, queue) = (&ctx.device, &ctx.queue);
     let frames = frames.max(1);
-    let warmup_start = Instant::now();
-    let mut batch = 1u32;
-    while warmup_start.elapsed().as_secs_f64() < warmup_secs {
-        let batch_start = Instant::now();
-        let mut encoder = device.create_command_encoder(&Default::default());
-        for _ in 0..batch {
-            renderer.encode_frame(device, queue, &mut encoder, camera, None, 0)?;
-        }
-        queue.submit([encoder.finish()]);
-        let _ = device.poll(wgpu::PollType::wait_indefinitely());
-        if batch_start.elapsed().as_secs_f64() < 0.05 {
-            batch = (batch * 2).min(256);
-        }
-    }
+    warm_up(device, queue, warmup_secs, 256, |encoder| renderer.encode_frame(device, queue, encoder, camera, None, 0))?;
     let (mut timer, unavailable) = match GpuTimer::new(device, queue, renderer.timed_passes() * frames, 1) {
         Ok(t) => (Some(t), None),
         Err(e) => (None, Some(e.0)),

@@ -1,17 +1,21 @@
-//! Every WGSL file parses and validates with naga, and the constants shared with Rust agree.
+//! Every WGSL module validates with naga as it is compiled (common parts prepended), every file in `shaders/` is part
+//! of one, and the constants shared with Rust agree.
 
 use std::path::Path;
 
-use splatsort::sort::tutorial;
+use splatsort::{render, sort::tutorial};
 
-fn parse_and_validate(path: &Path) -> naga::Module {
-    let source = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let module = naga::front::wgsl::parse_str(&source)
-        .unwrap_or_else(|e| panic!("{}: {}", path.display(), e.emit_to_string(&source)));
+fn validate(name: &str, source: &str) -> naga::Module {
+    let module =
+        naga::front::wgsl::parse_str(source).unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(source)));
     naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
         .validate(&module)
-        .unwrap_or_else(|e| panic!("{}: {}", path.display(), e.emit_to_string(&source)));
+        .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(source)));
     module
+}
+
+fn modules() -> Vec<(&'static str, String)> {
+    tutorial::shader_modules().into_iter().chain(render::shader_modules()).collect()
 }
 
 fn const_u32(module: &naga::Module, name: &str) -> Option<u32> {
@@ -23,33 +27,49 @@ fn const_u32(module: &naga::Module, name: &str) -> Option<u32> {
 }
 
 #[test]
-fn every_wgsl_file_validates() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders");
-    let mut count = 0;
-    for entry in std::fs::read_dir(&dir).expect("shaders/") {
-        let path = entry.expect("dir entry").path();
-        if path.extension().is_some_and(|e| e == "wgsl") {
-            parse_and_validate(&path);
-            count += 1;
-        }
+fn every_shader_module_validates() {
+    for (name, source) in modules() {
+        validate(name, &source);
     }
-    assert!(count >= 3, "found only {count} WGSL files in {}", dir.display());
 }
 
 #[test]
-fn sort_constants_agree_with_rust() {
+fn every_wgsl_file_is_compiled() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders");
-    let expect = [
-        ("sort_rank.wgsl", "WORKGROUP_SIZE", tutorial::WORKGROUP_SIZE),
-        ("sort_rank.wgsl", "CHUNK_SIZE", tutorial::CHUNK_SIZE),
-        ("sort_rank.wgsl", "MAX_RADIX", tutorial::MAX_RADIX),
-        ("sort_scan.wgsl", "WORKGROUP_SIZE", tutorial::WORKGROUP_SIZE),
-        ("sort_scan.wgsl", "SCAN_BLOCK_SIZE", tutorial::SCAN_BLOCK_SIZE),
-        ("sort_scatter.wgsl", "WORKGROUP_SIZE", tutorial::WORKGROUP_SIZE),
-        ("sort_scatter.wgsl", "CHUNK_SIZE", tutorial::CHUNK_SIZE),
-    ];
-    for (file, name, value) in expect {
-        let module = parse_and_validate(&dir.join(file));
-        assert_eq!(const_u32(&module, name), Some(value), "{file}: {name}");
+    let compiled: Vec<&str> = modules().iter().map(|(name, _)| *name).collect();
+    for entry in std::fs::read_dir(&dir).expect("shaders/") {
+        let path = entry.expect("dir entry").path();
+        let name = path.file_name().and_then(|n| n.to_str()).expect("file name").to_string();
+        if !name.ends_with(".wgsl") {
+            continue;
+        }
+        let is_common = name.ends_with("_common.wgsl");
+        assert!(is_common || compiled.contains(&name.as_str()), "{name} is in shaders/ but no module compiles it");
+        let text = std::fs::read_to_string(&path).expect("read");
+        assert!(text.starts_with("// "), "{name}: starts with a line on what it does");
     }
+}
+
+#[test]
+fn constants_agree_with_rust() {
+    let modules = modules();
+    let module = |name: &str| {
+        let (_, source) = modules.iter().find(|(n, _)| *n == name).expect("module");
+        validate(name, source)
+    };
+    let rank = module("sort_rank.wgsl");
+    assert_eq!(const_u32(&rank, "WORKGROUP_SIZE"), Some(tutorial::WORKGROUP_SIZE));
+    assert_eq!(const_u32(&rank, "CHUNK_SIZE"), Some(tutorial::CHUNK_SIZE));
+    assert_eq!(const_u32(&rank, "MAX_RADIX"), Some(tutorial::MAX_RADIX));
+    assert_eq!(const_u32(&module("sort_scan.wgsl"), "SCAN_BLOCK_SIZE"), Some(tutorial::SCAN_BLOCK_SIZE));
+    assert_eq!(const_u32(&module("splat_project.wgsl"), "WORKGROUP_SIZE"), Some(render::PROJECT_WORKGROUP_SIZE));
+    // The projection's output struct is the size the Rust side allocates per splat.
+    let project = module("splat_project.wgsl");
+    let projected = project
+        .types
+        .iter()
+        .find(|(_, t)| t.name.as_deref() == Some("Projected"))
+        .map(|(handle, _)| project.types[handle].inner.size(project.to_ctx()))
+        .expect("Projected struct");
+    assert_eq!(u64::from(projected), render::PROJECTED_BYTES_PER_SPLAT);
 }

@@ -27,13 +27,24 @@ use crate::scene::{Scene, sh_coeffs_for_degree};
 use crate::sort::{SortConfig, SortError, TutorialSort};
 use crate::timing::{GpuTimer, PassKind, PassLabel};
 
+/// The frame uniforms and the per-splat projection layout, prepended to the projection and draw shaders.
+pub const COMMON_WGSL: &str = include_str!("../../shaders/splat_common.wgsl");
 pub const PROJECT_WGSL: &str = include_str!("../../shaders/splat_project.wgsl");
 pub const DRAW_WGSL: &str = include_str!("../../shaders/splat_draw.wgsl");
 pub const BLIT_WGSL: &str = include_str!("../../shaders/blit.wgsl");
 
+/// The renderer's shader modules as they are compiled: (file name, source with the common part prepended).
+pub fn shader_modules() -> [(&'static str, String); 3] {
+    [
+        ("splat_project.wgsl", format!("{COMMON_WGSL}\n{PROJECT_WGSL}")),
+        ("splat_draw.wgsl", format!("{COMMON_WGSL}\n{DRAW_WGSL}")),
+        ("blit.wgsl", BLIT_WGSL.to_string()),
+    ]
+}
+
 /// Format of the image splats are blended into.
 pub const ACCUMULATION_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba16Float;
-/// Threads per workgroup in the projection pass. Mirrors `WORKGROUP_SIZE` in `splat_project.wgsl`.
+/// Threads per workgroup in the projection pass. Mirrors `WORKGROUP_SIZE` in `splat_project.wgsl` (checked by a test).
 pub const PROJECT_WORKGROUP_SIZE: u32 = 256;
 /// Bytes of geometry per splat: position + opacity, covariance (6 floats) + padding.
 pub const GEOMETRY_BYTES_PER_SPLAT: u64 = 48;
@@ -331,15 +342,16 @@ impl SplatRenderer {
                 immediate_size: 0,
             })
         };
+        let [(_, project_source), (_, draw_source), (_, blit_source)] = shader_modules();
         let project_pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
             label: Some("splat project"),
             layout: Some(&layout("splat project", &project_layout)),
-            module: &module("splat project", PROJECT_WGSL),
+            module: &module("splat project", &project_source),
             entry_point: Some("main"),
             compilation_options: Default::default(),
             cache: None,
         });
-        let draw_module = module("splat draw", DRAW_WGSL);
+        let draw_module = module("splat draw", &draw_source);
         let premultiplied_over = wgpu::BlendComponent {
             src_factor: wgpu::BlendFactor::One,
             dst_factor: wgpu::BlendFactor::OneMinusSrcAlpha,
@@ -371,7 +383,7 @@ impl SplatRenderer {
             cache: None,
         });
         let blit_pipeline_layout = layout("blit", &blit_layout);
-        let blit_module = module("blit", BLIT_WGSL);
+        let blit_module = module("blit", &blit_source);
 
         let n = u64::from(gpu_scene.num_splats.max(1));
         let buffer = |label: &str, size: u64, usage: wgpu::BufferUsages| {

@@ -22,18 +22,30 @@ use crate::gpu::dispatch_grid;
 use crate::sort::{SortConfig, SortError};
 use crate::timing::{GpuTimer, PassKind, PassLabel};
 
-/// Threads per workgroup in every sort pass. Mirrors `WORKGROUP_SIZE` in the sort shaders (checked by a test).
+/// Threads per workgroup in every sort pass. Mirrors `WORKGROUP_SIZE` in `sort_common.wgsl` (checked by a test).
 pub const WORKGROUP_SIZE: u32 = 256;
-/// Keys per chunk in pass 1. Mirrors `CHUNK_SIZE` in `sort_rank.wgsl` and `sort_scatter.wgsl`.
+/// Keys per chunk in pass 1. Mirrors `CHUNK_SIZE` in `sort_common.wgsl`.
 pub const CHUNK_SIZE: u32 = 512;
 /// Entries scanned per workgroup in pass 2. Mirrors `SCAN_BLOCK_SIZE` in `sort_scan.wgsl`.
 pub const SCAN_BLOCK_SIZE: u32 = 1024;
-/// Largest radix the shaders' workgroup tables hold. Mirrors `MAX_RADIX` in `sort_rank.wgsl`.
+/// Largest radix the shaders' workgroup tables hold. Mirrors `MAX_RADIX` in `sort_common.wgsl`.
 pub const MAX_RADIX: u32 = 256;
 
+/// Sizes, per-iteration parameters and the workgroup scan, prepended to each sort shader.
+pub const COMMON_WGSL: &str = include_str!("../../shaders/sort_common.wgsl");
 pub const RANK_WGSL: &str = include_str!("../../shaders/sort_rank.wgsl");
 pub const SCAN_WGSL: &str = include_str!("../../shaders/sort_scan.wgsl");
 pub const SCATTER_WGSL: &str = include_str!("../../shaders/sort_scatter.wgsl");
+
+/// The sort's shader modules as they are compiled: (file name, source with the common part prepended).
+pub fn shader_modules() -> [(&'static str, String); 3] {
+    let with_common = |body: &str| format!("{COMMON_WGSL}\n{body}");
+    [
+        ("sort_rank.wgsl", with_common(RANK_WGSL)),
+        ("sort_scan.wgsl", with_common(SCAN_WGSL)),
+        ("sort_scatter.wgsl", with_common(SCATTER_WGSL)),
+    ]
+}
 
 /// Most iterations a sort can have (32 key bits at 1 bit per pass).
 const MAX_ITERATIONS: u32 = 32;
@@ -268,10 +280,11 @@ impl TutorialSort {
                 storage_entry(6, false),
             ],
         });
-        let rank_pipeline = pipeline(device, "sort rank", RANK_WGSL, "main", &rank_layout);
-        let scan_pipeline = pipeline(device, "sort scan", SCAN_WGSL, "scan_blocks", &scan_layout);
-        let add_pipeline = pipeline(device, "sort scan add", SCAN_WGSL, "add_block_offsets", &scan_layout);
-        let scatter_pipeline = pipeline(device, "sort scatter", SCATTER_WGSL, "main", &scatter_layout);
+        let [(_, rank_source), (_, scan_source), (_, scatter_source)] = shader_modules();
+        let rank_pipeline = pipeline(device, "sort rank", &rank_source, "main", &rank_layout);
+        let scan_pipeline = pipeline(device, "sort scan", &scan_source, "scan_blocks", &scan_layout);
+        let add_pipeline = pipeline(device, "sort scan add", &scan_source, "add_block_offsets", &scan_layout);
+        let scatter_pipeline = pipeline(device, "sort scatter", &scatter_source, "main", &scatter_layout);
 
         let data_buffer = |label: &str, size: u64| {
             device.create_buffer(&wgpu::BufferDescriptor {
