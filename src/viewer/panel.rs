@@ -15,6 +15,8 @@ use crate::viewer::controls::UpAxis;
 const SMOOTHING_FRAMES: usize = 30;
 /// Seconds of history in the plot.
 const HISTORY_SECS: f64 = 10.0;
+/// Seconds between history points.
+const HISTORY_STEP_SECS: f64 = 0.05;
 
 /// Per-pass GPU timings of recent frames.
 #[derive(Default)]
@@ -68,7 +70,10 @@ impl TimingStats {
         while self.recent.len() > SMOOTHING_FRAMES {
             self.recent.pop_front();
         }
-        self.history.push_back((now, per_kind, span));
+        // At most one history point per 50 ms, so the plot's cost does not grow with the frame rate.
+        if self.history.back().is_none_or(|(t, ..)| now - t >= HISTORY_STEP_SECS) {
+            self.history.push_back((now, per_kind, span));
+        }
         while self.history.front().is_some_and(|(t, ..)| now - t > HISTORY_SECS) {
             self.history.pop_front();
         }
