@@ -13,7 +13,6 @@
 
 // (digit << 16) | index of the key in its chunk, in the chunk's current local order.
 var<workgroup> order: array<u32, CHUNK_SIZE>;
-var<workgroup> rank_by_input: array<u32, CHUNK_SIZE>;
 var<workgroup> digit_start: array<u32, MAX_RADIX>;
 // One past the last local position of each digit; 0 where the digit is absent.
 var<workgroup> digit_end: array<u32, MAX_RADIX>;
@@ -111,20 +110,14 @@ fn main(
     }
     workgroupBarrier();
 
-    // Ranks are gathered into input order in workgroup memory first, so that the global writes are coalesced
-    // (written straight from sorted positions, each warp's stores would scatter across the chunk).
+    // Ranks go straight from sorted positions to input slots. (Gathering them into input order in workgroup memory
+    // first, for coalesced stores, measured slower on an H100: the stores stay within the chunk's 2 KB, which the L2
+    // absorbs, and the extra barrier costs more; see docs/BENCHMARKS.md.)
     for (var k = 0u; k < 2u; k++) {
         let pos = tid + k * WORKGROUP_SIZE;
         if (pos < num_valid) {
             let entry = order[pos];
-            rank_by_input[entry & 0xffffu] = pos - digit_start[entry >> 16u];
-        }
-    }
-    workgroupBarrier();
-    for (var k = 0u; k < 2u; k++) {
-        let local = tid + k * WORKGROUP_SIZE;
-        if (local < num_valid) {
-            ranks[chunk_start + local] = rank_by_input[local];
+            ranks[chunk_start + (entry & 0xffffu)] = pos - digit_start[entry >> 16u];
         }
     }
     for (var d = tid; d < params.radix; d += WORKGROUP_SIZE) {
