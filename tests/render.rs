@@ -312,3 +312,23 @@ fn golden_images_of_the_demo_scene() {
         assert!(lit_pixels(&image) > (image.width * image.height / 8) as usize, "{name}: mostly black");
     }
 }
+
+#[test]
+fn a_scene_past_the_storage_binding_limit_is_a_clear_error() {
+    // A device whose storage bindings hold 1 MiB: 30,000 splats need 1.44 MB of geometry alone.
+    let ctx = common::context();
+    let limits = wgpu::Limits { max_storage_buffer_binding_size: 1 << 20, ..ctx.adapter.limits() };
+    let (device, queue) = pollster::block_on(
+        ctx.adapter.request_device(&wgpu::DeviceDescriptor { required_limits: limits, ..Default::default() }),
+    )
+    .expect("a device with small bindings");
+    let splats: Vec<Splat> = (0..30_000).map(|i| splat([i as f32 * 0.01, 0.0, 0.0], 0.1, 0.5, [0.5; 3])).collect();
+    let scene = scene_of(&splats, 0, |_, _| [0.0; 3]);
+    match SplatRenderer::new(&device, &queue, &scene, RenderSettings::default()) {
+        Ok(_) => panic!("30,000 splats cannot fit 1 MiB bindings"),
+        Err(e) => {
+            let message = e.to_string();
+            assert!(message.contains("max_storage_buffer_binding_size") && message.contains("30000"), "{message}");
+        }
+    }
+}

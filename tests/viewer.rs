@@ -84,3 +84,19 @@ fn viewer_shows_the_panel_and_the_splats() {
     assert!(view_colours > 1000 && view_lit > 10_000, "no splats: {view_colours} colours, {view_lit} lit");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn without_a_display_the_viewer_says_so() {
+    let output = Command::new(env!("CARGO_BIN_EXE_splatsort"))
+        .arg("view")
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .env_remove("WAYLAND_SOCKET")
+        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+        .output()
+        .expect("run splatsort");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("no display available") && stderr.contains("splatsort render"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
