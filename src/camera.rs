@@ -72,8 +72,8 @@ pub struct Camera {
 /// Why a camera file could not be used. Every variant names the file.
 #[derive(Debug, thiserror::Error)]
 pub enum CameraError {
-    #[error("{path}: cannot read the camera file: {source}")]
-    Io { path: String, source: std::io::Error },
+    #[error("{path}: cannot read the camera file: {error}")]
+    Io { path: String, error: std::io::Error },
     #[error("{path}: not a camera file: {message}")]
     Parse { path: String, message: String },
     #[error("{path}: {message}")]
@@ -149,7 +149,7 @@ impl Camera {
     /// Reads a camera file: splatsort's format, or the trainer's cameras.json with `index` choosing the view.
     pub fn load(path: &Path, index: Option<usize>) -> Result<Self, CameraError> {
         let display = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| CameraError::Io { path: display.clone(), source })?;
+        let text = std::fs::read_to_string(path).map_err(|error| CameraError::Io { path: display.clone(), error })?;
         Self::parse(&text, index).map_err(|e| match e {
             ParseFailure::Parse(message) => CameraError::Parse { path: display, message },
             ParseFailure::Invalid(message) => CameraError::Invalid { path: display, message },

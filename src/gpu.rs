@@ -26,8 +26,8 @@ pub enum GpuError {
     NoAdapter { backends: String },
     #[error("WGPU_ADAPTER_NAME={wanted:?} matches no adapter; found: {found}")]
     NoMatchingAdapter { wanted: String, found: String },
-    #[error("could not create a device on {adapter}: {source}")]
-    RequestDevice { adapter: String, source: wgpu::RequestDeviceError },
+    #[error("could not create a device on {adapter}: {error}")]
+    RequestDevice { adapter: String, error: wgpu::RequestDeviceError },
 }
 
 /// Whether GPU timestamps can be taken, and if not, why.
@@ -146,7 +146,7 @@ impl GpuContext {
                 trace: wgpu::Trace::Off,
             })
             .await
-            .map_err(|source| GpuError::RequestDevice { adapter: info.name.clone(), source })?;
+            .map_err(|error| GpuError::RequestDevice { adapter: info.name.clone(), error })?;
         let timestamps = if std::env::var_os("SPLATSORT_NO_TIMESTAMPS").is_some() {
             TimestampSupport::Unavailable("timestamps turned off by SPLATSORT_NO_TIMESTAMPS".into())
         } else if features.contains(wgpu::Features::TIMESTAMP_QUERY) {

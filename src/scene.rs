@@ -55,8 +55,8 @@ pub struct SceneInfo {
 /// Why a scene could not be loaded. Every variant names the file.
 #[derive(Debug, thiserror::Error)]
 pub enum SceneError {
-    #[error("{path}: cannot read the file: {source}")]
-    Io { path: String, source: std::io::Error },
+    #[error("{path}: cannot read the file: {error}")]
+    Io { path: String, error: std::io::Error },
     #[error("{path}: not a PLY file (it does not start with \"ply\")")]
     NotPly { path: String },
     #[error("{path}: bad PLY header: {message}")]
@@ -201,7 +201,7 @@ impl Builder {
 pub fn load_ply(path: &Path, progress: &mut dyn FnMut(f32)) -> Result<Scene, SceneError> {
     let start = Instant::now();
     let display = path.display().to_string();
-    let io = |source| SceneError::Io { path: display.clone(), source };
+    let io = |error| SceneError::Io { path: display.clone(), error };
     let file = std::fs::File::open(path).map_err(io)?;
     let file_bytes = file.metadata().map_err(io)?.len();
     let mut reader = BufReader::with_capacity(1 << 20, file);
@@ -314,7 +314,7 @@ fn remaining_after_header(
     path: &str,
 ) -> Result<u64, SceneError> {
     use std::io::Seek;
-    let position = reader.stream_position().map_err(|source| SceneError::Io { path: path.into(), source })?;
+    let position = reader.stream_position().map_err(|error| SceneError::Io { path: path.into(), error })?;
     Ok(file_bytes.saturating_sub(position))
 }
 

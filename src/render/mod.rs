@@ -72,7 +72,7 @@ impl Default for RenderSettings {
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {
     #[error(
-        "the scene's {what} needs {needed} bytes, over this GPU's limit of {limit} bytes ({limit_name}); \
+        "the scene's {what} would take {needed} bytes, over this GPU's limit of {limit} bytes ({limit_name}); \
          {num_splats} splats are too many for this device"
     )]
     TooBig { what: &'static str, needed: u64, limit: u64, limit_name: &'static str, num_splats: usize },

@@ -65,7 +65,7 @@ pub enum SortError {
     #[error("{requested} keys exceed the sorter's capacity of {capacity}")]
     OverCapacity { requested: u64, capacity: u64 },
     #[error(
-        "{what} needs {needed} bytes, over the device's limit of {limit} bytes ({limit_name}); \
+        "{what} would take {needed} bytes, over the device's limit of {limit} bytes ({limit_name}); \
          sort fewer keys or use a GPU with larger buffers"
     )]
     DeviceLimit { what: &'static str, needed: u64, limit: u64, limit_name: &'static str },

@@ -153,8 +153,10 @@ pub struct TutorialSort {
     rank_groups: [wgpu::BindGroup; 2],
     scan_group: wgpu::BindGroup,
     scatter_groups: [wgpu::BindGroup; 2],
-    /// What the params buffer holds now, so that it is rewritten only when the size or settings change.
+    /// What the params buffer holds now (size and settings, and the scan levels for them), so that nothing is
+    /// recomputed or rewritten while they stay the same.
     params_for: Option<(u32, SortConfig)>,
+    levels: Vec<ScanLevel>,
 }
 
 fn storage_entry(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
@@ -330,6 +332,7 @@ impl TutorialSort {
             scan_group,
             scatter_groups,
             params_for: None,
+            levels: Vec::new(),
         })
     }
 
@@ -487,12 +490,12 @@ impl TutorialSort {
 
     /// Writes the per-iteration and per-scan-level parameters for `num_keys` keys, when they changed. They go through
     /// `queue.write_buffer`, so every sort recorded into one submission must use the same `num_keys`.
-    fn prepare_params(&mut self, queue: &wgpu::Queue, num_keys: u32) -> Vec<ScanLevel> {
+    fn prepare_params(&mut self, queue: &wgpu::Queue, num_keys: u32) {
+        if self.params_for == Some((num_keys, self.config)) {
+            return;
+        }
         let num_chunks = num_keys.div_ceil(CHUNK_SIZE);
         let (levels, _) = scan_levels(num_chunks * self.config.radix());
-        if self.params_for == Some((num_keys, self.config)) {
-            return levels;
-        }
         let stride = self.params_stride as usize;
         let mut bytes = vec![0u8; self.params.size() as usize];
         for iteration in 0..self.config.iterations() {
@@ -516,7 +519,7 @@ impl TutorialSort {
         }
         queue.write_buffer(&self.params, 0, &bytes);
         self.params_for = Some((num_keys, self.config));
-        levels
+        self.levels = levels;
     }
 
     /// Records a sort of the first `num_keys` pairs of the input buffers. `repeat` labels the timings of repeated
@@ -534,7 +537,8 @@ impl TutorialSort {
         if num_keys == 0 {
             return Ok(output);
         }
-        let levels = self.prepare_params(queue, num_keys);
+        self.prepare_params(queue, num_keys);
+        let levels = &self.levels;
         assert!(levels.len() <= MAX_SCAN_LEVELS as usize, "scan deeper than {MAX_SCAN_LEVELS} levels");
         let num_chunks = num_keys.div_ceil(CHUNK_SIZE);
         let max_dim = self.max_workgroups_per_dim;

@@ -256,6 +256,7 @@ struct Running {
     finishing: Option<u64>,
     saved_window_screenshot: Option<PathBuf>,
     egui_free: Vec<egui::TextureId>,
+    adapter_label: String,
 }
 
 /// Timed passes in one frame at most: depth keys, 3 per iteration (32 at 1 bit), draw.
@@ -370,6 +371,7 @@ impl Running {
             finishing: None,
             saved_window_screenshot: None,
             egui_free: Vec::new(),
+            adapter_label: describe_adapter(&ctx.info),
             ctx,
         })
     }
@@ -619,7 +621,6 @@ impl Running {
         let raw_input = self.egui_state.take_egui_input(&self.window);
         let mut actions = panel::PanelActions::default();
         let (scene_bytes, sort_bytes) = self.renderer.allocated_bytes();
-        let adapter = describe_adapter(&self.ctx.info);
         let loading =
             self.loader.as_ref().map(|l| (l.name.clone(), f32::from_bits(l.progress.load(Ordering::Relaxed))));
         let output = {
@@ -628,7 +629,7 @@ impl Running {
                 num_splats: self.renderer.scene().num_splats(),
                 visible: self.visible,
                 file_sh_degree: self.file_sh_degree,
-                adapter: &adapter,
+                adapter: &self.adapter_label,
                 scene_bytes,
                 sort_bytes,
                 timings: &self.stats,
