@@ -4,9 +4,10 @@
 //! f32, the 3D covariance Sigma = R S S^T R^T precomputed in f32, since f16 would flush the covariance of small splats
 //! to zero) and the SH coefficients as f16 (8 bytes at degree 0, 96 at degree 3; f16's 11-bit mantissa keeps colour
 //! errors far under one 8-bit step). Each frame `SplatRenderer::encode_frame` records
-//! 1. `splat_project.wgsl`: per splat, projection, culling, 2D conic, radius, SH colour, and the depth key and index
-//!    written straight into the sorter's input buffers; visible splats are counted into the indirect draw's
-//!    instance count (culled ones get the largest key, so the first `visible` sorted entries are the visible splats);
+//! 1. `splat_project.wgsl`: per splat, projection, culling, 2D conic, a quad fitted to the ellipse, SH colour, and
+//!    the depth key and index written straight into the sorter's input buffers; visible splats are counted into the
+//!    indirect draw's instance count (culled ones get the largest key, so the first `visible` sorted entries are the
+//!    visible splats);
 //! 2. the radix sort of those keys (`crate::sort`, any radix setting);
 //! 3. `splat_draw.wgsl`: one instanced quad per visible splat in sorted order (farthest first) into an Rgba16Float
 //!    image with premultiplied-alpha "over" blending (f16 accumulation avoids 8-bit rounding at each of the hundreds

@@ -2,8 +2,9 @@
 //!
 //! How it works, per iteration (one digit of `radix_bits` bits):
 //! 1. `sort_rank.wgsl`: each workgroup of 256 threads takes a 512-key chunk, stably sorts it by digit in workgroup
-//!    memory with one-bit splits, and writes each key's rank among equal digits in its chunk plus the chunk's digit
-//!    counts into a digit-major table (`digit * num_chunks + chunk`).
+//!    memory with two-bit splits (packed counters, one workgroup scan per two bits), and writes each key's rank
+//!    among equal digits in its chunk plus the chunk's digit counts into a digit-major table
+//!    (`digit * num_chunks + chunk`).
 //! 2. `sort_scan.wgsl`: an exclusive scan of that table. Digit-major order makes the scanned entry of
 //!    (digit, chunk) that chunk's first output slot for the digit. The scan is hierarchical (blocks of 1024), so any
 //!    number of chunks works, where the tutorial's one-workgroup scan stopped at 512 chunks.
