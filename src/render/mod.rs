@@ -677,6 +677,71 @@ impl Image {
     }
 }
 
+/// A texture the frame can be drawn into and then copied to a mappable buffer (rows padded to 256 bytes): what the
+/// headless renderer and the viewer's screenshots read images back through.
+pub struct ImageReadback {
+    pub texture: wgpu::Texture,
+    pub buffer: wgpu::Buffer,
+    pub width: u32,
+    pub height: u32,
+    padded_row: u32,
+}
+
+impl ImageReadback {
+    /// A 4-byte-per-pixel `format` target of `width` x `height` and its readback buffer.
+    pub fn new(device: &wgpu::Device, width: u32, height: u32, format: wgpu::TextureFormat) -> Self {
+        let texture = device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("readback image"),
+            size: wgpu::Extent3d { width, height, depth_or_array_layers: 1 },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format,
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+            view_formats: &[],
+        });
+        let padded_row = (width * 4).div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
+        let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("image readback"),
+            size: u64::from(padded_row) * u64::from(height),
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        Self { texture, buffer, width, height, padded_row }
+    }
+
+    pub fn view(&self) -> wgpu::TextureView {
+        self.texture.create_view(&Default::default())
+    }
+
+    /// Records the copy of the texture into the buffer (after whatever draws into it).
+    pub fn copy(&self, encoder: &mut wgpu::CommandEncoder) {
+        encoder.copy_texture_to_buffer(
+            self.texture.as_image_copy(),
+            wgpu::TexelCopyBufferInfo {
+                buffer: &self.buffer,
+                layout: wgpu::TexelCopyBufferLayout {
+                    offset: 0,
+                    bytes_per_row: Some(self.padded_row),
+                    rows_per_image: None,
+                },
+            },
+            wgpu::Extent3d { width: self.width, height: self.height, depth_or_array_layers: 1 },
+        );
+    }
+
+    /// The pixels (4 bytes each, rows packed) from the mapped buffer's bytes.
+    pub fn unpad(&self, mapped: &[u8]) -> Vec<u8> {
+        let row = (self.width * 4) as usize;
+        mapped
+            .chunks_exact(self.padded_row as usize)
+            .take(self.height as usize)
+            .flat_map(|r| &r[..row])
+            .copied()
+            .collect()
+    }
+}
+
 /// Renders one frame headless and reads it back (blocking: for the CLI and tests, never a frame loop).
 pub fn render_image(
     device: &wgpu::Device,
@@ -685,56 +750,26 @@ pub fn render_image(
     camera: &Camera,
     timer: Option<&mut GpuTimer>,
 ) -> Result<Image, RenderError> {
-    let (width, height) = (camera.width, camera.height);
     let format = wgpu::TextureFormat::Rgba8Unorm;
-    let texture = device.create_texture(&wgpu::TextureDescriptor {
-        label: Some("headless image"),
-        size: wgpu::Extent3d { width, height, depth_or_array_layers: 1 },
-        mip_level_count: 1,
-        sample_count: 1,
-        dimension: wgpu::TextureDimension::D2,
-        format,
-        usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
-        view_formats: &[],
-    });
-    let view = texture.create_view(&Default::default());
-    let padded_row = (width * 4).div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
-    let readback = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("headless readback"),
-        size: u64::from(padded_row) * u64::from(height),
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
+    let image = ImageReadback::new(device, camera.width, camera.height, format);
     let mut encoder = device.create_command_encoder(&Default::default());
     let mut timer = timer;
     if let Some(t) = timer.as_deref_mut() {
         t.begin_frame();
     }
     renderer.encode_frame(device, queue, &mut encoder, camera, timer.as_deref_mut(), 0)?;
-    renderer.blit(device, &mut encoder, &view, format);
+    renderer.blit(device, &mut encoder, &image.view(), format);
     if let Some(t) = timer.as_deref_mut() {
         t.end_frame(&mut encoder);
     }
-    encoder.copy_texture_to_buffer(
-        texture.as_image_copy(),
-        wgpu::TexelCopyBufferInfo {
-            buffer: &readback,
-            layout: wgpu::TexelCopyBufferLayout { offset: 0, bytes_per_row: Some(padded_row), rows_per_image: None },
-        },
-        wgpu::Extent3d { width, height, depth_or_array_layers: 1 },
-    );
+    image.copy(&mut encoder);
     queue.submit([encoder.finish()]);
     if let Some(t) = timer {
         t.after_submit();
     }
-    readback.map_async(wgpu::MapMode::Read, .., |_| {});
+    image.buffer.map_async(wgpu::MapMode::Read, .., |_| {});
     device.poll(wgpu::PollType::wait_indefinitely()).expect("device lost while rendering");
-    let data = readback.get_mapped_range(..).expect("mapped");
-    let mut rgba = Vec::with_capacity((width * height * 4) as usize);
-    for row in data.chunks_exact(padded_row as usize) {
-        rgba.extend_from_slice(&row[..(width * 4) as usize]);
-    }
-    drop(data);
-    readback.unmap();
-    Ok(Image { width, height, rgba })
+    let rgba = image.unpad(&image.buffer.get_mapped_range(..).expect("mapped"));
+    image.buffer.unmap();
+    Ok(Image { width: image.width, height: image.height, rgba })
 }

@@ -25,7 +25,7 @@ use winit::window::{Window, WindowId};
 
 use crate::camera::{Camera, CameraFile};
 use crate::gpu::{AdapterPreference, GpuContext, describe_adapter};
-use crate::render::{RenderSettings, SplatRenderer};
+use crate::render::{ImageReadback, RenderSettings, SplatRenderer};
 use crate::scene::{Scene, load_ply};
 use crate::timing::GpuTimer;
 use controls::{OrbitCamera, UpAxis};
@@ -156,12 +156,16 @@ const FAILED: u8 = 3;
 
 impl AsyncReadback {
     fn new(device: &wgpu::Device, label: &str, size: u64) -> Self {
-        let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+        Self::of(device.create_buffer(&wgpu::BufferDescriptor {
             label: Some(label),
             size: size.max(4),
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
-        });
+        }))
+    }
+
+    /// Tracks an existing mappable buffer.
+    fn of(buffer: wgpu::Buffer) -> Self {
         Self { buffer, state: Arc::new(AtomicU8::new(FREE)) }
     }
 
@@ -198,10 +202,8 @@ impl AsyncReadback {
 
 /// An image copied out of a texture, waiting for its readback.
 struct PendingImage {
+    target: ImageReadback,
     readback: AsyncReadback,
-    width: u32,
-    height: u32,
-    padded_row: u32,
     bgra: bool,
     path: PathBuf,
     /// The whole window (the `--screenshot` of a smoke test) rather than the 3D view.
@@ -540,15 +542,14 @@ impl Running {
                 self.messages.push("a screenshot's readback failed".into());
                 continue;
             };
-            let (w, h, row) = (image.width as usize, image.height as usize, image.padded_row as usize);
-            let mut rgb = Vec::with_capacity(w * h * 3);
-            for y in 0..h {
-                for px in bytes[y * row..y * row + w * 4].chunks_exact(4) {
-                    rgb.extend(if image.bgra { [px[2], px[1], px[0]] } else { [px[0], px[1], px[2]] });
-                }
-            }
+            let rgb: Vec<u8> = image
+                .target
+                .unpad(&bytes)
+                .chunks_exact(4)
+                .flat_map(|px| if image.bgra { [px[2], px[1], px[0]] } else { [px[0], px[1], px[2]] })
+                .collect();
             let path = image.path.clone();
-            let result = save_rgb_png(&path, image.width, image.height, &rgb);
+            let result = save_rgb_png(&path, image.target.width, image.target.height, &rgb);
             match result {
                 Ok(()) => {
                     self.messages.push(format!("saved {}", path.display()));
@@ -738,10 +739,9 @@ impl Running {
             self.screenshots_taken += 1;
             let path = PathBuf::from(format!("screenshot-{}.png", self.screenshots_taken));
             let format = wgpu::TextureFormat::Rgba8Unorm;
-            let (texture, image) = image_target(device, width, height, format, path, false);
-            let target = texture.create_view(&Default::default());
-            self.renderer.blit(device, &mut encoder, &target, format);
-            copy_image(&mut encoder, &texture, &image);
+            let image = pending_image(device, width, height, format, path, false);
+            self.renderer.blit(device, &mut encoder, &image.target.view(), format);
+            image.target.copy(&mut encoder);
             new_images.push(image);
         }
 
@@ -751,14 +751,14 @@ impl Running {
             egui_wgpu::ScreenDescriptor { size_in_pixels: [width, height], pixels_per_point: output.pixels_per_point };
         let mut command_buffers = self.egui_renderer.update_buffers(device, queue, &mut encoder, &paint_jobs, &screen);
         let mut targets = vec![view];
-        let mut window_texture = None;
+        let mut window_image = None;
         if let Some(path) = window_screenshot {
             // The whole window as a person sees it: the splats and the panel, drawn again into a copyable texture.
-            let (texture, image) = image_target(device, width, height, self.config.format, path, true);
-            let target = texture.create_view(&Default::default());
+            let image = pending_image(device, width, height, self.config.format, path, true);
+            let target = image.target.view();
             self.renderer.blit(device, &mut encoder, &target, self.config.format);
             targets.push(target);
-            window_texture = Some((texture, image));
+            window_image = Some(image);
         }
         for target in &targets {
             let mut pass = encoder
@@ -778,8 +778,8 @@ impl Running {
                 .forget_lifetime();
             self.egui_renderer.render(&mut pass, &paint_jobs, &screen);
         }
-        if let Some((texture, image)) = window_texture {
-            copy_image(&mut encoder, &texture, &image);
+        if let Some(image) = window_image {
+            image.target.copy(&mut encoder);
             new_images.push(image);
         }
         if let Some(timer) = self.timer.as_mut().filter(|_| timed) {
@@ -838,44 +838,19 @@ fn scene_label(path: &Path, scene: &Scene) -> String {
     )
 }
 
-/// A copyable render target and the readback for it.
-fn image_target(
+/// A copyable render target and its asynchronous readback, for a screenshot.
+fn pending_image(
     device: &wgpu::Device,
     width: u32,
     height: u32,
     format: wgpu::TextureFormat,
     path: PathBuf,
     window: bool,
-) -> (wgpu::Texture, PendingImage) {
-    let texture = device.create_texture(&wgpu::TextureDescriptor {
-        label: Some("screenshot"),
-        size: wgpu::Extent3d { width, height, depth_or_array_layers: 1 },
-        mip_level_count: 1,
-        sample_count: 1,
-        dimension: wgpu::TextureDimension::D2,
-        format,
-        usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
-        view_formats: &[],
-    });
-    let padded_row = (width * 4).div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
-    let readback = AsyncReadback::new(device, "screenshot readback", u64::from(padded_row) * u64::from(height));
+) -> PendingImage {
+    let target = ImageReadback::new(device, width, height, format);
+    let readback = AsyncReadback::of(target.buffer.clone());
     let bgra = matches!(format, wgpu::TextureFormat::Bgra8Unorm | wgpu::TextureFormat::Bgra8UnormSrgb);
-    (texture, PendingImage { readback, width, height, padded_row, bgra, path, window })
-}
-
-fn copy_image(encoder: &mut wgpu::CommandEncoder, texture: &wgpu::Texture, image: &PendingImage) {
-    encoder.copy_texture_to_buffer(
-        texture.as_image_copy(),
-        wgpu::TexelCopyBufferInfo {
-            buffer: &image.readback.buffer,
-            layout: wgpu::TexelCopyBufferLayout {
-                offset: 0,
-                bytes_per_row: Some(image.padded_row),
-                rows_per_image: None,
-            },
-        },
-        wgpu::Extent3d { width: image.width, height: image.height, depth_or_array_layers: 1 },
-    );
+    PendingImage { target, readback, bgra, path, window }
 }
 
 fn save_rgb_png(path: &Path, width: u32, height: u32, rgb: &[u8]) -> std::io::Result<()> {
