@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 
-use egui_plot::{Bar, BarChart, Legend, Line, Plot, PlotPoints};
+use egui_plot::{Bar, BarChart, Legend, Line, Plot, PlotPoint, PlotPoints, Text};
 
 use crate::bench::SortAlgorithm;
 use crate::sort::SortConfig;
@@ -387,19 +387,23 @@ fn timings_chart(ui: &mut egui::Ui, stats: &TimingStats) {
         (PassKind::SortScatter, "scatter"),
         (PassKind::Draw, "draw"),
     ];
+    // Each bar is named in the plot, under itself (a legend would cover the bars).
+    let heights: Vec<f64> = kinds.iter().map(|(kind, _)| stats.kind_ms(*kind).unwrap_or(0.0)).collect();
+    let top = heights.iter().copied().fold(0.0, f64::max).max(1e-3);
     Plot::new("pass_bars")
-        .height(110.0)
-        .legend(Legend::default())
+        .height(120.0)
         .allow_drag(false)
         .allow_zoom(false)
         .allow_scroll(false)
         .show_x(false)
-        .x_axis_formatter(|_, _| String::new())
+        .show_axes([false, true])
+        .include_y(-0.22 * top)
+        .include_y(1.05 * top)
         .y_axis_label("ms")
         .show(ui, |plot| {
-            for (i, (kind, name)) in kinds.iter().enumerate() {
-                let bar = Bar::new(i as f64, stats.kind_ms(*kind).unwrap_or(0.0)).width(0.7);
-                plot.bar_chart(BarChart::new(*name, vec![bar]));
+            for (i, ((_, name), height)) in kinds.iter().zip(&heights).enumerate() {
+                plot.bar_chart(BarChart::new(*name, vec![Bar::new(i as f64, *height).width(0.7)]));
+                plot.text(Text::new(*name, PlotPoint::new(i as f64, -0.11 * top), *name));
             }
         });
 
