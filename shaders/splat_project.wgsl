@@ -5,19 +5,26 @@
 // to 1.3x the half field of view; its inverse (the conic); colour = SH at the view direction + 0.5, clamped at 0.
 // The quad is the ellipse's bounding rectangle along its eigenvectors, with half-extents k sqrt(eigenvalue), where
 // k = min(3, sqrt(2 ln(255 opacity))): past k the alpha is under 1/255 (or past 3 sigma), so nothing outside the
-// quad would be drawn anyway. Culled: depth outside [near, far], opacity under 1/255, or a quad that misses the image.
+// quad would be drawn anyway. Culled: depth outside [near, far], opacity under 1/255, a quad that misses the image,
+// or a projected covariance that is not finite (counted, so the caller can say why a scene renders empty).
 // Keys sort ascending = farthest first; culled splats get the largest key so they sort last. Needs splat_common.wgsl.
 
 const WORKGROUP_SIZE: u32 = 256u;
 const SH_C0: f32 = 0.28209479177387814;
 const SH_C1: f32 = 0.4886025119029199;
 
+// The indirect draw's arguments, then the frame's counts that are not draw arguments.
 struct DrawIndirect {
     vertex_count: u32,
     instance_count: atomic<u32>,
     first_vertex: u32,
     first_instance: u32,
+    // Splats in front of the camera whose projected covariance is not finite (scales too large for f32).
+    culled_nonfinite: atomic<u32>,
 }
+
+// The largest finite f32: a value is finite when its magnitude is at most this (NaN fails every comparison).
+const F32_MAX: f32 = 3.40282347e38;
 
 @group(0) @binding(0) var<uniform> frame: FrameUniforms;
 // Three vec4 per splat: (position, opacity), (cov xx, xy, xz, yy), (cov yz, zz, -, -).
@@ -140,6 +147,11 @@ fn main(
     let b = cov[0][1];
     let c = cov[1][1] + 0.3;
     let det = a * c - b * b;
+    if (!all(abs(vec4<f32>(a, b, c, det)) <= vec4<f32>(F32_MAX))) {
+        atomicAdd(&draw_args.culled_nonfinite, 1u);
+        projected[i] = out;
+        return;
+    }
     if (!(det > 0.0)) {
         projected[i] = out;
         return;

@@ -110,6 +110,75 @@ fn warm_up<E>(
     Ok(())
 }
 
+/// Sorts or frames recorded per submission in a timed run. Bounds the memory of the recorded commands and of the
+/// timestamp queries (about 0.75 MB per sort of 16 iterations) whatever `--repeat` or `--frames` asks for.
+pub const TIMED_BATCH: u32 = 32;
+
+/// What a timed run measured.
+struct TimedRun {
+    timings: Option<FrameTimings>,
+    /// Why `timings` is absent.
+    unavailable: Option<String>,
+    /// CPU wall time from the first submission to the end of the last, per unit.
+    wall_ms_per_unit: f64,
+}
+
+/// Records `units` timed units (sorts or frames; `record` gets the unit's index) in batches of `TIMED_BATCH`, one
+/// submission each. The next batch is recorded while the GPU runs the previous one, and submitted as soon as that
+/// one's timestamps are collected, so the GPU idles only for a submission between batches (far too short for its
+/// clock to drop) and at most two batches exist at once.
+fn timed_run<E>(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    units: u32,
+    passes_per_unit: u32,
+    mut record: impl FnMut(&mut wgpu::CommandEncoder, Option<&mut GpuTimer>, u32) -> Result<(), E>,
+) -> Result<TimedRun, E> {
+    let (mut timer, mut unavailable) = match GpuTimer::new(device, queue, passes_per_unit * TIMED_BATCH.min(units), 2) {
+        Ok(timer) => (Some(timer), None),
+        Err(reason) => (None, Some(reason.0)),
+    };
+    let mut passes = Vec::new();
+    let mut collect = |timer: Option<&mut GpuTimer>| match timer {
+        Some(timer) => match timer.collect_blocking(device) {
+            Some(frame) => passes.extend(frame.passes),
+            None => unavailable = Some("a timestamp readback returned nothing".into()),
+        },
+        None => {
+            let _ = device.poll(wgpu::PollType::wait_indefinitely());
+        }
+    };
+    let mut start = None;
+    let mut first = 0;
+    while first < units {
+        let count = TIMED_BATCH.min(units - first);
+        let mut encoder = device.create_command_encoder(&Default::default());
+        if let Some(timer) = timer.as_mut() {
+            timer.begin_frame();
+        }
+        for unit in first..first + count {
+            record(&mut encoder, timer.as_mut(), unit)?;
+        }
+        if let Some(timer) = timer.as_mut() {
+            timer.end_frame(&mut encoder);
+        }
+        let commands = encoder.finish();
+        if start.is_some() {
+            collect(timer.as_mut());
+        }
+        start.get_or_insert_with(Instant::now);
+        queue.submit([commands]);
+        if let Some(timer) = timer.as_mut() {
+            timer.after_submit();
+        }
+        first += count;
+    }
+    collect(timer.as_mut());
+    let wall_ms_per_unit = start.map_or(0.0, |s| s.elapsed().as_secs_f64() * 1e3 / f64::from(units.max(1)));
+    let timings = (timer.is_some() && unavailable.is_none()).then_some(FrameTimings { passes });
+    Ok(TimedRun { timings, unavailable, wall_ms_per_unit })
+}
+
 /// Runs one case on `ctx`.
 pub fn run_case(
     ctx: &GpuContext,
@@ -120,7 +189,7 @@ pub fn run_case(
 ) -> Result<BenchResult, SortError> {
     let (device, queue) = (&ctx.device, &ctx.queue);
     let n = case.num_keys;
-    let repeat = repeat.max(1);
+    assert!(repeat >= 1, "at least one timed sort (the command line checks --repeat)");
     // The sorter checks `n` against the device's limits before anything is allocated for it.
     let mut sorter = TutorialSort::new(device, n, case.config)?;
     let keys = case.keys.generate(n as usize, seed);
@@ -151,30 +220,11 @@ pub fn run_case(
         sorter.record(queue, encoder, n, None, 0).map(|_| ())
     })?;
 
-    let timer = GpuTimer::new(device, queue, sorter.timed_passes() * repeat, 1);
-    let (mut timer, unavailable) = match timer {
-        Ok(timer) => (Some(timer), None),
-        Err(reason) => (None, Some(reason.0)),
-    };
-    let mut encoder = device.create_command_encoder(&Default::default());
-    if let Some(timer) = timer.as_mut() {
-        timer.begin_frame();
-    }
-    for r in 0..repeat {
-        restore(&mut encoder, &sorter);
-        sorter.record(queue, &mut encoder, n, timer.as_mut(), r)?;
-    }
-    if let Some(timer) = timer.as_mut() {
-        timer.end_frame(&mut encoder);
-    }
-    let batch_start = Instant::now();
-    queue.submit([encoder.finish()]);
-    if let Some(timer) = timer.as_mut() {
-        timer.after_submit();
-    }
-    let _ = device.poll(wgpu::PollType::wait_indefinitely());
-    let wall_ms_per_sort = batch_start.elapsed().as_secs_f64() * 1e3 / f64::from(repeat);
-    let timings = timer.as_mut().and_then(|t| t.collect_blocking(device));
+    let run = timed_run(device, queue, repeat, sorter.timed_passes(), |encoder, timer, r| {
+        restore(encoder, &sorter);
+        sorter.record(queue, encoder, n, timer, r).map(|_| ())
+    })?;
+    let (timings, unavailable, wall_ms_per_sort) = (run.timings, run.unavailable, run.wall_ms_per_unit);
 
     let (gpu_keys, gpu_values) = sorter.read_output_blocking(device, queue, n);
     let (want_keys, want_values) = cpu::stable_sort_pairs(&keys, &values, case.config);
@@ -184,8 +234,8 @@ pub fn run_case(
     let gpu = timings.as_ref().map(|t| summarize(t, case, repeat, &traffic));
     let gpu_times_unavailable = match (&gpu, unavailable) {
         (Some(_), _) => None,
+        (None, _) if n == 0 => Some("nothing to time: no keys".into()),
         (None, Some(reason)) => Some(reason),
-        (None, None) if n == 0 => Some("nothing to time: no keys".into()),
         (None, None) => Some("the timestamp readback returned nothing".into()),
     };
     Ok(BenchResult {
@@ -283,7 +333,7 @@ pub fn format_result(result: &BenchResult) -> String {
             }
             let _ = writeln!(
                 out,
-                "    {:.1} Mkeys/s, {:.0} GB/s effective (modelled bytes / median total)",
+                "    {:.1} Mkeys/s, {:.2} GB/s effective (modelled bytes / median total)",
                 gpu.mkeys_per_sec, gpu.effective_gb_per_sec
             );
             let _ = write!(out, "  per iteration, median ms [rank scan scatter]:");
@@ -336,30 +386,12 @@ pub fn run_render_bench(
     warmup_secs: f64,
 ) -> Result<RenderBenchResult, crate::render::RenderError> {
     let (device, queue) = (&ctx.device, &ctx.queue);
-    let frames = frames.max(1);
+    assert!(frames >= 1, "at least one timed frame (the command line checks --frames)");
     warm_up(device, queue, warmup_secs, 256, |encoder| renderer.encode_frame(device, queue, encoder, camera, None, 0))?;
-    let (mut timer, unavailable) = match GpuTimer::new(device, queue, renderer.timed_passes() * frames, 1) {
-        Ok(t) => (Some(t), None),
-        Err(e) => (None, Some(e.0)),
-    };
-    let mut encoder = device.create_command_encoder(&Default::default());
-    if let Some(t) = timer.as_mut() {
-        t.begin_frame();
-    }
-    for frame in 0..frames {
-        renderer.encode_frame(device, queue, &mut encoder, camera, timer.as_mut(), frame)?;
-    }
-    if let Some(t) = timer.as_mut() {
-        t.end_frame(&mut encoder);
-    }
-    let start = Instant::now();
-    queue.submit([encoder.finish()]);
-    if let Some(t) = timer.as_mut() {
-        t.after_submit();
-    }
-    let _ = device.poll(wgpu::PollType::wait_indefinitely());
-    let wall_ms_per_frame = start.elapsed().as_secs_f64() * 1e3 / f64::from(frames);
-    let timings = timer.as_mut().and_then(|t| t.collect_blocking(device));
+    let run = timed_run(device, queue, frames, renderer.timed_passes(), |encoder, timer, frame| {
+        renderer.encode_frame(device, queue, encoder, camera, timer, frame)
+    })?;
+    let (timings, unavailable, wall_ms_per_frame) = (run.timings, run.unavailable, run.wall_ms_per_unit);
     let per_frame = |select: &dyn Fn(PassKind) -> bool| -> Option<Stat> {
         let t = timings.as_ref()?;
         Stat::of(

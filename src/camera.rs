@@ -92,10 +92,12 @@ impl Camera {
         if !position.is_finite() || !target.is_finite() || !up.is_finite() {
             return Err("position, look_at and up must be finite numbers".into());
         }
-        let forward = (target - position).normalize_or_zero();
+        // In f64: the squared length of a direction between points at 1e19 overflows f32.
+        let forward = (target.as_dvec3() - position.as_dvec3()).normalize_or_zero().as_vec3();
         if forward == Vec3::ZERO {
             return Err("look_at equals position: no view direction".into());
         }
+        let up = up.as_dvec3().normalize_or_zero().as_vec3();
         let right = forward.cross(up).normalize_or_zero();
         if right == Vec3::ZERO {
             return Err("up is zero or parallel to the view direction".into());
@@ -126,11 +128,15 @@ impl Camera {
         let r = view.rotation;
         // Rows of the camera-to-world rotation; its columns are the camera axes in world space.
         let camera_to_world = Mat3::from_cols_array_2d(&r).transpose();
-        if !camera_to_world.is_finite() || (camera_to_world.determinant() - 1.0).abs() > 1e-2 {
+        let orthonormal = (camera_to_world * camera_to_world.transpose()).abs_diff_eq(Mat3::IDENTITY, 1e-2);
+        if !camera_to_world.is_finite() || !orthonormal || (camera_to_world.determinant() - 1.0).abs() > 1e-2 {
             return Err("rotation is not a 3x3 rotation matrix".into());
         }
+        if !Vec3::from(view.position).is_finite() {
+            return Err("position must be finite numbers".into());
+        }
         if !(view.fx > 0.0 && view.fy > 0.0 && view.fx.is_finite() && view.fy.is_finite()) {
-            return Err("fx and fy must be positive".into());
+            return Err("fx and fy must be positive finite numbers".into());
         }
         Ok(Self {
             width: view.width,
@@ -149,7 +155,7 @@ impl Camera {
     /// Reads a camera file: splatsort's format, or the trainer's cameras.json with `index` choosing the view.
     pub fn load(path: &Path, index: Option<usize>) -> Result<Self, CameraError> {
         let display = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|error| CameraError::Io { path: display.clone(), error })?;
+        let text = read_camera_text(path)?;
         Self::parse(&text, index).map_err(|e| match e {
             ParseFailure::Parse(message) => CameraError::Parse { path: display, message },
             ParseFailure::Invalid(message) => CameraError::Invalid { path: display, message },
@@ -158,11 +164,25 @@ impl Camera {
     }
 
     fn parse(text: &str, index: Option<usize>) -> Result<Self, ParseFailure> {
-        let value: serde_json::Value = serde_json::from_str(text).map_err(|e| ParseFailure::Parse(e.to_string()))?;
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| ParseFailure::Parse(one_line(&e.to_string())))?;
         if value.is_array() {
-            let views: Vec<TrainerCamera> = serde_json::from_value(value)
-                .map_err(|e| ParseFailure::Parse(format!("a list, but not the 3DGS cameras.json format: {e}")))?;
-            let index = index.unwrap_or(0);
+            let views: Vec<TrainerCamera> = serde_json::from_value(value).map_err(|e| {
+                ParseFailure::Parse(format!(
+                    "a list, but not the 3DGS cameras.json format: {}",
+                    one_line(&e.to_string())
+                ))
+            })?;
+            let index = match (index, views.len()) {
+                (Some(index), _) => index,
+                (None, 0 | 1) => 0,
+                (None, count) => {
+                    return Err(ParseFailure::Invalid(format!(
+                        "a 3DGS cameras.json with {count} views; choose one with --camera-index (0 to {})",
+                        count - 1
+                    )));
+                }
+            };
             let view = views.get(index).ok_or(ParseFailure::Index { index, count: views.len() })?;
             Self::from_trainer(view).map_err(ParseFailure::Invalid)
         } else {
@@ -171,7 +191,8 @@ impl Camera {
                     "--camera-index needs a cameras.json list; this file holds one camera".into(),
                 ));
             }
-            let file: CameraFile = serde_json::from_value(value).map_err(|e| ParseFailure::Parse(e.to_string()))?;
+            let file: CameraFile =
+                serde_json::from_value(value).map_err(|e| ParseFailure::Parse(one_line(&e.to_string())))?;
             Self::look_at(&file).map_err(ParseFailure::Invalid)
         }
     }
@@ -223,11 +244,32 @@ fn check_depth_range(near: f32, far: f32) -> Result<(), String> {
     Ok(())
 }
 
+/// The largest scene radius that can be framed: the far plane (100 radii away) must stay a finite f32.
+pub const MAX_FRAMING_RADIUS: f32 = 1e30;
+
+/// Centre and radius of a box, for framing it. Computed in f64 (the diagonal of a box at +-1e19 overflows f32), and
+/// at least 1e-5 of the centre's distance from the origin, so that a camera a few radii away is a different f32
+/// point from the centre even for a scene far from the origin or with every splat at one place.
+pub fn framing_sphere(lo: Vec3, hi: Vec3) -> Result<(Vec3, f32), String> {
+    if !lo.is_finite() || !hi.is_finite() {
+        return Err("the scene's bounds are not finite".into());
+    }
+    let (lo, hi) = (lo.as_dvec3(), hi.as_dvec3());
+    let center = 0.5 * (lo + hi);
+    let radius = (0.5 * (hi - lo).length()).max(1e-3).max(center.abs().max_element() * 1e-5);
+    if radius > f64::from(MAX_FRAMING_RADIUS) {
+        return Err(format!(
+            "the scene spans {:.1e} units, too large to frame with f32 depths (at most {MAX_FRAMING_RADIUS:.0e})",
+            2.0 * radius
+        ));
+    }
+    Ok((center.as_vec3(), radius as f32))
+}
+
 /// A camera that frames a scene's bulk (bounds without the 1% outliers per axis): it looks at the centre from above
 /// and to the side, with `up` as the scene's up direction (3DGS scenes are usually -y up).
-pub fn frame_bounds(lo: Vec3, hi: Vec3, up: Vec3, width: u32, height: u32) -> Camera {
-    let center = 0.5 * (lo + hi);
-    let radius = (0.5 * (hi - lo).length()).max(1e-3);
+pub fn frame_bounds(lo: Vec3, hi: Vec3, up: Vec3, width: u32, height: u32) -> Result<Camera, String> {
+    let (center, radius) = framing_sphere(lo, hi)?;
     let up = up.normalize_or(Vec3::NEG_Y);
     // A horizontal direction: any axis not along `up`.
     let side = if up.cross(Vec3::Z).length() > 0.5 { Vec3::Z } else { Vec3::X };
@@ -245,7 +287,45 @@ pub fn frame_bounds(lo: Vec3, hi: Vec3, up: Vec3, width: u32, height: u32) -> Ca
         near: (distance * 1e-4).max(1e-3),
         far: (distance * 100.0).max(DEFAULT_FAR),
     };
-    Camera::look_at(&file).expect("a framing camera is always valid")
+    Camera::look_at(&file)
+}
+
+/// The largest camera file read (a trainer's cameras.json of thousands of views is a few MB).
+const MAX_CAMERA_FILE_BYTES: u64 = 64 << 20;
+
+/// A camera file's text, after checking that it is a regular file of a sane size (a FIFO would block the read).
+fn read_camera_text(path: &Path) -> Result<String, CameraError> {
+    let display = path.display().to_string();
+    let io = |error| CameraError::Io { path: display.clone(), error };
+    let metadata = std::fs::metadata(path).map_err(io)?;
+    if !metadata.is_file() {
+        return Err(CameraError::Invalid { path: display, message: "not a regular file".into() });
+    }
+    if metadata.len() > MAX_CAMERA_FILE_BYTES {
+        return Err(CameraError::Invalid {
+            path: display,
+            message: format!("{} bytes is too big for a camera file", metadata.len()),
+        });
+    }
+    std::fs::read_to_string(path).map_err(io)
+}
+
+impl CameraFile {
+    /// Reads and checks a splatsort camera file (what the viewer starts from).
+    pub fn load(path: &Path) -> Result<Self, CameraError> {
+        let display = path.display().to_string();
+        let text = read_camera_text(path)?;
+        let file: CameraFile = serde_json::from_str(&text)
+            .map_err(|e| CameraError::Parse { path: display.clone(), message: one_line(&e.to_string()) })?;
+        Camera::look_at(&file).map_err(|message| CameraError::Invalid { path: display, message })?;
+        Ok(file)
+    }
+}
+
+/// A parser's message on one short line.
+fn one_line(message: &str) -> String {
+    let line = message.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.chars().count() > 160 { format!("{}...", line.chars().take(160).collect::<String>()) } else { line }
 }
 
 #[cfg(test)]
@@ -317,5 +397,49 @@ mod tests {
         f.near = 0.0;
         assert!(Camera::look_at(&f).is_err());
         assert!(matches!(Camera::parse("{", None), Err(ParseFailure::Parse(_))));
+    }
+
+    #[test]
+    fn trainer_cameras_with_non_finite_values_are_rejected() {
+        let view = |position: &str, fx: &str| {
+            format!(
+                r#"[{{"width": 64, "height": 48, "position": {position}, "rotation": [[1,0,0],[0,1,0],[0,0,1]],
+                    "fx": {fx}, "fy": 50}}]"#
+            )
+        };
+        assert!(Camera::parse(&view("[0, 0, 0]", "50"), None).is_ok(), "a good view");
+        // 1e39 is past f32's range: it parses to infinity, which must not pass.
+        assert!(matches!(Camera::parse(&view("[1e39, 0, 0]", "50"), None), Err(ParseFailure::Invalid(_))));
+        assert!(matches!(Camera::parse(&view("[0, 0, 0]", "1e39"), None), Err(ParseFailure::Invalid(_))));
+        let skewed = view("[0, 0, 0]", "50").replace("[[1,0,0],[0,1,0],[0,0,1]]", "[[1,1,0],[0,1,0],[0,0,1]]");
+        assert!(matches!(Camera::parse(&skewed, None), Err(ParseFailure::Invalid(_))), "a shear is no rotation");
+    }
+
+    #[test]
+    fn a_list_of_views_needs_an_index() {
+        let one = r#"{"width": 64, "height": 48, "position": [0,0,0], "rotation": [[1,0,0],[0,1,0],[0,0,1]],
+                      "fx": 50, "fy": 50}"#;
+        let two = format!("[{one}, {one}]");
+        match Camera::parse(&two, None) {
+            Err(ParseFailure::Invalid(message)) => assert!(message.contains("--camera-index"), "{message}"),
+            _ => panic!("two views without an index must be refused"),
+        }
+        assert!(Camera::parse(&two, Some(1)).is_ok());
+    }
+
+    #[test]
+    fn degenerate_scenes_are_framed_or_refused_clearly() {
+        let up = Vec3::NEG_Y;
+        // Every splat at one place, near and far from the origin.
+        for p in [Vec3::ZERO, Vec3::splat(1e6), Vec3::new(-3e9, 2.0, 7e8)] {
+            let camera = frame_bounds(p, p, up, 64, 48).unwrap_or_else(|e| panic!("{p}: {e}"));
+            assert!(camera.to_camera(p).z > 0.0, "{p}: the point is in front of the camera");
+        }
+        // A scene spanning +-1e19: its diagonal overflows f32, the framing must not.
+        let camera = frame_bounds(Vec3::splat(-1e19), Vec3::splat(1e19), up, 64, 48).expect("frames +-1e19");
+        assert!(camera.far.is_finite() && camera.position.is_finite());
+        let error = frame_bounds(Vec3::splat(-1e37), Vec3::splat(1e37), up, 64, 48).unwrap_err();
+        assert!(error.contains("too large"), "{error}");
+        assert!(frame_bounds(Vec3::NAN, Vec3::ZERO, up, 64, 48).is_err());
     }
 }

@@ -11,7 +11,7 @@ use splatsort::camera::{Camera, frame_bounds};
 use splatsort::gpu::{AdapterPreference, GpuContext, describe_adapter};
 use splatsort::keys::KeyDistribution;
 use splatsort::render::{self, RenderSettings, SplatRenderer};
-use splatsort::scene::{self, Scene};
+use splatsort::scene::{self, PlyEncoding, Scene};
 use splatsort::sort::SortConfig;
 use splatsort::timing::{GpuTimer, PassKind};
 
@@ -39,23 +39,31 @@ enum Command {
     },
     /// Write the splats whose centres lie in a box to a new PLY (binary little-endian).
     Crop {
+        /// The scene to cut from (a 3DGS PLY file).
         input: PathBuf,
+        /// The PLY file to write.
         output: PathBuf,
-        /// Box minimum, x,y,z.
-        #[arg(long, value_delimiter = ',', allow_negative_numbers = true, required = true)]
-        min: Vec<f32>,
-        /// Box maximum, x,y,z.
-        #[arg(long, value_delimiter = ',', allow_negative_numbers = true, required = true)]
-        max: Vec<f32>,
+        /// Box minimum, three finite numbers x,y,z (negative ones too: --min -5,0,0).
+        #[arg(long, value_parser = parse_point, allow_hyphen_values = true, required = true)]
+        min: Vec3,
+        /// Box maximum, three finite numbers x,y,z.
+        #[arg(long, value_parser = parse_point, allow_hyphen_values = true, required = true)]
+        max: Vec3,
     },
     /// Write a scene repeated side by side along x (for benchmark scenes of millions of splats).
     Tile {
+        /// The scene to repeat (a 3DGS PLY file).
         input: PathBuf,
+        /// The PLY file to write (binary little-endian).
         output: PathBuf,
-        #[arg(long)]
-        copies: usize,
+        /// Number of copies, 1 to 1024 (the result may hold at most 2^28 splats).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+        copies: u32,
     },
 }
+
+/// Image and window sides: 1 to this many pixels (the device may allow fewer; that is checked when rendering).
+const MAX_SIDE: i64 = splatsort::camera::MAX_IMAGE_SIDE as i64;
 
 #[derive(clap::Args, Default)]
 struct ViewArgs {
@@ -64,17 +72,17 @@ struct ViewArgs {
     /// Start at this camera file's view (as written by "Save camera").
     #[arg(long)]
     camera: Option<PathBuf>,
-    /// Close after this many frames and print a JSON summary (FPS, timings, the sort check).
-    #[arg(long)]
+    /// Close after this many frames (1 to 1000000) and print a JSON summary (FPS, timings, the sort check).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     frames: Option<u32>,
     /// With --frames: save a screenshot of the whole window (panel included) before closing.
     #[arg(long, requires = "frames")]
     screenshot: Option<PathBuf>,
-    /// Window width in pixels.
-    #[arg(long, default_value_t = 1280)]
+    /// Window width in pixels, 1 to 16384.
+    #[arg(long, default_value_t = 1280, value_parser = clap::value_parser!(u32).range(1..=MAX_SIDE))]
     width: u32,
-    /// Window height in pixels.
-    #[arg(long, default_value_t = 720)]
+    /// Window height in pixels, 1 to 16384.
+    #[arg(long, default_value_t = 720, value_parser = clap::value_parser!(u32).range(1..=MAX_SIDE))]
     height: u32,
 }
 
@@ -85,10 +93,10 @@ struct SortArgs {
     #[arg(long, value_enum, default_value = "tutorial")]
     algorithm: SortAlgorithm,
     /// Bits per radix pass: 1, 2, 4 or 8.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, value_parser = parse_radix_bits)]
     radix_bits: u32,
-    /// Key bits sorted (depth keys are quantized to this many bits).
-    #[arg(long, default_value_t = 32)]
+    /// Key bits sorted, 1 to 32 (depth keys are quantized to this many bits).
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=32))]
     key_bits: u32,
 }
 
@@ -98,14 +106,14 @@ struct CameraArgs {
     /// Camera JSON (splatsort's format, or the 3DGS trainer's cameras.json). Without it the scene is framed.
     #[arg(long)]
     camera: Option<PathBuf>,
-    /// Which view of a cameras.json list.
+    /// Which view of a cameras.json list, from 0 (needed when the list has more than one).
     #[arg(long)]
     camera_index: Option<usize>,
-    /// Image width when no camera file is given.
-    #[arg(long, default_value_t = 960)]
+    /// Image width when no camera file is given, 1 to 16384.
+    #[arg(long, default_value_t = 960, value_parser = clap::value_parser!(u32).range(1..=MAX_SIDE))]
     width: u32,
-    /// Image height when no camera file is given.
-    #[arg(long, default_value_t = 540)]
+    /// Image height when no camera file is given, 1 to 16384.
+    #[arg(long, default_value_t = 540, value_parser = clap::value_parser!(u32).range(1..=MAX_SIDE))]
     height: u32,
 }
 
@@ -120,16 +128,19 @@ struct RenderArgs {
     out: PathBuf,
     #[command(flatten)]
     sort: SortArgs,
-    /// SH degree to use (at most the scene's).
-    #[arg(long, default_value_t = 3)]
+    /// SH degree to use, 0 to 3 (at most the scene's).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=3))]
     sh_degree: u32,
-    /// Background colour r,g,b in [0, 1].
-    #[arg(long, value_delimiter = ',', default_value = "0,0,0")]
-    background: Vec<f32>,
+    /// Background colour r,g,b, each in [0, 1].
+    #[arg(long, default_value = "0,0,0", value_parser = parse_colour, allow_hyphen_values = true)]
+    background: [f32; 3],
     /// Print the GPU time of every pass.
     #[arg(long)]
     timings: bool,
 }
+
+/// Frames or sorts a benchmark may time: recorded in bounded batches, so memory does not grow with it.
+const MAX_TIMED: i64 = 100_000;
 
 #[derive(clap::Args)]
 struct RenderBenchArgs {
@@ -139,14 +150,14 @@ struct RenderBenchArgs {
     camera: CameraArgs,
     #[command(flatten)]
     sort: SortArgs,
-    /// Repeat the scene this many times side by side (a scene of millions of splats without a file).
-    #[arg(long, default_value_t = 1)]
-    tile: usize,
-    /// Frames recorded back to back and timed.
-    #[arg(long, default_value_t = 50)]
+    /// Repeat the scene this many times side by side, 1 to 1024 (a scene of millions of splats without a file).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    tile: u32,
+    /// Frames timed, 1 to 100000, recorded back to back.
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=MAX_TIMED))]
     frames: u32,
-    /// Seconds of untimed frames first, so the GPU reaches full clock.
-    #[arg(long, default_value_t = 1.0)]
+    /// Seconds of untimed frames first, 0 to 60, so the GPU reaches full clock.
+    #[arg(long, default_value_t = 1.0, value_parser = parse_warmup_secs)]
     warmup_secs: f64,
     /// Print JSON instead of text.
     #[arg(long)]
@@ -159,12 +170,12 @@ struct SortBenchArgs {
     #[arg(long, value_enum, default_value = "tutorial")]
     algorithm: SortAlgorithm,
     /// Bits per radix pass: 1, 2, 4 or 8 (several: a sweep).
-    #[arg(long, value_delimiter = ',', default_value = "2")]
+    #[arg(long, value_delimiter = ',', default_value = "2", value_parser = parse_radix_bits)]
     radix_bits: Vec<u32>,
-    /// Key bits sorted, 1..=32: only the low bits count (several: a sweep).
-    #[arg(long, value_delimiter = ',', default_value = "32")]
+    /// Key bits sorted, 1 to 32: only the low bits count (several: a sweep).
+    #[arg(long, value_delimiter = ',', default_value = "32", value_parser = clap::value_parser!(u32).range(1..=32))]
     key_bits: Vec<u32>,
-    /// Numbers of key-value pairs (several: a sweep).
+    /// Numbers of key-value pairs, 0 to 4294967295 (several: a sweep; the device's limits are checked first).
     #[arg(long, value_delimiter = ',', default_value = "1000000")]
     n: Vec<u32>,
     /// Key distributions (several: a sweep).
@@ -173,15 +184,51 @@ struct SortBenchArgs {
     /// Seed of the key generator.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Timed sorts per case, recorded back to back in one submission.
-    #[arg(long, default_value_t = 20)]
+    /// Timed sorts per case, 1 to 100000, recorded back to back.
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=MAX_TIMED))]
     repeat: u32,
-    /// Seconds of untimed sorting before each case, so the GPU reaches full clock.
-    #[arg(long, default_value_t = 1.0)]
+    /// Seconds of untimed sorting before each case, 0 to 60, so the GPU reaches full clock.
+    #[arg(long, default_value_t = 1.0, value_parser = parse_warmup_secs)]
     warmup_secs: f64,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
+}
+
+fn parse_radix_bits(text: &str) -> Result<u32, String> {
+    match text.trim().parse::<u32>() {
+        Ok(bits) if SortConfig::RADIX_BITS.contains(&bits) => Ok(bits),
+        _ => Err(format!("`{text}` is not one of 1, 2, 4, 8")),
+    }
+}
+
+fn parse_warmup_secs(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(secs) if (0.0..=60.0).contains(&secs) => Ok(secs),
+        _ => Err(format!("`{text}` is not a number of seconds from 0 to 60")),
+    }
+}
+
+/// `n` comma-separated finite numbers.
+fn parse_floats<const N: usize>(text: &str) -> Result<[f32; N], String> {
+    let parts: Vec<&str> = text.split(',').map(str::trim).collect();
+    let values: Vec<f32> = parts.iter().filter_map(|p| p.parse::<f32>().ok()).filter(|v| v.is_finite()).collect();
+    <[f32; N]>::try_from(values.as_slice())
+        .ok()
+        .filter(|_| parts.len() == N)
+        .ok_or_else(|| format!("`{text}` is not {N} finite numbers separated by commas"))
+}
+
+fn parse_point(text: &str) -> Result<Vec3, String> {
+    parse_floats::<3>(text).map(Vec3::from)
+}
+
+fn parse_colour(text: &str) -> Result<[f32; 3], String> {
+    let colour = parse_floats::<3>(text)?;
+    if !colour.iter().all(|c| (0.0..=1.0).contains(c)) {
+        return Err(format!("`{text}`: each of r,g,b must be in [0, 1]"));
+    }
+    Ok(colour)
 }
 
 fn main() {
@@ -200,11 +247,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::RenderBench(args)) => render_bench(args),
         Some(Command::Info { scene }) => info(&scene),
         Some(Command::Crop { input, output, min, max }) => {
-            if min.len() != 3 || max.len() != 3 {
-                bail!("--min and --max take three numbers each: x,y,z");
+            if !min.cmple(max).all() {
+                bail!("--min must be at most --max on every axis (got {min} and {max})");
             }
             let scene = load(&input)?;
-            let cropped = scene.crop(Vec3::from_slice(&min), Vec3::from_slice(&max));
+            let cropped = scene.crop(min, max);
             if cropped.is_empty() {
                 bail!("no splat of {} lies inside the box", input.display());
             }
@@ -213,12 +260,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Some(Command::Tile { input, output, copies }) => {
-            if copies == 0 || copies > 1024 {
-                bail!("--copies must be between 1 and 1024");
-            }
-            let tiled = load(&input)?.tiled(copies);
-            write_scene(&tiled, &output)?;
-            println!("wrote {} splats to {}", tiled.len(), output.display());
+            let scene = load(&input)?;
+            // The size is checked before anything is built, and the copies are streamed to the file.
+            let total = scene.check_tiled_size(copies as usize).map_err(anyhow::Error::msg)?;
+            write_file(&output, |out| {
+                scene::write_ply_tiled(&scene, copies as usize, out, PlyEncoding::BinaryLittleEndian)
+            })?;
+            println!("wrote {total} splats to {}", output.display());
             Ok(())
         }
         None => view(ViewArgs { width: 1280, height: 720, ..Default::default() }),
@@ -273,7 +321,7 @@ fn sort_bench(args: SortBenchArgs) -> anyhow::Result<()> {
 }
 
 fn load(path: &Path) -> anyhow::Result<Scene> {
-    let scene = scene::load_ply(path, &mut |_| {})?;
+    let scene = scene::load(path, &mut |_| {})?;
     log::info!(
         "loaded {}: {} splats, SH degree {}, {:.3} s",
         path.display(),
@@ -284,12 +332,26 @@ fn load(path: &Path) -> anyhow::Result<Scene> {
     Ok(scene)
 }
 
-fn write_scene(scene: &Scene, path: &Path) -> anyhow::Result<()> {
+/// Writes a file through a buffer and reports every error, the final flush's included (a full disk shows there).
+fn write_file(
+    path: &Path,
+    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> anyhow::Result<()> {
     let file = std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
     let mut out = std::io::BufWriter::new(file);
-    scene::write_ply(scene, &mut out, ply_rs::ply::Encoding::BinaryLittleEndian)
-        .and_then(|()| std::io::Write::flush(&mut out))
-        .with_context(|| format!("cannot write {}", path.display()))
+    let finish = |out: &mut std::io::BufWriter<std::fs::File>| {
+        std::io::Write::flush(out)?;
+        // A disk that fills up may only say so when the data reaches it; devices like /dev/null cannot sync.
+        match out.get_ref().sync_all() {
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => Ok(()),
+            other => other,
+        }
+    };
+    write(&mut out).and_then(|()| finish(&mut out)).with_context(|| format!("cannot write {}", path.display()))
+}
+
+fn write_scene(scene: &Scene, path: &Path) -> anyhow::Result<()> {
+    write_file(path, |out| scene::write_ply(scene, out, PlyEncoding::BinaryLittleEndian))
 }
 
 fn camera_for(args: &CameraArgs, scene: &Scene) -> anyhow::Result<Camera> {
@@ -300,16 +362,13 @@ fn camera_for(args: &CameraArgs, scene: &Scene) -> anyhow::Result<Camera> {
                 bail!("--camera-index needs --camera");
             }
             let (lo, hi) = scene.robust_bounds();
-            Ok(frame_bounds(lo, hi, Vec3::NEG_Y, args.width, args.height))
+            frame_bounds(lo, hi, Vec3::NEG_Y, args.width, args.height).map_err(anyhow::Error::msg)
         }
     }
 }
 
 fn settings_for(sort: SortArgs, sh_degree: u32, background: [f32; 3]) -> anyhow::Result<RenderSettings> {
     let SortAlgorithm::Tutorial = sort.algorithm;
-    if !background.iter().all(|c| (0.0..=1.0).contains(c)) {
-        bail!("--background values must be in [0, 1]");
-    }
     Ok(RenderSettings {
         sort: SortConfig::new(sort.radix_bits, sort.key_bits)?,
         sh_degree: sh_degree.min(scene::MAX_SH_DEGREE),
@@ -319,11 +378,7 @@ fn settings_for(sort: SortArgs, sh_degree: u32, background: [f32; 3]) -> anyhow:
 }
 
 fn render_command(args: RenderArgs) -> anyhow::Result<()> {
-    if args.background.len() != 3 {
-        bail!("--background takes three numbers: r,g,b");
-    }
-    let background = [args.background[0], args.background[1], args.background[2]];
-    let settings = settings_for(args.sort, args.sh_degree, background)?;
+    let settings = settings_for(args.sort, args.sh_degree, args.background)?;
     let scene = load(&args.scene)?;
     let camera = camera_for(&args.camera, &scene)?;
     let ctx = GpuContext::headless(AdapterPreference::Hardware)?;
@@ -341,8 +396,11 @@ fn render_command(args: RenderArgs) -> anyhow::Result<()> {
         None
     };
     let image = render::render_image(&ctx.device, &ctx.queue, &mut renderer, &camera, timer.as_mut())?;
-    image.save_png(&args.out).with_context(|| format!("cannot write {}", args.out.display()))?;
+    write_file(&args.out, |out| image.write_png(out))?;
     println!("wrote {} ({}x{})", args.out.display(), image.width, image.height);
+    if let Some(warning) = renderer.counts_blocking(&ctx.device, &ctx.queue).warning() {
+        eprintln!("warning: {}: {warning}", args.scene.display());
+    }
     if let Some(timings) = timer.as_mut().and_then(|t| t.collect_blocking(&ctx.device)) {
         for kind in PassKind::ALL {
             println!("  {:<32} {:>9.3} ms", kind.name(), timings.total_nanos(kind) * 1e-6);
@@ -353,21 +411,25 @@ fn render_command(args: RenderArgs) -> anyhow::Result<()> {
 }
 
 fn render_bench(args: RenderBenchArgs) -> anyhow::Result<()> {
-    if args.tile == 0 || args.tile > 1024 {
-        bail!("--tile must be between 1 and 1024");
-    }
     let settings = settings_for(args.sort, scene::MAX_SH_DEGREE, [0.0; 3])?;
     let mut scene = load(&args.scene)?;
+    let ctx = GpuContext::headless(AdapterPreference::Hardware)?;
     if args.tile > 1 {
-        scene = scene.tiled(args.tile);
+        // Check the tiled size against host and device limits before building it.
+        let total = scene.check_tiled_size(args.tile as usize).map_err(anyhow::Error::msg)?;
+        render::GpuScene::check_limits(&ctx.device, total, scene.sh_degree)
+            .with_context(|| format!("{} x{} does not fit this GPU", args.scene.display(), args.tile))?;
+        scene = scene.tiled(args.tile as usize);
     }
     let camera = camera_for(&args.camera, &scene)?;
-    let ctx = GpuContext::headless(AdapterPreference::Hardware)?;
     let mut renderer = SplatRenderer::new(&ctx.device, &ctx.queue, &scene, settings)
         .with_context(|| format!("cannot put {} on the GPU", args.scene.display()))?;
     let result = bench::run_render_bench(&ctx, &mut renderer, &camera, args.frames, args.warmup_secs)?;
-    let args_bytes = splatsort::gpu::read_buffer_blocking(&ctx.device, &ctx.queue, renderer.draw_args(), 16);
-    let visible = u32::from_le_bytes([args_bytes[4], args_bytes[5], args_bytes[6], args_bytes[7]]);
+    let counts = renderer.counts_blocking(&ctx.device, &ctx.queue);
+    let visible = counts.visible;
+    if let Some(warning) = counts.warning() {
+        log::warn!("{}: {warning}", args.scene.display());
+    }
     if args.json {
         println!(
             "{}",
@@ -376,6 +438,7 @@ fn render_bench(args: RenderBenchArgs) -> anyhow::Result<()> {
                 "scene": args.scene.display().to_string(),
                 "tile": args.tile,
                 "visible_splats": visible,
+                "culled_nonfinite_splats": counts.culled_nonfinite,
                 "result": result,
             }))?
         );
@@ -444,9 +507,6 @@ fn demo_scene_path() -> PathBuf {
 }
 
 fn view(args: ViewArgs) -> anyhow::Result<()> {
-    if !(1..=16384).contains(&args.width) || !(1..=16384).contains(&args.height) {
-        bail!("--width and --height must be between 1 and 16384");
-    }
     let options = splatsort::viewer::ViewerOptions {
         scene: args.scene.unwrap_or_else(demo_scene_path),
         camera: args.camera,

@@ -310,8 +310,21 @@ impl GpuTimer {
     }
 
     /// Waits for the last submitted frame and returns its timings: for benchmarks and tests, never the frame loop.
+    ///
+    /// Waiting for the device is not enough: when several threads poll one device (the tests share one), the poll
+    /// of another thread can pick up this readback and run its map callback after this thread's poll has returned.
+    /// So this waits for the callback itself (a bounded wait: None after 60 s).
     pub fn collect_blocking(&mut self, device: &wgpu::Device) -> Option<FrameTimings> {
-        device.poll(wgpu::PollType::wait_indefinitely()).ok()?;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            device.poll(wgpu::PollType::wait_indefinitely()).ok()?;
+            let in_flight =
+                self.slots.iter().any(|s| matches!(*s.state.lock().expect("timer slot lock"), SlotState::InFlight));
+            if !in_flight || std::time::Instant::now() > deadline {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
         self.try_collect()
     }
 

@@ -246,7 +246,7 @@ fn draw_order_is_back_to_front() {
             render::render_image(&ctx.device, &ctx.queue, &mut renderer, &cam, None).expect("frame");
             let n = scene.len() as u32;
             let (keys, values) = renderer.sorter().read_output_blocking(&ctx.device, &ctx.queue, n);
-            let args = splatsort::gpu::read_buffer_blocking(&ctx.device, &ctx.queue, renderer.draw_args(), 16);
+            let args = splatsort::gpu::read_buffer_blocking(&ctx.device, &ctx.queue, renderer.draw_args(), 32);
             let visible = u32::from_le_bytes(args[4..8].try_into().unwrap()) as usize;
             (keys, values, visible)
         });

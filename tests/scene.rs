@@ -4,8 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use glam::{Quat, Vec3};
-use ply_rs::ply::Encoding;
-use splatsort::scene::{Scene, SceneError, load_ply, write_ply};
+use splatsort::scene::{PlyEncoding as Encoding, Scene, SceneError, load_ply, write_ply};
 
 /// A fresh folder for one test's files.
 fn scratch(test: &str) -> PathBuf {

@@ -63,3 +63,39 @@ fn a_frame_asking_for_more_passes_than_the_ring_holds_times_only_the_first() {
     assert!(timer.compute_pass_writes(label(1)).is_some());
     assert!(timer.compute_pass_writes(label(2)).is_none(), "past max_passes a pass is simply not timed");
 }
+
+/// Sets the flag when dropped, so a helper thread stops even when an assertion fails.
+struct StopOnDrop<'a>(&'a std::sync::atomic::AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+#[test]
+fn blocking_collection_waits_for_a_callback_run_by_another_thread() {
+    // Regression (issue 7): with the device shared, another thread's poll can pick up this readback and run its map
+    // callback after this thread's poll has returned; `collect_blocking` then saw an in-flight slot and returned
+    // nothing, about once in ten runs of the suite. Here a second thread polls all the time, which made it fail
+    // within a few dozen frames.
+    let ctx = common::context();
+    let Ok(mut timer) = GpuTimer::new(&ctx.device, &ctx.queue, 4, 2) else {
+        assert!(!ctx.timestamps.is_available(), "the timer must exist where timestamps do");
+        return;
+    };
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = ctx.device.poll(wgpu::PollType::Poll);
+            }
+        });
+        let _stop = StopOnDrop(&stop);
+        for frame in 0..300 {
+            assert!(timed_frame(ctx, &mut timer, frame), "frame {frame}: the ring has a free slot");
+            let timings = timer.collect_blocking(&ctx.device);
+            assert!(timings.is_some(), "frame {frame}: timings come back");
+        }
+    });
+}

@@ -52,6 +52,36 @@ pub const GEOMETRY_BYTES_PER_SPLAT: u64 = 48;
 /// Bytes of per-frame projection output per splat (`Projected` in the shaders).
 pub const PROJECTED_BYTES_PER_SPLAT: u64 = 48;
 
+/// Bytes of the draw-arguments buffer: the indirect draw's four u32, then `FrameCounts::culled_nonfinite`, padded.
+pub const DRAW_ARGS_BYTES: u64 = 32;
+
+/// What the projection pass counted in a frame, read back from the draw-arguments buffer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct FrameCounts {
+    /// Splats drawn.
+    pub visible: u32,
+    /// Splats culled because their projected covariance is not finite (scales too large for f32).
+    pub culled_nonfinite: u32,
+}
+
+impl FrameCounts {
+    /// From the first `DRAW_ARGS_BYTES` of the draw-arguments buffer.
+    pub fn from_bytes(bytes: &[u8]) -> Self {
+        let word = |i: usize| bytes.get(4 * i..4 * i + 4).map_or(0, |w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
+        Self { visible: word(1), culled_nonfinite: word(4) }
+    }
+
+    /// A warning for the user when splats vanished for non-finite values.
+    pub fn warning(&self) -> Option<String> {
+        (self.culled_nonfinite > 0).then(|| {
+            format!(
+                "{} splats were not drawn: their projected covariance is not finite (scales too large for f32)",
+                self.culled_nonfinite
+            )
+        })
+    }
+}
+
 /// Settings that may change from one frame to the next.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RenderSettings {
@@ -76,9 +106,11 @@ pub enum RenderError {
         "the scene's {what} would take {needed} bytes, over this GPU's limit of {limit} bytes ({limit_name}); \
          {num_splats} splats are too many for this device"
     )]
-    TooBig { what: &'static str, needed: u64, limit: u64, limit_name: &'static str, num_splats: usize },
+    TooBig { what: &'static str, needed: u64, limit: u64, limit_name: &'static str, num_splats: u64 },
     #[error("{0} splats is more than a 32-bit index holds")]
-    TooManySplats(usize),
+    TooManySplats(u64),
+    #[error("an image of {width}x{height} is past this GPU's largest texture side, {limit} pixels")]
+    ImageTooBig { width: u32, height: u32, limit: u32 },
     #[error(transparent)]
     Sort(#[from] SortError),
 }
@@ -122,7 +154,7 @@ pub struct GpuScene {
     sh_degree: u32,
 }
 
-fn check_size(device: &wgpu::Device, what: &'static str, needed: u64, num_splats: usize) -> Result<(), RenderError> {
+fn check_size(device: &wgpu::Device, what: &'static str, needed: u64, num_splats: u64) -> Result<(), RenderError> {
     let limits = device.limits();
     for (limit, limit_name) in [
         (limits.max_storage_buffer_binding_size, "max_storage_buffer_binding_size"),
@@ -136,14 +168,22 @@ fn check_size(device: &wgpu::Device, what: &'static str, needed: u64, num_splats
 }
 
 impl GpuScene {
+    /// Checks that a scene of `num_splats` splats at `sh_degree` fits the device's limits, before anything is built.
+    pub fn check_limits(device: &wgpu::Device, num_splats: u64, sh_degree: u32) -> Result<(), RenderError> {
+        let n = num_splats;
+        u32::try_from(n).map_err(|_| RenderError::TooManySplats(n))?;
+        let words = u64::from(sh_words(sh_degree));
+        check_size(device, "geometry", n.saturating_mul(GEOMETRY_BYTES_PER_SPLAT), n)?;
+        check_size(device, "spherical harmonics", n.saturating_mul(words * 4), n)?;
+        check_size(device, "per-frame projection buffer", n.saturating_mul(PROJECTED_BYTES_PER_SPLAT), n)
+    }
+
     /// Packs and uploads a scene, after checking every buffer against the device's limits.
     pub fn upload(device: &wgpu::Device, queue: &wgpu::Queue, scene: &Scene) -> Result<Self, RenderError> {
         let n = scene.len();
-        let num_splats = u32::try_from(n).map_err(|_| RenderError::TooManySplats(n))?;
+        Self::check_limits(device, n as u64, scene.sh_degree)?;
+        let num_splats = n as u32;
         let words = sh_words(scene.sh_degree) as u64;
-        check_size(device, "geometry", n as u64 * GEOMETRY_BYTES_PER_SPLAT, n)?;
-        check_size(device, "spherical harmonics", n as u64 * words * 4, n)?;
-        check_size(device, "per-frame projection buffer", n as u64 * PROJECTED_BYTES_PER_SPLAT, n)?;
 
         let mut geometry = Vec::with_capacity(n * 12);
         for i in 0..n {
@@ -398,16 +438,19 @@ impl SplatRenderer {
         let projected = buffer("projected splats", n * PROJECTED_BYTES_PER_SPLAT, wgpu::BufferUsages::STORAGE);
         let draw_args = buffer(
             "splat draw args",
-            16,
+            DRAW_ARGS_BYTES,
             wgpu::BufferUsages::STORAGE
                 | wgpu::BufferUsages::INDIRECT
                 | wgpu::BufferUsages::COPY_DST
                 | wgpu::BufferUsages::COPY_SRC,
         );
-        let draw_args_reset =
-            buffer("splat draw args reset", 16, wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST);
-        // Four vertices per quad, no instances until the projection counts them.
-        queue.write_buffer(&draw_args_reset, 0, bytemuck::cast_slice(&[4u32, 0, 0, 0]));
+        let draw_args_reset = buffer(
+            "splat draw args reset",
+            DRAW_ARGS_BYTES,
+            wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+        );
+        // Four vertices per quad, no instances until the projection counts them; no counts.
+        queue.write_buffer(&draw_args_reset, 0, bytemuck::cast_slice(&[4u32, 0, 0, 0, 0, 0, 0, 0]));
         let blit_params = [0u32, 1].map(|srgb| {
             let b = buffer("blit params", 16, wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST);
             queue.write_buffer(&b, 0, bytemuck::cast_slice(&[srgb, 0, 0, 0]));
@@ -480,9 +523,15 @@ impl SplatRenderer {
         &self.sorter
     }
 
-    /// The buffer holding the indirect draw arguments; its second u32 is the number of visible splats.
+    /// The buffer holding the indirect draw arguments and the frame's counts (`FrameCounts::from_bytes` reads a copy
+    /// of its first `DRAW_ARGS_BYTES`).
     pub fn draw_args(&self) -> &wgpu::Buffer {
         &self.draw_args
+    }
+
+    /// The last frame's counts, waiting for the GPU: for the command line and tests, never the frame loop.
+    pub fn counts_blocking(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> FrameCounts {
+        FrameCounts::from_bytes(&crate::gpu::read_buffer_blocking(device, queue, &self.draw_args, DRAW_ARGS_BYTES))
     }
 
     /// GPU memory held by the scene, the per-frame buffers and the sort.
@@ -536,6 +585,10 @@ impl SplatRenderer {
         mut timer: Option<&mut GpuTimer>,
         repeat: u32,
     ) -> Result<(), RenderError> {
+        let limit = device.limits().max_texture_dimension_2d;
+        if camera.width == 0 || camera.height == 0 || camera.width > limit || camera.height > limit {
+            return Err(RenderError::ImageTooBig { width: camera.width, height: camera.height, limit });
+        }
         self.ensure_target(device, camera.width, camera.height);
         let n = self.scene.num_splats;
         let s = self.settings;
@@ -561,7 +614,7 @@ impl SplatRenderer {
             _pad: 0,
         };
         queue.write_buffer(&self.uniforms, 0, bytemuck::bytes_of(&uniforms));
-        encoder.copy_buffer_to_buffer(&self.draw_args_reset, 0, &self.draw_args, 0, 16);
+        encoder.copy_buffer_to_buffer(&self.draw_args_reset, 0, &self.draw_args, 0, DRAW_ARGS_BYTES);
 
         let label = |kind| PassLabel { kind, iteration: None, repeat };
         {
@@ -662,13 +715,22 @@ pub struct Image {
 }
 
 impl Image {
-    pub fn save_png(&self, path: &std::path::Path) -> std::io::Result<()> {
-        let file = std::io::BufWriter::new(std::fs::File::create(path)?);
-        let mut encoder = png::Encoder::new(file, self.width, self.height);
+    /// Writes the image as an 8-bit RGB PNG; every error (the encoder's last chunk included) is returned.
+    pub fn write_png(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        let mut encoder = png::Encoder::new(out, self.width, self.height);
         encoder.set_color(png::ColorType::Rgb);
         encoder.set_depth(png::BitDepth::Eight);
         let rgb: Vec<u8> = self.rgba.chunks_exact(4).flat_map(|p| [p[0], p[1], p[2]]).collect();
-        encoder.write_header().and_then(|mut w| w.write_image_data(&rgb)).map_err(std::io::Error::other)
+        let mut writer = encoder.write_header().map_err(std::io::Error::other)?;
+        writer.write_image_data(&rgb).map_err(std::io::Error::other)?;
+        writer.finish().map_err(std::io::Error::other)
+    }
+
+    /// Writes the image to a PNG file, flushing it, so that a full disk is an error rather than a short file.
+    pub fn save_png(&self, path: &std::path::Path) -> std::io::Result<()> {
+        let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+        self.write_png(&mut out)?;
+        std::io::Write::flush(&mut out)
     }
 
     pub fn pixel(&self, x: u32, y: u32) -> [u8; 3] {

@@ -63,10 +63,11 @@ const MAX_PITCH: f32 = 89.0 * std::f32::consts::PI / 180.0;
 impl OrbitCamera {
     /// Frames a scene's bulk (bounds without outliers), seen from above and to the side.
     pub fn frame(lo: Vec3, hi: Vec3, up: UpAxis) -> Self {
-        let radius = (0.5 * (hi - lo).length()).max(1e-3);
+        // A scene too large to frame (or with non-finite bounds) gets the unit view; the panel still works.
+        let (target, radius) = crate::camera::framing_sphere(lo, hi).unwrap_or((Vec3::ZERO, 1.0));
         let fov_y_degrees: f32 = 50.0;
         Self {
-            target: 0.5 * (lo + hi),
+            target,
             distance: radius / (0.5 * fov_y_degrees.to_radians()).tan(),
             yaw: -std::f32::consts::FRAC_PI_2,
             pitch: 0.6,
@@ -114,11 +115,13 @@ impl OrbitCamera {
     /// The camera for an image of `width` x `height`.
     pub fn camera(&self, width: u32, height: u32) -> Camera {
         Camera::look_at(&self.to_file(width, height)).unwrap_or_else(|_| {
-            // Degenerate only if the distance underflowed; fall back to a sane view.
+            // Degenerate only if the distance under- or overflowed; fall back to the unit view, which is valid for
+            // any yaw and pitch (|pitch| < 90 degrees keeps the view off the up axis).
             let mut safe = *self;
+            safe.target = Vec3::ZERO;
             safe.distance = 1.0;
-            safe.pitch = 0.3;
-            Camera::look_at(&safe.to_file(width, height)).expect("a safe orbit camera")
+            safe.scene_radius = 1.0;
+            Camera::look_at(&safe.to_file(width, height)).expect("the unit orbit camera is valid")
         })
     }
 

@@ -23,10 +23,10 @@ use winit::event_loop::{ActiveEventLoop, EventLoop};
 use winit::keyboard::{KeyCode, PhysicalKey};
 use winit::window::{Window, WindowId};
 
-use crate::camera::{Camera, CameraFile};
+use crate::camera::CameraFile;
 use crate::gpu::{AdapterPreference, GpuContext, describe_adapter};
-use crate::render::{ImageReadback, RenderSettings, SplatRenderer};
-use crate::scene::{Scene, load_ply};
+use crate::render::{DRAW_ARGS_BYTES, FrameCounts, ImageReadback, RenderSettings, SplatRenderer};
+use crate::scene::Scene;
 use crate::timing::GpuTimer;
 use controls::{OrbitCamera, UpAxis};
 use panel::{CpuStats, PanelState, TimingStats, VerifyReport};
@@ -67,28 +67,25 @@ pub struct ViewerSummary {
 #[derive(Debug, thiserror::Error)]
 pub enum ViewerError {
     #[error(
-        "no display available ({0}); the viewer needs a window. To render without one: \
-         `splatsort render SCENE.ply --camera camera.json --out image.png`"
+        "no display: the viewer needs a window (set DISPLAY or WAYLAND_DISPLAY, or run it under xvfb-run). To render \
+         the scene to an image without one: `splatsort render SCENE.ply --out image.png`"
     )]
-    NoDisplay(String),
+    NoDisplay,
     #[error("{0}")]
     Startup(String),
 }
 
 /// Opens the window and runs until it is closed (or `frames` have been drawn).
 pub fn run(options: ViewerOptions) -> anyhow::Result<ViewerSummary> {
-    let scene = load_ply(&options.scene, &mut |_| {})?;
+    let scene = crate::scene::load(&options.scene, &mut |_| {})?;
     let start_camera = match &options.camera {
-        Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-            let file: CameraFile = serde_json::from_str(&text)
-                .map_err(|e| anyhow::anyhow!("{}: not a splatsort camera file: {e}", path.display()))?;
-            Camera::look_at(&file).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-            Some(file)
-        }
+        Some(path) => Some(CameraFile::load(path)?),
         None => None,
     };
-    let event_loop = EventLoop::new().map_err(|e| ViewerError::NoDisplay(e.to_string()))?;
+    let event_loop = EventLoop::new().map_err(|e| {
+        log::debug!("winit: {e}");
+        ViewerError::NoDisplay
+    })?;
     let mut app = App { options, initial: Some((scene, start_camera)), running: None, error: None, summary: None };
     event_loop.run_app(&mut app).map_err(|e| ViewerError::Startup(e.to_string()))?;
     if let Some(error) = app.error {
@@ -243,6 +240,8 @@ struct Running {
     cpu: CpuStats,
     visible_ring: Vec<AsyncReadback>,
     visible: Option<u32>,
+    /// Splats of the last counted frame culled for a non-finite projection.
+    culled_nonfinite: u32,
     verify: Option<PendingVerify>,
     verify_report: Option<VerifyReport>,
     images: Vec<PendingImage>,
@@ -328,7 +327,7 @@ impl Running {
         };
         let renderer = SplatRenderer::new(&ctx.device, &ctx.queue, &scene, settings)?;
         let bounds = scene.robust_bounds();
-        let radius = (0.5 * (bounds.1 - bounds.0).length()).max(1e-3);
+        let radius = crate::camera::framing_sphere(bounds.0, bounds.1).map_or(1.0, |(_, r)| r);
         let orbit = match &start_camera {
             Some(file) => OrbitCamera::from_file(file, radius),
             None => OrbitCamera::frame(bounds.0, bounds.1, panel.up),
@@ -337,7 +336,7 @@ impl Running {
             Ok(timer) => (Some(timer), None),
             Err(reason) => (None, Some(reason.0)),
         };
-        let visible_ring = (0..4).map(|_| AsyncReadback::new(&ctx.device, "visible count", 16)).collect();
+        let visible_ring = (0..4).map(|_| AsyncReadback::new(&ctx.device, "visible count", DRAW_ARGS_BYTES)).collect();
         log::info!("viewer: {} on {}", options.scene.display(), describe_adapter(&ctx.info));
         Ok(Self {
             window,
@@ -358,6 +357,7 @@ impl Running {
             cpu: CpuStats::default(),
             visible_ring,
             visible: None,
+            culled_nonfinite: 0,
             verify: None,
             verify_report: None,
             images: Vec::new(),
@@ -460,8 +460,8 @@ impl Running {
         let name = path.display().to_string();
         let shared = Arc::clone(&progress);
         std::thread::spawn(move || {
-            let loaded =
-                load_ply(&path, &mut |p| shared.store(p.to_bits(), Ordering::Relaxed)).map_err(|e| e.to_string());
+            let loaded = crate::scene::load(&path, &mut |p| shared.store(p.to_bits(), Ordering::Relaxed))
+                .map_err(|e| e.to_string());
             let _ = send.send(loaded);
         });
         self.loader = Some(Loader { name, progress, result });
@@ -512,7 +512,9 @@ impl Running {
         }
         for slot in &self.visible_ring {
             if let Some(bytes) = slot.take() {
-                self.visible = Some(u32::from_le_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]));
+                let counts = FrameCounts::from_bytes(&bytes);
+                self.visible = Some(counts.visible);
+                self.culled_nonfinite = counts.culled_nonfinite;
             }
         }
         if let Some(pending) = &self.verify {
@@ -629,6 +631,7 @@ impl Running {
                 scene_name: &self.scene_name,
                 num_splats: self.renderer.scene().num_splats(),
                 visible: self.visible,
+                culled_nonfinite: self.culled_nonfinite,
                 file_sh_degree: self.file_sh_degree,
                 adapter: &self.adapter_label,
                 scene_bytes,
@@ -722,7 +725,13 @@ impl Running {
         // Readbacks recorded into this frame.
         let visible_slot = self.visible_ring.iter().position(AsyncReadback::is_free);
         if let Some(slot) = visible_slot {
-            encoder.copy_buffer_to_buffer(self.renderer.draw_args(), 0, &self.visible_ring[slot].buffer, 0, 16);
+            encoder.copy_buffer_to_buffer(
+                self.renderer.draw_args(),
+                0,
+                &self.visible_ring[slot].buffer,
+                0,
+                DRAW_ARGS_BYTES,
+            );
         }
         let mut new_verify = None;
         if actions.verify && self.verify.is_none() {

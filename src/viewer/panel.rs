@@ -190,6 +190,8 @@ pub struct PanelInfo<'a> {
     pub scene_name: &'a str,
     pub num_splats: u32,
     pub visible: Option<u32>,
+    /// Splats culled because their projected covariance is not finite.
+    pub culled_nonfinite: u32,
     pub file_sh_degree: u32,
     pub adapter: &'a str,
     pub scene_bytes: u64,
@@ -304,6 +306,12 @@ pub fn show(ui: &mut egui::Ui, state: &mut PanelState, info: &PanelInfo<'_>) -> 
             info.num_splats,
             info.visible.map_or_else(|| "-".into(), |v| v.to_string())
         ));
+        if info.culled_nonfinite > 0 {
+            ui.colored_label(
+                ui.visuals().warn_fg_color,
+                format!("{} splats not drawn: scales too large for f32", info.culled_nonfinite),
+            );
+        }
         ui.add(egui::Slider::new(&mut state.sh_degree, 0..=info.file_sh_degree).text("SH degree used"));
         ui.add(egui::Slider::new(&mut state.splat_scale, 0.1..=2.0).text("splat scale"));
         ui.horizontal(|ui| {

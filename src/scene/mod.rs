@@ -1,0 +1,232 @@
+//! Gaussian splat scenes: the model every format loads into, and the loaders.
+//!
+//! How it works: `load` looks at a file's first bytes (not its extension) and hands it to the loader of its format,
+//! one module each (`ply`: the 3DGS trainer's PLY). Every loader returns the same `Scene` (linear scales, sigmoid
+//! opacities, unit quaternions, SH coefficient-major) or a `SceneError` that names the file. Loaders check every
+//! number a file declares against the bytes it holds before allocating from it, and drop (and count) splats with
+//! NaN or infinite values.
+
+pub mod ply;
+
+use std::path::{Path, PathBuf};
+
+use glam::{Quat, Vec3};
+
+pub use ply::{Encoding as PlyEncoding, load_ply, write_ply, write_ply_tiled};
+
+/// Highest SH degree supported (16 coefficients per channel).
+pub const MAX_SH_DEGREE: u32 = 3;
+/// The most splats a tiled scene may hold: 2^28, past what any GPU here can draw (the H100's 2 GiB binding holds
+/// 44M splats of 48-byte geometry) and 15 GB of host memory even at SH degree 0.
+pub const MAX_TILED_SPLATS: u64 = 1 << 28;
+
+/// Number of SH coefficients per colour channel for a degree.
+pub fn sh_coeffs_for_degree(degree: u32) -> usize {
+    ((degree + 1) * (degree + 1)) as usize
+}
+
+/// A loaded scene: one entry per splat in each array.
+#[derive(Clone, Debug, Default)]
+pub struct Scene {
+    pub positions: Vec<Vec3>,
+    /// Linear scales (exp of the file's log scales).
+    pub scales: Vec<Vec3>,
+    /// Normalized rotations.
+    pub rotations: Vec<Quat>,
+    /// Opacities in [0, 1] (sigmoid of the file's logits).
+    pub opacities: Vec<f32>,
+    /// `sh_coeffs_for_degree(sh_degree)` RGB triplets per splat, coefficient-major: [c0 rgb, c1 rgb, ...].
+    pub sh: Vec<[f32; 3]>,
+    pub sh_degree: u32,
+    pub info: SceneInfo,
+}
+
+/// Where a scene came from and what loading it found.
+#[derive(Clone, Debug, Default)]
+pub struct SceneInfo {
+    pub path: PathBuf,
+    pub format: String,
+    pub file_bytes: u64,
+    pub load_secs: f64,
+    /// Splats dropped for NaN or infinite values (or a zero quaternion).
+    pub dropped_invalid: usize,
+}
+
+/// Why a scene could not be loaded. Every variant names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum SceneError {
+    #[error("{path}: cannot read the file: {error}")]
+    Io { path: String, error: std::io::Error },
+    #[error("{path}: not a regular file ({kind}); splatsort reads scenes from files")]
+    NotAFile { path: String, kind: &'static str },
+    #[error("{path}: not a PLY file (it does not start with \"ply\")")]
+    NotPly { path: String },
+    #[error("{path}: bad PLY header: {message}")]
+    Header { path: String, message: String },
+    #[error("{path}: the PLY file has no `vertex` element, so it holds no splats")]
+    NoVertexElement { path: String },
+    #[error("{path}: not a 3DGS splat file: the vertex element lacks {names}")]
+    MissingProperties { path: String, names: String },
+    #[error("{path}: vertex property `{name}` is {found}; 3DGS files store it as float")]
+    WrongType { path: String, name: String, found: String },
+    #[error(
+        "{path}: {count} f_rest_* properties; 3DGS files have 0, 9, 24 or 45 (SH degree 0 to 3), numbered from \
+         f_rest_0"
+    )]
+    UnsupportedSh { path: String, count: usize },
+    #[error("{path}: {message}")]
+    Unsupported { path: String, message: String },
+    #[error(
+        "{path}: the header declares {declared} splats ({needed} bytes) but only {available} bytes follow the header; \
+         the file is truncated or its header is wrong"
+    )]
+    Truncated { path: String, declared: u64, needed: u64, available: u64 },
+    #[error("{path}: the file holds zero splats")]
+    Empty { path: String },
+    #[error("{path}: all {count} splats have NaN or infinite values; nothing to show")]
+    AllInvalid { path: String, count: usize },
+    #[error("{path}: bad PLY body: {message}")]
+    Body { path: String, message: String },
+}
+
+/// Loads a scene, choosing the format from the file's first bytes. `progress` is called with the fraction read so
+/// far (for progress bars).
+pub fn load(path: &Path, progress: &mut dyn FnMut(f32)) -> Result<Scene, SceneError> {
+    // PLY is the only format so far: its loader checks the magic and says what else it found.
+    load_ply(path, progress)
+}
+
+/// Opens a file for reading after checking that it is a regular file: opening a FIFO would block until something
+/// writes to it, and a directory or device is never a scene. Returns the file and its size.
+pub(crate) fn open_regular_file(path: &Path) -> Result<(std::fs::File, u64), SceneError> {
+    let display = || path.display().to_string();
+    let io = |error| SceneError::Io { path: display(), error };
+    let metadata = std::fs::metadata(path).map_err(io)?;
+    if !metadata.is_file() {
+        let kind = if metadata.is_dir() { "a directory" } else { "a pipe, socket or device" };
+        return Err(SceneError::NotAFile { path: display(), kind });
+    }
+    let file = std::fs::File::open(path).map_err(io)?;
+    // The size of the file as opened (it may have changed since the check above).
+    let bytes = file.metadata().map_err(io)?.len();
+    Ok((file, bytes))
+}
+
+impl Scene {
+    pub fn len(&self) -> usize {
+        self.positions.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.positions.is_empty()
+    }
+
+    /// Axis-aligned bounds of the splat centres (min, max).
+    pub fn bounds(&self) -> (Vec3, Vec3) {
+        self.positions
+            .iter()
+            .fold((Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY)), |(lo, hi), p| (lo.min(*p), hi.max(*p)))
+    }
+
+    /// Bounds that ignore the farthest 1% of splats on each side of each axis (floaters), for framing a camera.
+    pub fn robust_bounds(&self) -> (Vec3, Vec3) {
+        let mut lo = Vec3::ZERO;
+        let mut hi = Vec3::ZERO;
+        for axis in 0..3 {
+            let mut values: Vec<f32> = self.positions.iter().map(|p| p[axis]).collect();
+            if values.is_empty() {
+                continue;
+            }
+            let a = values.len() / 100;
+            let b = values.len() - 1 - a;
+            let (_, lo_v, _) = values.select_nth_unstable_by(a, f32::total_cmp);
+            lo[axis] = *lo_v;
+            let (_, hi_v, _) = values.select_nth_unstable_by(b, f32::total_cmp);
+            hi[axis] = *hi_v;
+        }
+        (lo, hi)
+    }
+
+    /// The SH coefficients of splat `i` (RGB triplets, coefficient-major).
+    pub fn sh_of(&self, i: usize) -> &[[f32; 3]] {
+        let n = sh_coeffs_for_degree(self.sh_degree);
+        &self.sh[i * n..(i + 1) * n]
+    }
+
+    /// The splats whose centres lie inside a box, for making small test scenes from real ones.
+    pub fn crop(&self, lo: Vec3, hi: Vec3) -> Scene {
+        let keep: Vec<usize> = (0..self.len())
+            .filter(|&i| self.positions[i].cmpge(lo).all() && self.positions[i].cmplt(hi).all())
+            .collect();
+        self.select(&keep)
+    }
+
+    /// The x distance between copies in `tiled`: the scene's bulk width, at least 1.
+    pub fn tile_step(&self) -> f32 {
+        let (lo, hi) = self.robust_bounds();
+        (hi.x - lo.x).max(1.0)
+    }
+
+    /// Checks that `copies` copies of the scene stay within `MAX_TILED_SPLATS`, before anything is built.
+    pub fn check_tiled_size(&self, copies: usize) -> Result<u64, String> {
+        let total = (self.len() as u64).saturating_mul(copies as u64);
+        if total > MAX_TILED_SPLATS {
+            return Err(format!(
+                "{copies} copies of {} splats make {total} splats, more than the {MAX_TILED_SPLATS} splatsort handles",
+                self.len()
+            ));
+        }
+        Ok(total)
+    }
+
+    /// `copies` copies of the scene side by side along x (for benchmark scenes of millions of splats). Check the
+    /// size first with `check_tiled_size`.
+    pub fn tiled(&self, copies: usize) -> Scene {
+        let step = self.tile_step();
+        let mut out = Scene { sh_degree: self.sh_degree, info: self.info.clone(), ..Default::default() };
+        for copy in 0..copies {
+            let offset = Vec3::new(step * copy as f32, 0.0, 0.0);
+            out.positions.extend(self.positions.iter().map(|p| *p + offset));
+            out.scales.extend_from_slice(&self.scales);
+            out.rotations.extend_from_slice(&self.rotations);
+            out.opacities.extend_from_slice(&self.opacities);
+            out.sh.extend_from_slice(&self.sh);
+        }
+        out
+    }
+
+    /// Keeps the splats whose flag is true, in order, compacting the arrays in place (no second copy of the scene).
+    pub fn retain(&mut self, keep: &[bool]) {
+        assert_eq!(keep.len(), self.len(), "one flag per splat");
+        let coeffs = sh_coeffs_for_degree(self.sh_degree);
+        let mut kept = 0;
+        for (i, _) in keep.iter().enumerate().filter(|(_, k)| **k) {
+            if kept != i {
+                self.positions[kept] = self.positions[i];
+                self.scales[kept] = self.scales[i];
+                self.rotations[kept] = self.rotations[i];
+                self.opacities[kept] = self.opacities[i];
+                self.sh.copy_within(i * coeffs..(i + 1) * coeffs, kept * coeffs);
+            }
+            kept += 1;
+        }
+        self.positions.truncate(kept);
+        self.scales.truncate(kept);
+        self.rotations.truncate(kept);
+        self.opacities.truncate(kept);
+        self.sh.truncate(kept * coeffs);
+    }
+
+    /// The splats at `indices`, in that order.
+    pub fn select(&self, indices: &[usize]) -> Scene {
+        let mut out = Scene { sh_degree: self.sh_degree, info: self.info.clone(), ..Default::default() };
+        for &i in indices {
+            out.positions.push(self.positions[i]);
+            out.scales.push(self.scales[i]);
+            out.rotations.push(self.rotations[i]);
+            out.opacities.push(self.opacities[i]);
+            out.sh.extend_from_slice(self.sh_of(i));
+        }
+        out
+    }
+}
