@@ -61,6 +61,8 @@ pub struct GpuTimes {
     pub total: Stat,
     /// Per iteration: [rank, scan, scatter].
     pub per_iteration: Vec<[Stat; 3]>,
+    /// Sorts whose timings came back (the medians are over these).
+    pub samples: usize,
     pub mkeys_per_sec: f64,
     /// Modelled bytes moved / median total time.
     pub effective_gb_per_sec: f64,
@@ -277,6 +279,7 @@ fn summarize(timings: &FrameTimings, case: BenchCase, repeat: u32, traffic: &Tra
     }
     let stat = |v: Vec<f64>| Stat::of(v).unwrap_or(Stat { median_ms: 0.0, min_ms: 0.0 });
     let [rank, scan, scatter] = per_kind;
+    let samples = totals.len();
     let total = stat(totals);
     let seconds = total.median_ms * 1e-3;
     let n = f64::from(case.num_keys);
@@ -286,6 +289,7 @@ fn summarize(timings: &FrameTimings, case: BenchCase, repeat: u32, traffic: &Tra
         scatter: stat(scatter),
         total,
         per_iteration: per_iteration.into_iter().map(|[a, b, c]| [stat(a), stat(b), stat(c)]).collect(),
+        samples,
         mkeys_per_sec: if seconds > 0.0 { n / seconds * 1e-6 } else { 0.0 },
         effective_gb_per_sec: if seconds > 0.0 { n * traffic.total_bytes_per_key() / seconds * 1e-9 } else { 0.0 },
     }
@@ -322,7 +326,7 @@ pub fn format_result(result: &BenchResult) -> String {
     );
     match &result.gpu {
         Some(gpu) => {
-            let _ = writeln!(out, "  GPU time over {} sorts   median ms    min ms", result.repeat);
+            let _ = writeln!(out, "  GPU time over {} sorts   median ms    min ms", gpu.samples);
             for (name, stat) in [
                 ("rank (pass 1)", gpu.rank),
                 ("scan (pass 2)", gpu.scan),

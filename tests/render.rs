@@ -332,3 +332,42 @@ fn a_scene_past_the_storage_binding_limit_is_a_clear_error() {
         }
     }
 }
+
+#[test]
+fn splats_too_large_for_f32_are_counted_not_silently_lost() {
+    // Scales of e^60 (finite) give a covariance of e^120, past f32: the frame culls them and says how many.
+    let ctx = common::context();
+    let mut scene = scene_of(
+        &[
+            splat([0.0, 0.0, 5.0], 0.2, 0.8, [0.9, 0.2, 0.1]),
+            splat([0.5, 0.0, 6.0], 0.2, 0.8, [0.1, 0.9, 0.1]),
+            splat([-0.5, 0.0, 7.0], 0.2, 0.8, [0.1, 0.1, 0.9]),
+        ],
+        0,
+        |_, _| [0.0; 3],
+    );
+    scene.scales[1] = Vec3::splat(60f32.exp());
+    scene.scales[2] = Vec3::new(0.1, 60f32.exp(), 0.1);
+    let cam = camera(64, 48, [0.0, 0.0, 0.0], [0.0, 0.0, 1.0]);
+    let counts = common::checked(ctx, "huge scales", || {
+        let mut renderer = SplatRenderer::new(&ctx.device, &ctx.queue, &scene, RenderSettings::default()).unwrap();
+        render::render_image(&ctx.device, &ctx.queue, &mut renderer, &cam, None).expect("frame");
+        renderer.counts_blocking(&ctx.device, &ctx.queue)
+    });
+    assert_eq!(counts.visible, 1, "the normal splat is drawn");
+    assert_eq!(counts.culled_nonfinite, 2, "both huge splats are counted");
+    assert!(counts.warning().is_some_and(|w| w.contains("2 splats")));
+}
+
+#[test]
+fn an_image_past_the_device_texture_limit_is_an_error() {
+    let ctx = common::context();
+    let scene = scene_of(&[splat([0.0, 0.0, 5.0], 0.2, 0.8, [0.9, 0.2, 0.1])], 0, |_, _| [0.0; 3]);
+    let limit = ctx.device.limits().max_texture_dimension_2d;
+    let mut cam = camera(64, 48, [0.0, 0.0, 0.0], [0.0, 0.0, 1.0]);
+    cam.width = limit + 1;
+    let mut renderer = SplatRenderer::new(&ctx.device, &ctx.queue, &scene, RenderSettings::default()).unwrap();
+    let mut encoder = ctx.device.create_command_encoder(&Default::default());
+    let error = renderer.encode_frame(&ctx.device, &ctx.queue, &mut encoder, &cam, None, 0).unwrap_err();
+    assert!(error.to_string().contains("largest texture side"), "{error}");
+}

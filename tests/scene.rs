@@ -278,3 +278,138 @@ fn shared_scenes_load_when_present() {
     let message = error_of(&data.join("semarang_small.compressed.ply"));
     assert!(message.contains("PlayCanvas compressed"), "{message}");
 }
+
+/// A binary little-endian file of `count` good rows under a header of `header_lines` (between `format` and
+/// `end_header`).
+fn binary_file(dir: &Path, name: &str, header_lines: &str, rows_count: usize) -> PathBuf {
+    let mut bytes = format!("{HEADER_START}{header_lines}end_header\n").into_bytes();
+    bytes.extend(rows(&vec![good_row(); rows_count]));
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+fn vertex_lines(count: u64) -> String {
+    let mut h = format!("element vertex {count}\n");
+    for name in REQUIRED {
+        h.push_str(&format!("property float {name}\n"));
+    }
+    h
+}
+
+#[test]
+fn header_numbers_past_their_range_are_errors_not_panics() {
+    let dir = scratch("header_numbers");
+    // A count of 2^64 (ply-rs's parser panicked on it), and the largest u64, whose size overflows.
+    let message =
+        error_of(&binary_file(&dir, "2pow64.ply", &vertex_lines(0).replace(" 0\n", " 18446744073709551616\n"), 1));
+    assert!(message.contains("count") && message.contains("2^64"), "{message}");
+    let message = error_of(&binary_file(&dir, "u64max.ply", &vertex_lines(u64::MAX), 1));
+    assert!(message.contains("truncated"), "count x row size overflows u64: {message}");
+    // A format version ply-rs's parser panicked on.
+    let path = dir.join("version.ply");
+    std::fs::write(&path, "ply\nformat binary_little_endian 1.99999999999999999999\nend_header\n").unwrap();
+    let message = error_of(&path);
+    assert!(message.contains("version"), "{message}");
+}
+
+#[test]
+fn an_overflowing_element_before_the_splats_is_refused_not_wrapped() {
+    let dir = scratch("wrap");
+    // 2^62 rows of 4 bytes wrap to 0 bytes in u64: unchecked, the splats were read from offset 0 with exit 0.
+    let before = "element extra 4611686018427387904\nproperty float a\n";
+    let message = error_of(&binary_file(&dir, "wrap.ply", &format!("{before}{}", vertex_lines(2)), 2));
+    assert!(message.contains("truncated"), "{message}");
+    // A well-formed element before the splats is skipped exactly, in binary and ASCII.
+    let mut bytes =
+        format!("{HEADER_START}element extra 1\nproperty double a\n{}end_header\n", vertex_lines(1)).into_bytes();
+    bytes.extend(9.5f64.to_le_bytes());
+    bytes.extend(rows(&[good_row()]));
+    let path = dir.join("before.ply");
+    std::fs::write(&path, bytes).unwrap();
+    assert_eq!(load(&path).expect("loads").positions, vec![Vec3::new(1.0, 2.0, 3.0)]);
+    let ascii = format!(
+        "ply\nformat ascii 1.0\nelement extra 2\nproperty list uchar int idx\n{}end_header\n3 1 2 3\n0\n{}\n",
+        vertex_lines(1),
+        good_row().map(|v| v.to_string()).join(" ")
+    );
+    let path = dir.join("before_ascii.ply");
+    std::fs::write(&path, ascii).unwrap();
+    assert_eq!(load(&path).expect("loads").positions, vec![Vec3::new(1.0, 2.0, 3.0)]);
+    // An element without properties has empty rows: even 2^64 - 1 of them take no time.
+    let ascii = format!(
+        "ply\nformat ascii 1.0\nelement nothing 18446744073709551615\n{}end_header\n{}\n",
+        vertex_lines(1),
+        good_row().map(|v| v.to_string()).join(" ")
+    );
+    let path = dir.join("empty_rows.ply");
+    std::fs::write(&path, ascii).unwrap();
+    assert_eq!(load(&path).expect("loads").len(), 1);
+}
+
+#[test]
+fn duplicate_names_are_refused() {
+    let dir = scratch("duplicates");
+    let message = error_of(&binary_file(&dir, "x_twice.ply", &format!("{}property float x\n", vertex_lines(1)), 1));
+    assert!(message.contains("second property") && message.contains("property float x"), "{message}");
+    let lines = format!("{}{}", vertex_lines(1), vertex_lines(1));
+    let message = error_of(&binary_file(&dir, "vertex_twice.ply", &lines, 2));
+    assert!(message.contains("second element"), "{message}");
+}
+
+#[test]
+fn header_errors_are_one_short_line() {
+    let dir = scratch("short_errors");
+    let long_line = format!("property float {}\n", "y".repeat(200_000));
+    let message = error_of(&binary_file(
+        &dir,
+        "long.ply",
+        &format!("{}{long_line}", vertex_lines(1)).replace("property float x\n", "propertyy float x\n"),
+        1,
+    ));
+    assert!(!message.contains('\n') && message.len() < 300, "one short line: {} chars", message.len());
+    let mut bytes = b"ply\nformat ascii 1.0\n".to_vec();
+    bytes.extend(vec![b'z'; 2 << 20]);
+    let path = dir.join("no_end.ply");
+    std::fs::write(&path, bytes).unwrap();
+    let message = error_of(&path);
+    assert!(message.contains("end_header") && message.len() < 300, "{message}");
+}
+
+#[test]
+fn what_is_not_a_regular_file_is_refused_without_waiting() {
+    let dir = scratch("not_files");
+    let message = error_of(&dir);
+    assert!(message.contains("not a regular file") && message.contains("directory"), "{message}");
+    let fifo = dir.join("pipe.ply");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("skipped the FIFO case: mkfifo is not available");
+        return;
+    }
+    // Opening a FIFO for reading blocks until a writer comes: the loader must not open it at all.
+    let start = std::time::Instant::now();
+    let message = error_of(&fifo);
+    assert!(message.contains("not a regular file"), "{message}");
+    assert!(start.elapsed().as_secs() < 5, "refused at once");
+}
+
+#[test]
+fn nan_splats_are_filtered_in_place_keeping_order() {
+    let mut scene = sample_scene(6, 1);
+    let want: Vec<Vec3> = [0, 2, 5].iter().map(|&i| scene.positions[i]).collect();
+    let want_sh: Vec<[f32; 3]> = [0, 2, 5].iter().flat_map(|&i| scene.sh_of(i).to_vec()).collect();
+    let capacity = scene.positions.capacity();
+    scene.retain(&[true, false, true, false, false, true]);
+    assert_eq!(scene.positions, want);
+    assert_eq!(scene.sh, want_sh);
+    assert_eq!(scene.positions.capacity(), capacity, "the same allocation, not a copy");
+}
+
+#[test]
+fn a_tiled_scene_past_the_limit_is_refused_before_it_is_built() {
+    let scene = sample_scene(300_000, 0);
+    let error = scene.check_tiled_size(1024).unwrap_err();
+    assert!(error.contains("300000 splats") && error.contains("more than"), "{error}");
+    assert_eq!(scene.check_tiled_size(2), Ok(600_000));
+}

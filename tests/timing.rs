@@ -92,7 +92,7 @@ fn blocking_collection_waits_for_a_callback_run_by_another_thread() {
             }
         });
         let _stop = StopOnDrop(&stop);
-        for frame in 0..300 {
+        for frame in 0..600 {
             assert!(timed_frame(ctx, &mut timer, frame), "frame {frame}: the ring has a free slot");
             let timings = timer.collect_blocking(&ctx.device);
             assert!(timings.is_some(), "frame {frame}: timings come back");

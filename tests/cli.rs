@@ -1,0 +1,142 @@
+//! The command line refuses bad arguments with a clear message (every numeric flag has its range in `--help`), and
+//! reports every write error: never a panic, a hang or an allocation sized by an unchecked number.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn splatsort(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_splatsort"))
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+        .output()
+        .expect("run splatsort")
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Runs a command that must fail with exit 2 and a message containing every one of `wanted`.
+fn refused(args: &[&str], wanted: &[&str]) {
+    let output = splatsort(args);
+    let text = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{args:?} must be refused: {text}");
+    assert!(!text.contains("panicked"), "{args:?}: {text}");
+    for want in wanted {
+        assert!(text.contains(want), "{args:?}: the message lacks `{want}`: {text}");
+    }
+}
+
+fn demo() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/semarang_stadium_sh3.ply").display().to_string()
+}
+
+fn scratch(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("splatsort-cli-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+#[test]
+fn numeric_flags_out_of_range_are_refused_by_the_parser() {
+    let scene = demo();
+    refused(&["render", &scene, "--out", "x.png", "--width", "0"], &["--width", "1..=16384"]);
+    refused(&["render", &scene, "--out", "x.png", "--height", "100000"], &["--height", "1..=16384"]);
+    refused(&["render", &scene, "--out", "x.png", "--sh-degree", "4"], &["--sh-degree"]);
+    refused(&["render", &scene, "--out", "x.png", "--radix-bits", "3"], &["not one of 1, 2, 4, 8"]);
+    refused(&["render", &scene, "--out", "x.png", "--key-bits", "33"], &["--key-bits"]);
+    refused(&["render", &scene, "--out", "x.png", "--background", "0,0"], &["3 finite numbers"]);
+    refused(&["render", &scene, "--out", "x.png", "--background", "-0.5,0,0"], &["[0, 1]"]);
+    refused(&["sort-bench", "--repeat", "0"], &["--repeat"]);
+    refused(&["sort-bench", "--warmup-secs", "inf"], &["seconds from 0 to 60"]);
+    refused(&["sort-bench", "--warmup-secs", "NaN"], &["seconds from 0 to 60"]);
+    refused(&["sort-bench", "--n", "x"], &["--n"]);
+    refused(&["render-bench", &scene, "--frames", "0"], &["--frames"]);
+    refused(&["render-bench", &scene, "--tile", "1025"], &["--tile"]);
+    refused(&["tile", &scene, "out.ply", "--copies", "0"], &["--copies"]);
+    refused(&["view", "--width", "0"], &["--width"]);
+    refused(&["crop", &scene, "out.ply", "--min", "0,0", "--max", "1,1,1"], &["3 finite numbers"]);
+    refused(&["crop", &scene, "out.ply", "--min", "0,0,inf", "--max", "1,1,1"], &["3 finite numbers"]);
+}
+
+#[test]
+fn help_describes_every_argument_and_its_range() {
+    for (command, wanted) in [
+        ("crop", &["The scene to cut from", "The PLY file to write", "Box minimum", "negative ones too"][..]),
+        ("tile", &["The scene to repeat", "The PLY file to write", "1 to 1024"]),
+        ("sort-bench", &["1 to 100000", "0 to 60", "1, 2, 4 or 8", "1 to 32"]),
+        ("render", &["1 to 16384", "0 to 3", "in [0, 1]"]),
+    ] {
+        let output = splatsort(&[command, "--help"]);
+        let text = String::from_utf8_lossy(&output.stdout);
+        for want in wanted {
+            assert!(text.contains(want), "`{command} --help` lacks `{want}`:\n{text}");
+        }
+    }
+}
+
+#[test]
+fn a_negative_first_coordinate_is_a_number_not_a_flag() {
+    let dir = scratch("crop");
+    let out = dir.join("cropped.ply");
+    let output = splatsort(&[
+        "crop",
+        &demo(),
+        out.to_str().expect("utf-8 path"),
+        "--min",
+        "-500,-500,-500",
+        "--max",
+        "500,500,500",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(String::from_utf8_lossy(&output.stdout).contains("wrote 55599 of 55599 splats"));
+    refused(
+        &["crop", &demo(), out.to_str().expect("utf-8 path"), "--min", "5,0,0", "--max", "-5,1,1"],
+        &["at most --max"],
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn write_errors_reach_the_user() {
+    if !Path::new("/dev/full").exists() {
+        eprintln!("skipped: no /dev/full here");
+        return;
+    }
+    // A full disk: the PNG writer's error (at its last chunk or the flush) must not be dropped.
+    let output = splatsort(&["render", &demo(), "--out", "/dev/full", "--width", "64", "--height", "48"]);
+    let text = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{text}");
+    assert!(text.contains("cannot write /dev/full"), "{text}");
+    assert!(!String::from_utf8_lossy(&output.stdout).contains("wrote"), "no claim of success");
+    let output = splatsort(&["crop", &demo(), "/dev/full", "--min", "0,0,0", "--max", "500,500,500"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("cannot write /dev/full"), "{}", stderr(&output));
+}
+
+#[test]
+fn a_camera_list_needs_an_index() {
+    let dir = scratch("cameras");
+    let view = r#"{"width": 64, "height": 48, "position": [0,0,0], "rotation": [[1,0,0],[0,1,0],[0,0,1]],
+                   "fx": 50, "fy": 50}"#;
+    let path = dir.join("cameras.json");
+    std::fs::write(&path, format!("[{view}, {view}, {view}]")).expect("write");
+    let camera = path.to_str().expect("utf-8 path");
+    refused(&["render", &demo(), "--out", "x.png", "--camera", camera], &["3 views", "--camera-index"]);
+    refused(
+        &["render", &demo(), "--out", "x.png", "--camera", camera, "--camera-index", "3"],
+        &["index 3 is out of range", "3 cameras"],
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_tiled_benchmark_scene_too_big_for_the_gpu_is_refused_before_it_is_built() {
+    // 1024 copies of the demo (57M splats, 13 GB in host memory) is past every GPU's binding limit for 48-byte
+    // geometry; the check must come before the copies are made.
+    let start = std::time::Instant::now();
+    refused(&["render-bench", &demo(), "--tile", "1024", "--frames", "1"], &["does not fit this GPU"]);
+    assert!(start.elapsed().as_secs() < 60, "refused before building the tiled scene");
+}
