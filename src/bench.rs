@@ -10,17 +10,8 @@ use std::time::Instant;
 
 use crate::gpu::GpuContext;
 use crate::keys::KeyDistribution;
-use crate::sort::tutorial::TrafficModel;
-use crate::sort::{SortConfig, SortError, TutorialSort, cpu};
+use crate::sort::{GpuSort, SortAlgorithm, SortBuffers, SortConfig, SortError, TrafficModel, cpu};
 use crate::timing::{FrameTimings, GpuTimer, PassKind};
-
-/// The sort algorithms a benchmark can run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, clap::ValueEnum)]
-#[serde(rename_all = "snake_case")]
-pub enum SortAlgorithm {
-    /// The WebGPU tutorial's three-pass radix sort (rank, scan, scatter per digit).
-    Tutorial,
-}
 
 /// One case of a sweep.
 #[derive(Clone, Copy, Debug, serde::Serialize)]
@@ -53,14 +44,12 @@ impl Stat {
 /// GPU times of one case; absent without timestamps.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct GpuTimes {
-    /// Per pass kind, summed over the iterations of one sort.
-    pub rank: Stat,
-    pub scan: Stat,
-    pub scatter: Stat,
+    /// Per pass kind (the algorithm's, in pass order), summed over the iterations of one sort.
+    pub per_kind: Vec<(PassKind, Stat)>,
     /// From the first pass's start to the last pass's end of one sort.
     pub total: Stat,
-    /// Per iteration: [rank, scan, scatter].
-    pub per_iteration: Vec<[Stat; 3]>,
+    /// Per iteration, per pass kind (in the order of `per_kind`).
+    pub per_iteration: Vec<Vec<Stat>>,
     /// Sorts whose timings came back (the medians are over these).
     pub samples: usize,
     pub mkeys_per_sec: f64,
@@ -192,8 +181,9 @@ pub fn run_case(
     let (device, queue) = (&ctx.device, &ctx.queue);
     let n = case.num_keys;
     assert!(repeat >= 1, "at least one timed sort (the command line checks --repeat)");
-    // The sorter checks `n` against the device's limits before anything is allocated for it.
-    let mut sorter = TutorialSort::new(device, n, case.config)?;
+    // The buffers and the sorter check `n` and the device against their limits before anything is allocated.
+    let buffers = SortBuffers::new(device, n)?;
+    let mut sorter = GpuSort::new(device, case.algorithm, &buffers, case.config)?;
     let keys = case.keys.generate(n as usize, seed);
     let values: Vec<u32> = (0..n).collect();
 
@@ -210,29 +200,29 @@ pub fn run_case(
     };
     let source_keys = make_source("bench source keys", &keys);
     let source_values = make_source("bench source values", &values);
-    let restore = |encoder: &mut wgpu::CommandEncoder, sorter: &TutorialSort| {
+    let restore = |encoder: &mut wgpu::CommandEncoder| {
         if n > 0 {
-            encoder.copy_buffer_to_buffer(&source_keys, 0, sorter.input_keys(), 0, u64::from(n) * 4);
-            encoder.copy_buffer_to_buffer(&source_values, 0, sorter.input_values(), 0, u64::from(n) * 4);
+            encoder.copy_buffer_to_buffer(&source_keys, 0, buffers.keys(0), 0, u64::from(n) * 4);
+            encoder.copy_buffer_to_buffer(&source_values, 0, buffers.values(0), 0, u64::from(n) * 4);
         }
     };
 
     warm_up(device, queue, warmup_secs, 1024, |encoder| {
-        restore(encoder, &sorter);
+        restore(encoder);
         sorter.record(queue, encoder, n, None, 0).map(|_| ())
     })?;
-
-    let run = timed_run(device, queue, repeat, sorter.timed_passes(), |encoder, timer, r| {
-        restore(encoder, &sorter);
+    let passes = sorter.timed_passes();
+    let run = timed_run(device, queue, repeat, passes, |encoder, timer, r| {
+        restore(encoder);
         sorter.record(queue, encoder, n, timer, r).map(|_| ())
     })?;
     let (timings, unavailable, wall_ms_per_sort) = (run.timings, run.unavailable, run.wall_ms_per_unit);
 
-    let (gpu_keys, gpu_values) = sorter.read_output_blocking(device, queue, n);
+    let (gpu_keys, gpu_values) = buffers.read_blocking(device, queue, sorter.output_slot(), n);
     let (want_keys, want_values) = cpu::stable_sort_pairs(&keys, &values, case.config);
     let check = cpu::compare((&want_keys, &want_values), (&gpu_keys, &gpu_values));
 
-    let traffic = TrafficModel::for_config(case.config);
+    let traffic = sorter.traffic();
     let gpu = timings.as_ref().map(|t| summarize(t, case, repeat, &traffic));
     let gpu_times_unavailable = match (&gpu, unavailable) {
         (Some(_), _) => None,
@@ -245,7 +235,7 @@ pub fn run_case(
         correct: check.is_ok(),
         mismatch: check.err().map(|m| m.to_string()),
         iterations: case.config.iterations(),
-        allocated_bytes: sorter.allocated_bytes(),
+        allocated_bytes: buffers.allocated_bytes() + sorter.allocated_bytes(),
         traffic,
         repeat,
         gpu,
@@ -255,21 +245,21 @@ pub fn run_case(
 }
 
 fn summarize(timings: &FrameTimings, case: BenchCase, repeat: u32, traffic: &TrafficModel) -> GpuTimes {
-    const KINDS: [PassKind; 3] = [PassKind::SortRank, PassKind::SortScan, PassKind::SortScatter];
+    let kinds = case.algorithm.pass_kinds();
     let iterations = case.config.iterations();
-    let mut per_kind: [Vec<f64>; 3] = Default::default();
+    let mut per_kind: Vec<Vec<f64>> = vec![Vec::new(); kinds.len()];
     let mut totals = Vec::new();
-    let mut per_iteration: Vec<[Vec<f64>; 3]> = (0..iterations).map(|_| Default::default()).collect();
+    let mut per_iteration: Vec<Vec<Vec<f64>>> = vec![vec![Vec::new(); kinds.len()]; iterations as usize];
     for r in 0..repeat {
         let passes: Vec<_> = timings.passes.iter().filter(|p| p.label.repeat == r).collect();
         if passes.is_empty() {
             continue;
         }
-        for (k, kind) in KINDS.iter().enumerate() {
+        for (k, kind) in kinds.iter().enumerate() {
             per_kind[k].push(passes.iter().filter(|p| p.label.kind == *kind).map(|p| p.duration_nanos * 1e-6).sum());
         }
         for p in &passes {
-            if let (Some(i), Some(k)) = (p.label.iteration, KINDS.iter().position(|k| *k == p.label.kind)) {
+            if let (Some(i), Some(k)) = (p.label.iteration, kinds.iter().position(|k| *k == p.label.kind)) {
                 per_iteration[i as usize][k].push(p.duration_nanos * 1e-6);
             }
         }
@@ -278,17 +268,14 @@ fn summarize(timings: &FrameTimings, case: BenchCase, repeat: u32, traffic: &Tra
         totals.push((end - start) * 1e-6);
     }
     let stat = |v: Vec<f64>| Stat::of(v).unwrap_or(Stat { median_ms: 0.0, min_ms: 0.0 });
-    let [rank, scan, scatter] = per_kind;
     let samples = totals.len();
     let total = stat(totals);
     let seconds = total.median_ms * 1e-3;
     let n = f64::from(case.num_keys);
     GpuTimes {
-        rank: stat(rank),
-        scan: stat(scan),
-        scatter: stat(scatter),
+        per_kind: kinds.iter().copied().zip(per_kind.into_iter().map(stat)).collect(),
         total,
-        per_iteration: per_iteration.into_iter().map(|[a, b, c]| [stat(a), stat(b), stat(c)]).collect(),
+        per_iteration: per_iteration.into_iter().map(|row| row.into_iter().map(stat).collect()).collect(),
         samples,
         mkeys_per_sec: if seconds > 0.0 { n / seconds * 1e-6 } else { 0.0 },
         effective_gb_per_sec: if seconds > 0.0 { n * traffic.total_bytes_per_key() / seconds * 1e-9 } else { 0.0 },
@@ -302,8 +289,8 @@ pub fn format_result(result: &BenchResult) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:?} sort, {} radix bits, {} key bits ({} iterations), {} keys, n = {}: {}",
-        case.algorithm,
+        "{} sort, {} radix bits, {} key bits ({} iterations), {} keys, n = {}: {}",
+        case.algorithm.name(),
         case.config.radix_bits,
         case.config.key_bits,
         result.iterations,
@@ -315,37 +302,39 @@ pub fn format_result(result: &BenchResult) -> String {
             format!("MISMATCH: {}", result.mismatch.as_deref().unwrap_or("?"))
         }
     );
-    let _ = writeln!(
+    let _ = write!(
         out,
-        "  allocated {:.1} MiB; modelled traffic {:.0} B/key (rank {:.0}, scan {:.1}, scatter {:.0})",
+        "  allocated {:.1} MiB; modelled traffic {:.0} B/key (",
         result.allocated_bytes as f64 / (1024.0 * 1024.0),
         result.traffic.total_bytes_per_key(),
-        result.traffic.rank_bytes_per_key,
-        result.traffic.scan_bytes_per_key,
-        result.traffic.scatter_bytes_per_key
     );
+    for (i, (kind, bytes)) in result.traffic.per_kind.iter().enumerate() {
+        let _ = write!(out, "{}{} {bytes:.1}", if i > 0 { ", " } else { "" }, kind.short_name());
+    }
+    let _ = writeln!(out, ")");
     match &result.gpu {
         Some(gpu) => {
             let _ = writeln!(out, "  GPU time over {} sorts   median ms    min ms", gpu.samples);
-            for (name, stat) in [
-                ("rank (pass 1)", gpu.rank),
-                ("scan (pass 2)", gpu.scan),
-                ("scatter (pass 3)", gpu.scatter),
-                ("total", gpu.total),
-            ] {
-                let _ = writeln!(out, "    {name:<20} {:>10.3} {:>9.3}", stat.median_ms, stat.min_ms);
+            for (kind, stat) in &gpu.per_kind {
+                let _ = writeln!(out, "    {:<20} {:>10.3} {:>9.3}", kind.short_name(), stat.median_ms, stat.min_ms);
             }
+            let _ = writeln!(out, "    {:<20} {:>10.3} {:>9.3}", "total", gpu.total.median_ms, gpu.total.min_ms);
             let _ = writeln!(
                 out,
                 "    {:.1} Mkeys/s, {:.2} GB/s effective (modelled bytes / median total)",
                 gpu.mkeys_per_sec, gpu.effective_gb_per_sec
             );
-            let _ = write!(out, "  per iteration, median ms [rank scan scatter]:");
-            for (i, [a, b, c]) in gpu.per_iteration.iter().enumerate() {
+            let names: Vec<&str> = gpu.per_kind.iter().map(|(k, _)| k.short_name()).collect();
+            let _ = write!(out, "  per iteration, median ms [{}]:", names.join(" "));
+            for (i, stats) in gpu.per_iteration.iter().enumerate() {
                 if i % 4 == 0 {
                     let _ = write!(out, "\n   ");
                 }
-                let _ = write!(out, " {i:>2}: {:.3} {:.3} {:.3} |", a.median_ms, b.median_ms, c.median_ms);
+                let _ = write!(out, " {i:>2}:");
+                for stat in stats {
+                    let _ = write!(out, " {:.3}", stat.median_ms);
+                }
+                let _ = write!(out, " |");
             }
             let _ = writeln!(out);
         }
@@ -367,6 +356,7 @@ pub struct RenderBenchResult {
     pub num_splats: u32,
     pub width: u32,
     pub height: u32,
+    pub algorithm: SortAlgorithm,
     pub config: SortConfig,
     pub frames: u32,
     /// Depth keys (projection), the sort (all passes), the draw, and the frame (first pass start to last pass end).
@@ -427,6 +417,7 @@ pub fn run_render_bench(
         num_splats: renderer.scene().num_splats(),
         width: camera.width,
         height: camera.height,
+        algorithm: renderer.settings().algorithm,
         config: renderer.settings().sort,
         frames,
         depth_keys: per_frame(&|k| k == PassKind::DepthKeys),

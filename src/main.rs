@@ -6,13 +6,13 @@ use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
 use glam::Vec3;
 
-use splatsort::bench::{self, BenchCase, SortAlgorithm};
+use splatsort::bench::{self, BenchCase};
 use splatsort::camera::{Camera, frame_bounds};
 use splatsort::gpu::{AdapterPreference, GpuContext, describe_adapter};
 use splatsort::keys::KeyDistribution;
 use splatsort::render::{self, RenderSettings, SplatRenderer};
 use splatsort::scene::{self, PlyEncoding, Scene};
-use splatsort::sort::SortConfig;
+use splatsort::sort::{SortAlgorithm, SortConfig};
 use splatsort::timing::{GpuTimer, PassKind};
 
 #[derive(Parser)]
@@ -92,9 +92,9 @@ struct SortArgs {
     /// Sort algorithm.
     #[arg(long, value_enum, default_value = "tutorial")]
     algorithm: SortAlgorithm,
-    /// Bits per radix pass: 1, 2, 4 or 8.
-    #[arg(long, default_value_t = 2, value_parser = parse_radix_bits)]
-    radix_bits: u32,
+    /// Bits per radix pass: 1, 2, 4 or 8 for the tutorial sort (default 2), 4 for the subgroup sort (its default).
+    #[arg(long, value_parser = parse_radix_bits)]
+    radix_bits: Option<u32>,
     /// Key bits sorted, 1 to 32 (depth keys are quantized to this many bits).
     #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=32))]
     key_bits: u32,
@@ -169,8 +169,9 @@ struct SortBenchArgs {
     /// Sort algorithm.
     #[arg(long, value_enum, default_value = "tutorial")]
     algorithm: SortAlgorithm,
-    /// Bits per radix pass: 1, 2, 4 or 8 (several: a sweep).
-    #[arg(long, value_delimiter = ',', default_value = "2", value_parser = parse_radix_bits)]
+    /// Bits per radix pass: 1, 2, 4 or 8 for the tutorial sort (default 2), 4 for the subgroup sort (several: a
+    /// sweep).
+    #[arg(long, value_delimiter = ',', value_parser = parse_radix_bits)]
     radix_bits: Vec<u32>,
     /// Key bits sorted, 1 to 32: only the low bits count (several: a sweep).
     #[arg(long, value_delimiter = ',', default_value = "32", value_parser = clap::value_parser!(u32).range(1..=32))]
@@ -276,9 +277,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
 fn sort_bench(args: SortBenchArgs) -> anyhow::Result<()> {
     // Check every setting before touching the GPU.
     let mut configs = Vec::new();
-    for &radix_bits in &args.radix_bits {
+    let radix_bits =
+        if args.radix_bits.is_empty() { vec![args.algorithm.default_radix_bits()] } else { args.radix_bits.clone() };
+    for &radix_bits in &radix_bits {
         for &key_bits in &args.key_bits {
-            configs.push(SortConfig::new(radix_bits, key_bits)?);
+            configs.push(args.algorithm.config(radix_bits, key_bits)?);
         }
     }
     let ctx = GpuContext::headless(AdapterPreference::Hardware).context("no GPU for the benchmark")?;
@@ -368,9 +371,10 @@ fn camera_for(args: &CameraArgs, scene: &Scene) -> anyhow::Result<Camera> {
 }
 
 fn settings_for(sort: SortArgs, sh_degree: u32, background: [f32; 3]) -> anyhow::Result<RenderSettings> {
-    let SortAlgorithm::Tutorial = sort.algorithm;
+    let radix_bits = sort.radix_bits.unwrap_or(sort.algorithm.default_radix_bits());
     Ok(RenderSettings {
-        sort: SortConfig::new(sort.radix_bits, sort.key_bits)?,
+        algorithm: sort.algorithm,
+        sort: sort.algorithm.config(radix_bits, sort.key_bits)?,
         sh_degree: sh_degree.min(scene::MAX_SH_DEGREE),
         splat_scale: 1.0,
         background,
@@ -402,7 +406,7 @@ fn render_command(args: RenderArgs) -> anyhow::Result<()> {
         eprintln!("warning: {}: {warning}", args.scene.display());
     }
     if let Some(timings) = timer.as_mut().and_then(|t| t.collect_blocking(&ctx.device)) {
-        for kind in PassKind::ALL {
+        for kind in PassKind::ALL.into_iter().filter(|k| timings.passes.iter().any(|p| p.label.kind == *k)) {
             println!("  {:<32} {:>9.3} ms", kind.name(), timings.total_nanos(kind) * 1e-6);
         }
         println!("  {:<32} {:>9.3} ms", "frame (first to last pass)", timings.span_nanos() * 1e-6);
@@ -445,13 +449,14 @@ fn render_bench(args: RenderBenchArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     println!(
-        "{} x{} = {} splats ({} visible) at {}x{}, radix {} bits, key {} bits, {} frames on {}",
+        "{} x{} = {} splats ({} visible) at {}x{}, {} sort, radix {} bits, key {} bits, {} frames on {}",
         args.scene.display(),
         args.tile,
         result.num_splats,
         visible,
         result.width,
         result.height,
+        result.algorithm.name(),
         result.config.radix_bits,
         result.config.key_bits,
         result.frames,

@@ -20,12 +20,24 @@ pub enum PassKind {
     SortScan,
     /// Sort pass 3: keys and values moved to their sorted slots.
     SortScatter,
+    /// Subgroup sort pass 1: digit counts per tile, with subgroup ballots.
+    SortCount,
+    /// Subgroup sort pass 3: keys ranked, sorted by digit in workgroup memory, written out.
+    SortReorder,
     /// The splat draw.
     Draw,
 }
 
 impl PassKind {
-    pub const ALL: [PassKind; 5] = [Self::DepthKeys, Self::SortRank, Self::SortScan, Self::SortScatter, Self::Draw];
+    pub const ALL: [PassKind; 7] = [
+        Self::DepthKeys,
+        Self::SortRank,
+        Self::SortCount,
+        Self::SortScan,
+        Self::SortScatter,
+        Self::SortReorder,
+        Self::Draw,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -33,12 +45,27 @@ impl PassKind {
             Self::SortRank => "sort: rank (local prefix sums)",
             Self::SortScan => "sort: scan of chunk totals",
             Self::SortScatter => "sort: scatter",
+            Self::SortCount => "sort: count (subgroup ballots)",
+            Self::SortReorder => "sort: reorder",
+            Self::Draw => "draw",
+        }
+    }
+
+    /// A column heading.
+    pub fn short_name(self) -> &'static str {
+        match self {
+            Self::DepthKeys => "depth",
+            Self::SortRank => "rank",
+            Self::SortScan => "scan",
+            Self::SortScatter => "scatter",
+            Self::SortCount => "count",
+            Self::SortReorder => "reorder",
             Self::Draw => "draw",
         }
     }
 
     pub fn is_sort(self) -> bool {
-        matches!(self, Self::SortRank | Self::SortScan | Self::SortScatter)
+        matches!(self, Self::SortRank | Self::SortScan | Self::SortScatter | Self::SortCount | Self::SortReorder)
     }
 }
 

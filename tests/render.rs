@@ -17,7 +17,18 @@ use glam::{Quat, Vec3};
 use splatsort::camera::{Camera, CameraFile};
 use splatsort::render::{self, Image, RenderSettings, SplatRenderer, cpu};
 use splatsort::scene::{Scene, load_ply};
-use splatsort::sort::SortConfig;
+use splatsort::sort::{SortAlgorithm, SortConfig};
+
+/// The sort settings renders are checked with: each algorithm the test device runs, at a few radix settings.
+fn sort_settings() -> Vec<(SortAlgorithm, SortConfig)> {
+    let features = common::context().device.features();
+    [(SortAlgorithm::Tutorial, 2, 32), (SortAlgorithm::Tutorial, 8, 32), (SortAlgorithm::Tutorial, 4, 16)]
+        .into_iter()
+        .chain([(SortAlgorithm::Subgroup, 4, 32), (SortAlgorithm::Subgroup, 4, 16)])
+        .filter(|(algorithm, ..)| algorithm.unavailable_reason(features).is_none())
+        .map(|(algorithm, radix_bits, key_bits)| (algorithm, algorithm.config(radix_bits, key_bits).unwrap()))
+        .collect()
+}
 
 /// One synthetic splat: position, scale, rotation, opacity and base colour (SH degree 0), plus optional higher SH.
 struct Splat {
@@ -226,10 +237,10 @@ fn real_scene_crop_matches_the_reference() {
     let scene = demo_crop();
     assert!(scene.len() > 2000, "crop has {} splats", scene.len());
     let cam = camera(160, 120, [140.0, -25.0, -30.0], [140.0, 0.0, 0.0]);
-    for (radix_bits, key_bits) in [(2, 32), (8, 32), (4, 16)] {
-        let settings = RenderSettings { sort: SortConfig::new(radix_bits, key_bits).unwrap(), ..Default::default() };
-        let image =
-            assert_matches_reference(&format!("demo crop, sort {radix_bits}/{key_bits}"), &scene, &cam, settings, REAL);
+    for (algorithm, sort) in sort_settings() {
+        let settings = RenderSettings { algorithm, sort, ..Default::default() };
+        let what = format!("demo crop, {} sort {}/{}", algorithm.name(), sort.radix_bits, sort.key_bits);
+        let image = assert_matches_reference(&what, &scene, &cam, settings, REAL);
         assert!(lit_pixels(&image) > 160 * 120 / 4, "the crop fills much of the view");
     }
 }
@@ -239,17 +250,20 @@ fn draw_order_is_back_to_front() {
     let ctx = common::context();
     let scene = demo_scene();
     let cam = camera(320, 240, [140.0, -60.0, -90.0], [140.0, 0.0, 0.0]);
-    for config in [SortConfig::default(), SortConfig::new(8, 16).unwrap()] {
-        let settings = RenderSettings { sort: config, ..Default::default() };
+    let settings_list = sort_settings().into_iter().filter(|(_, c)| c.radix_bits != 2 || c.key_bits == 32);
+    for (algorithm, config) in settings_list {
+        let settings = RenderSettings { algorithm, sort: config, ..Default::default() };
         let (keys, values, visible) = common::checked(ctx, "frame", || {
             let mut renderer = SplatRenderer::new(&ctx.device, &ctx.queue, &scene, settings).expect("renderer");
             render::render_image(&ctx.device, &ctx.queue, &mut renderer, &cam, None).expect("frame");
             let n = scene.len() as u32;
-            let (keys, values) = renderer.sorter().read_output_blocking(&ctx.device, &ctx.queue, n);
+            let slot = renderer.sorter().output_slot();
+            let (keys, values) = renderer.sort_buffers().read_blocking(&ctx.device, &ctx.queue, slot, n);
             let args = splatsort::gpu::read_buffer_blocking(&ctx.device, &ctx.queue, renderer.draw_args(), 32);
             let visible = u32::from_le_bytes(args[4..8].try_into().unwrap()) as usize;
             (keys, values, visible)
         });
+        let config = (algorithm, config);
         // Sorted keys, and the values are a permutation of the splats.
         assert!(keys.windows(2).all(|w| w[0] <= w[1]), "{config:?}: keys not sorted");
         let mut seen = vec![false; scene.len()];
@@ -265,7 +279,7 @@ fn draw_order_is_back_to_front() {
         let depths: Vec<f32> =
             values[..visible].iter().map(|&i| cam.to_camera(scene.positions[i as usize]).z).collect();
         // 32-bit keys are exact; 16-bit keys are log-depth buckets of relative width ln(far/near)/65535 ~ 2.1e-4.
-        let slack = if config.key_bits == 32 { 1e-5 } else { 3e-4 };
+        let slack = if config.1.key_bits == 32 { 1e-5 } else { 3e-4 };
         let out_of_order = depths.windows(2).filter(|w| w[1] > w[0] * (1.0 + slack)).count();
         assert_eq!(out_of_order, 0, "{config:?}: {out_of_order} pairs drawn nearer-first");
         assert!(visible > scene.len() / 2, "{config:?}: most of the demo scene is in view ({visible})");

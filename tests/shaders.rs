@@ -3,7 +3,8 @@
 
 use std::path::Path;
 
-use splatsort::{render, sort::tutorial};
+use splatsort::render;
+use splatsort::sort::{shared, subgroup, tutorial};
 
 fn validate(name: &str, source: &str) -> naga::Module {
     let module =
@@ -15,7 +16,7 @@ fn validate(name: &str, source: &str) -> naga::Module {
 }
 
 fn modules() -> Vec<(&'static str, String)> {
-    tutorial::shader_modules().into_iter().chain(render::shader_modules()).collect()
+    tutorial::shader_modules().into_iter().chain(subgroup::shader_modules()).chain(render::shader_modules()).collect()
 }
 
 fn const_u32(module: &naga::Module, name: &str) -> Option<u32> {
@@ -58,10 +59,14 @@ fn constants_agree_with_rust() {
         validate(name, source)
     };
     let rank = module("sort_rank.wgsl");
-    assert_eq!(const_u32(&rank, "WORKGROUP_SIZE"), Some(tutorial::WORKGROUP_SIZE));
+    assert_eq!(const_u32(&rank, "WORKGROUP_SIZE"), Some(shared::WORKGROUP_SIZE));
     assert_eq!(const_u32(&rank, "CHUNK_SIZE"), Some(tutorial::CHUNK_SIZE));
     assert_eq!(const_u32(&rank, "MAX_RADIX"), Some(tutorial::MAX_RADIX));
-    assert_eq!(const_u32(&module("sort_scan.wgsl"), "SCAN_BLOCK_SIZE"), Some(tutorial::SCAN_BLOCK_SIZE));
+    assert_eq!(const_u32(&module("sort_scan.wgsl"), "SCAN_BLOCK_SIZE"), Some(shared::SCAN_BLOCK_SIZE));
+    let subgroup_module = module("sort_subgroup.wgsl");
+    assert_eq!(const_u32(&subgroup_module, "KEYS_PER_THREAD"), Some(subgroup::KEYS_PER_THREAD));
+    assert_eq!(const_u32(&subgroup_module, "TILE_SIZE"), Some(subgroup::TILE_SIZE));
+    assert_eq!(const_u32(&subgroup_module, "RADIX"), Some(1 << subgroup::RADIX_BITS));
     assert_eq!(const_u32(&module("splat_project.wgsl"), "WORKGROUP_SIZE"), Some(render::PROJECT_WORKGROUP_SIZE));
     // The projection's output struct is the size the Rust side allocates per splat.
     let project = module("splat_project.wgsl");

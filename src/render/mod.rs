@@ -25,7 +25,7 @@ use glam::{Mat3, Vec3};
 use crate::camera::Camera;
 use crate::gpu::dispatch_grid;
 use crate::scene::{Scene, sh_coeffs_for_degree};
-use crate::sort::{SortConfig, SortError, TutorialSort};
+use crate::sort::{GpuSort, SortAlgorithm, SortBuffers, SortConfig, SortError};
 use crate::timing::{GpuTimer, PassKind, PassLabel};
 
 /// The frame uniforms and the per-splat projection layout, prepended to the projection and draw shaders.
@@ -85,6 +85,7 @@ impl FrameCounts {
 /// Settings that may change from one frame to the next.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RenderSettings {
+    pub algorithm: SortAlgorithm,
     pub sort: SortConfig,
     /// SH degree used, at most the scene's.
     pub sh_degree: u32,
@@ -95,7 +96,13 @@ pub struct RenderSettings {
 
 impl Default for RenderSettings {
     fn default() -> Self {
-        Self { sort: SortConfig::default(), sh_degree: 3, splat_scale: 1.0, background: [0.0; 3] }
+        Self {
+            algorithm: SortAlgorithm::Tutorial,
+            sort: SortConfig::default(),
+            sh_degree: 3,
+            splat_scale: 1.0,
+            background: [0.0; 3],
+        }
     }
 }
 
@@ -301,7 +308,10 @@ fn storage_entry(binding: u32, read_only: bool, visibility: wgpu::ShaderStages) 
 /// Everything a scene needs to be drawn, made once per scene: pipelines, the sorter, per-frame buffers.
 pub struct SplatRenderer {
     scene: GpuScene,
-    sorter: TutorialSort,
+    /// The depth keys and splat indices: the projection writes pair 0, the sort ping-pongs, the draw reads the pair
+    /// the result lands in. Owned here so that switching algorithm keeps every bind group.
+    sort_buffers: SortBuffers,
+    sorter: GpuSort,
     settings: RenderSettings,
     project_pipeline: wgpu::ComputePipeline,
     draw_pipeline: wgpu::RenderPipeline,
@@ -331,7 +341,8 @@ impl SplatRenderer {
         settings: RenderSettings,
     ) -> Result<Self, RenderError> {
         let gpu_scene = GpuScene::upload(device, queue, scene)?;
-        let sorter = TutorialSort::new(device, gpu_scene.num_splats.max(1), settings.sort)?;
+        let sort_buffers = SortBuffers::new(device, gpu_scene.num_splats.max(1))?;
+        let sorter = GpuSort::new(device, settings.algorithm, &sort_buffers, settings.sort)?;
         let compute = wgpu::ShaderStages::COMPUTE;
         let project_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("splat project"),
@@ -464,8 +475,8 @@ impl SplatRenderer {
                 wgpu::BindGroupEntry { binding: 1, resource: gpu_scene.geometry.as_entire_binding() },
                 wgpu::BindGroupEntry { binding: 2, resource: gpu_scene.sh.as_entire_binding() },
                 wgpu::BindGroupEntry { binding: 3, resource: projected.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 4, resource: sorter.input_keys().as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 5, resource: sorter.input_values().as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 4, resource: sort_buffers.keys(0).as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 5, resource: sort_buffers.values(0).as_entire_binding() },
                 wgpu::BindGroupEntry { binding: 6, resource: draw_args.as_entire_binding() },
             ],
         });
@@ -476,12 +487,13 @@ impl SplatRenderer {
                 entries: &[
                     wgpu::BindGroupEntry { binding: 0, resource: uniforms.as_entire_binding() },
                     wgpu::BindGroupEntry { binding: 1, resource: projected.as_entire_binding() },
-                    wgpu::BindGroupEntry { binding: 2, resource: sorter.values_slot(slot).as_entire_binding() },
+                    wgpu::BindGroupEntry { binding: 2, resource: sort_buffers.values(slot).as_entire_binding() },
                 ],
             })
         });
         Ok(Self {
             scene: gpu_scene,
+            sort_buffers,
             sorter,
             settings,
             project_pipeline,
@@ -506,9 +518,13 @@ impl SplatRenderer {
         self.settings
     }
 
-    /// Changes settings for the next frame; the sort's buffers are kept unless the new radix needs a larger table.
+    /// Changes settings for the next frame. A new algorithm makes only that algorithm's pipelines and temporaries
+    /// (the key/value buffers and every bind group of the frame stay); new radix settings reuse even those unless a
+    /// larger count table is needed. On an error the old settings stay in force.
     pub fn set_settings(&mut self, device: &wgpu::Device, settings: RenderSettings) -> Result<(), RenderError> {
-        if settings.sort != self.settings.sort {
+        if settings.algorithm != self.settings.algorithm {
+            self.sorter = GpuSort::new(device, settings.algorithm, &self.sort_buffers, settings.sort)?;
+        } else if settings.sort != self.settings.sort {
             self.sorter.set_config(device, settings.sort)?;
         }
         self.settings = settings;
@@ -519,8 +535,13 @@ impl SplatRenderer {
         &self.scene
     }
 
-    pub fn sorter(&self) -> &TutorialSort {
+    pub fn sorter(&self) -> &GpuSort {
         &self.sorter
+    }
+
+    /// The key/value pairs the frame sorts (the sorted indices are in pair `sorter().output_slot()`).
+    pub fn sort_buffers(&self) -> &SortBuffers {
+        &self.sort_buffers
     }
 
     /// The buffer holding the indirect draw arguments and the frame's counts (`FrameCounts::from_bytes` reads a copy
@@ -538,7 +559,7 @@ impl SplatRenderer {
     pub fn allocated_bytes(&self) -> (u64, u64) {
         let frame = self.projected.size()
             + self.target.as_ref().map_or(0, |(t, ..)| u64::from(t.width()) * u64::from(t.height()) * 8);
-        (self.scene.allocated_bytes() + frame, self.sorter.allocated_bytes())
+        (self.scene.allocated_bytes() + frame, self.sort_buffers.allocated_bytes() + self.sorter.allocated_bytes())
     }
 
     /// Timed passes per frame: depth keys, the sort's passes, draw.

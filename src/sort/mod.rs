@@ -2,13 +2,95 @@
 //!
 //! How it works: an LSD radix sort moves keys by one digit of `radix_bits` bits per iteration, least significant
 //! digit first; each iteration is stable, so after `ceil(key_bits / radix_bits)` iterations the keys are sorted by
-//! their low `key_bits` bits and equal keys keep their input order. `tutorial` is the three-pass sort of the WebGPU
-//! tutorial with its size limits lifted.
+//! their low `key_bits` bits and equal keys keep their input order. Every algorithm here is one: `tutorial` (the
+//! WebGPU tutorial's three passes, 1-8 bits), `subgroup` (VREN's 4-bit sort with subgroup counting).
+//!
+//! The seam: the caller owns the keys and values (`SortBuffers`, two ping-pong pairs: the depth pass writes pair 0,
+//! the draw reads the pair the result lands in), and `GpuSort` is the one type every caller sorts with. It is an enum
+//! over the algorithms rather than a trait object: the set is closed and small, the viewer lists it, and each
+//! algorithm's settings, pass kinds and availability are plain data on `SortAlgorithm`.
 
 pub mod cpu;
+pub mod shared;
+pub mod subgroup;
 pub mod tutorial;
 
+pub use subgroup::SubgroupSort;
 pub use tutorial::TutorialSort;
+
+use crate::timing::{GpuTimer, PassKind};
+
+/// The sort algorithms.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum SortAlgorithm {
+    /// The WebGPU tutorial's three-pass radix sort (rank, scan, scatter per digit); 1, 2, 4 or 8 bits per pass.
+    #[default]
+    Tutorial,
+    /// VREN's 4-bit radix sort: per digit, count with subgroup ballots, scan, reorder through workgroup memory.
+    Subgroup,
+}
+
+impl SortAlgorithm {
+    pub const ALL: [SortAlgorithm; 2] = [Self::Tutorial, Self::Subgroup];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Tutorial => "tutorial",
+            Self::Subgroup => "subgroup",
+        }
+    }
+
+    /// A label for lists.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Tutorial => "tutorial (three-pass)",
+            Self::Subgroup => "subgroup (VREN, 4-bit)",
+        }
+    }
+
+    /// The radix bits the algorithm takes.
+    pub fn radix_bits(self) -> &'static [u32] {
+        match self {
+            Self::Tutorial => &SortConfig::RADIX_BITS,
+            Self::Subgroup => &[subgroup::RADIX_BITS],
+        }
+    }
+
+    /// The radix bits it runs with when none are asked for.
+    pub fn default_radix_bits(self) -> u32 {
+        match self {
+            Self::Tutorial => 2,
+            Self::Subgroup => subgroup::RADIX_BITS,
+        }
+    }
+
+    /// The kinds of pass one iteration records, in order: what timings are labelled with.
+    pub fn pass_kinds(self) -> &'static [PassKind] {
+        match self {
+            Self::Tutorial => &[PassKind::SortRank, PassKind::SortScan, PassKind::SortScatter],
+            Self::Subgroup => &[PassKind::SortCount, PassKind::SortScan, PassKind::SortReorder],
+        }
+    }
+
+    /// Why the device cannot run this algorithm, or None when it can.
+    pub fn unavailable_reason(self, features: wgpu::Features) -> Option<String> {
+        match self {
+            Self::Tutorial => None,
+            Self::Subgroup => (!features.contains(wgpu::Features::SUBGROUP))
+                .then(|| "the device has no SUBGROUP feature (subgroup operations)".to_string()),
+        }
+    }
+
+    /// Checks settings for this algorithm.
+    pub fn config(self, radix_bits: u32, key_bits: u32) -> Result<SortConfig, SortError> {
+        let config = SortConfig::new(radix_bits, key_bits)?;
+        if !self.radix_bits().contains(&radix_bits) {
+            return Err(SortError::RadixBitsFor { algorithm: self.name(), radix_bits, accepted: self.radix_bits() });
+        }
+        Ok(config)
+    }
+}
 
 /// The radix settings a sort runs with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -60,6 +142,10 @@ impl SortConfig {
 pub enum SortError {
     #[error("radix bits must be 1, 2, 4 or 8, not {0}")]
     RadixBits(u32),
+    #[error("the {algorithm} sort takes {accepted:?} radix bits, not {radix_bits}")]
+    RadixBitsFor { algorithm: &'static str, radix_bits: u32, accepted: &'static [u32] },
+    #[error("the {algorithm} sort cannot run on this device: {reason}")]
+    Unavailable { algorithm: &'static str, reason: String },
     #[error("key bits must be between 1 and 32, not {0}")]
     KeyBits(u32),
     #[error("{requested} keys exceed the sorter's capacity of {capacity}")]
@@ -69,4 +155,218 @@ pub enum SortError {
          sort fewer keys or use a GPU with larger buffers"
     )]
     DeviceLimit { what: &'static str, needed: u64, limit: u64, limit_name: &'static str },
+}
+
+/// Checks that a buffer of `needed` bytes can be made and bound on `device`.
+pub(crate) fn check_binding(device: &wgpu::Device, what: &'static str, needed: u64) -> Result<(), SortError> {
+    let limits = device.limits();
+    for (limit, limit_name) in [
+        (limits.max_storage_buffer_binding_size, "max_storage_buffer_binding_size"),
+        (limits.max_buffer_size, "max_buffer_size"),
+    ] {
+        if needed > limit {
+            return Err(SortError::DeviceLimit { what, needed, limit, limit_name });
+        }
+    }
+    Ok(())
+}
+
+/// The keys and values a sort works on, owned by the caller: two ping-pong pairs. Inputs go into pair 0 (the depth
+/// pass writes them there); a sort's result lands in pair `GpuSort::output_slot()`.
+pub struct SortBuffers {
+    keys: [wgpu::Buffer; 2],
+    values: [wgpu::Buffer; 2],
+    capacity: u32,
+}
+
+impl SortBuffers {
+    /// Buffers for up to `capacity` pairs. Fails, before anything is made, past the device's limits.
+    pub fn new(device: &wgpu::Device, capacity: u32) -> Result<Self, SortError> {
+        let bytes = u64::from(capacity.max(1)) * 4;
+        check_binding(device, "the key and value buffers", bytes)?;
+        let make = |label: &str| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: bytes,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            })
+        };
+        Ok(Self {
+            keys: [make("sort keys 0"), make("sort keys 1")],
+            values: [make("sort values 0"), make("sort values 1")],
+            capacity,
+        })
+    }
+
+    pub fn capacity(&self) -> u32 {
+        self.capacity
+    }
+
+    /// The keys of pair `slot` (0 or 1).
+    pub fn keys(&self, slot: usize) -> &wgpu::Buffer {
+        &self.keys[slot]
+    }
+
+    /// The values of pair `slot` (0 or 1).
+    pub fn values(&self, slot: usize) -> &wgpu::Buffer {
+        &self.values[slot]
+    }
+
+    pub(crate) fn check_len(&self, num_keys: u64) -> Result<(), SortError> {
+        if num_keys > u64::from(self.capacity) {
+            return Err(SortError::OverCapacity { requested: num_keys, capacity: u64::from(self.capacity) });
+        }
+        Ok(())
+    }
+
+    /// Uploads keys and values into pair 0 (tests and benchmarks; the renderer writes them on the GPU).
+    pub fn write_input(&self, queue: &wgpu::Queue, keys: &[u32], values: &[u32]) -> Result<(), SortError> {
+        assert_eq!(keys.len(), values.len(), "one value per key");
+        self.check_len(keys.len() as u64)?;
+        if !keys.is_empty() {
+            queue.write_buffer(&self.keys[0], 0, bytemuck::cast_slice(keys));
+            queue.write_buffer(&self.values[0], 0, bytemuck::cast_slice(values));
+        }
+        Ok(())
+    }
+
+    /// Reads the first `num_keys` pairs of `slot` back (blocking: tests, benchmarks, the viewer's verify button).
+    pub fn read_blocking(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        slot: usize,
+        num_keys: u32,
+    ) -> (Vec<u32>, Vec<u32>) {
+        let bytes = u64::from(num_keys) * 4;
+        let keys = crate::gpu::read_buffer_blocking(device, queue, &self.keys[slot], bytes);
+        let values = crate::gpu::read_buffer_blocking(device, queue, &self.values[slot], bytes);
+        (bytemuck::pod_collect_to_vec(&keys), bytemuck::pod_collect_to_vec(&values))
+    }
+
+    /// GPU memory of the four buffers.
+    pub fn allocated_bytes(&self) -> u64 {
+        self.keys.iter().chain(&self.values).map(wgpu::Buffer::size).sum()
+    }
+}
+
+/// Where a sorted result is: the pair index in `SortBuffers`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SortOutput {
+    pub slot: usize,
+    pub num_keys: u32,
+}
+
+/// A sort of one algorithm over a caller's `SortBuffers`: pipelines made once, temporary buffers once per capacity.
+pub enum GpuSort {
+    Tutorial(TutorialSort),
+    Subgroup(SubgroupSort),
+}
+
+impl GpuSort {
+    /// Makes the algorithm's pipelines and temporary buffers for `buffers`. Checks, before any GPU work, that the
+    /// device can run it, that it takes `config`, and that its buffers fit the device.
+    pub fn new(
+        device: &wgpu::Device,
+        algorithm: SortAlgorithm,
+        buffers: &SortBuffers,
+        config: SortConfig,
+    ) -> Result<Self, SortError> {
+        if let Some(reason) = algorithm.unavailable_reason(device.features()) {
+            return Err(SortError::Unavailable { algorithm: algorithm.name(), reason });
+        }
+        let config = algorithm.config(config.radix_bits, config.key_bits)?;
+        Ok(match algorithm {
+            SortAlgorithm::Tutorial => Self::Tutorial(TutorialSort::new(device, buffers, config)?),
+            SortAlgorithm::Subgroup => Self::Subgroup(SubgroupSort::new(device, buffers, config)?),
+        })
+    }
+
+    pub fn algorithm(&self) -> SortAlgorithm {
+        match self {
+            Self::Tutorial(_) => SortAlgorithm::Tutorial,
+            Self::Subgroup(_) => SortAlgorithm::Subgroup,
+        }
+    }
+
+    pub fn config(&self) -> SortConfig {
+        match self {
+            Self::Tutorial(s) => s.config(),
+            Self::Subgroup(s) => s.config(),
+        }
+    }
+
+    /// Changes the settings (checked for this algorithm), reusing pipelines and, where they suffice, buffers.
+    pub fn set_config(&mut self, device: &wgpu::Device, config: SortConfig) -> Result<(), SortError> {
+        let config = self.algorithm().config(config.radix_bits, config.key_bits)?;
+        match self {
+            Self::Tutorial(s) => s.set_config(device, config),
+            Self::Subgroup(s) => s.set_config(config),
+        }
+    }
+
+    /// The pair of `SortBuffers` that holds the result with the current settings: iterations % 2 for every
+    /// algorithm here, since each iteration moves the data from one pair to the other.
+    pub fn output_slot(&self) -> usize {
+        (self.config().iterations() % 2) as usize
+    }
+
+    /// The kinds of pass one iteration records.
+    pub fn pass_kinds(&self) -> &'static [PassKind] {
+        self.algorithm().pass_kinds()
+    }
+
+    /// Timed passes one sort records.
+    pub fn timed_passes(&self) -> u32 {
+        self.pass_kinds().len() as u32 * self.config().iterations()
+    }
+
+    /// GPU memory the algorithm holds beyond the caller's `SortBuffers` (temporaries, counts, parameters).
+    pub fn allocated_bytes(&self) -> u64 {
+        match self {
+            Self::Tutorial(s) => s.allocated_bytes(),
+            Self::Subgroup(s) => s.allocated_bytes(),
+        }
+    }
+
+    /// Modelled memory traffic of one sort, per pass kind, for benchmarks.
+    pub fn traffic(&self) -> TrafficModel {
+        match self {
+            Self::Tutorial(_) => tutorial::traffic_model(self.config()),
+            Self::Subgroup(_) => subgroup::traffic_model(self.config()),
+        }
+    }
+
+    /// Records a sort of the first `num_keys` pairs of pair 0. `repeat` labels the timings of repeated sorts in one
+    /// batch. Checks everything before recording any GPU work.
+    pub fn record(
+        &mut self,
+        queue: &wgpu::Queue,
+        encoder: &mut wgpu::CommandEncoder,
+        num_keys: u32,
+        timer: Option<&mut GpuTimer>,
+        repeat: u32,
+    ) -> Result<SortOutput, SortError> {
+        match self {
+            Self::Tutorial(s) => s.record(queue, encoder, num_keys, timer, repeat),
+            Self::Subgroup(s) => s.record(queue, encoder, num_keys, timer, repeat),
+        }
+    }
+}
+
+/// Modelled bytes read plus written per key by one sort, per pass kind (in the algorithm's pass order).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct TrafficModel {
+    pub per_kind: Vec<(PassKind, f64)>,
+}
+
+impl TrafficModel {
+    pub fn total_bytes_per_key(&self) -> f64 {
+        self.per_kind.iter().map(|(_, b)| b).sum()
+    }
+
+    pub fn bytes_per_key(&self, kind: PassKind) -> f64 {
+        self.per_kind.iter().filter(|(k, _)| *k == kind).map(|(_, b)| b).sum()
+    }
 }

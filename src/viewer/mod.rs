@@ -309,8 +309,12 @@ impl Running {
         let egui_renderer = egui_wgpu::Renderer::new(&ctx.device, format, egui_wgpu::RendererOptions::default());
 
         let panel = PanelState {
-            algorithm: crate::bench::SortAlgorithm::Tutorial,
+            algorithm: crate::sort::SortAlgorithm::Tutorial,
             sort: crate::sort::SortConfig::default(),
+            unavailable: crate::sort::SortAlgorithm::ALL
+                .into_iter()
+                .filter_map(|a| a.unavailable_reason(ctx.device.features()).map(|reason| (a, reason)))
+                .collect(),
             sh_degree: scene.sh_degree,
             splat_scale: 1.0,
             background: [0.0; 3],
@@ -320,6 +324,7 @@ impl Running {
             show_iterations: false,
         };
         let settings = RenderSettings {
+            algorithm: panel.algorithm,
             sort: panel.sort,
             sh_degree: panel.sh_degree,
             splat_scale: panel.splat_scale,
@@ -508,7 +513,8 @@ impl Running {
         let _ = self.ctx.device.poll(wgpu::PollType::Poll);
         if let Some(timings) = self.timer.as_mut().and_then(GpuTimer::try_collect) {
             let now = self.egui_ctx.input(|i| i.time);
-            self.stats.push(now, &timings, self.renderer.settings().sort.iterations());
+            let sorter = self.renderer.sorter();
+            self.stats.push(now, &timings, sorter.pass_kinds(), sorter.config().iterations());
         }
         for slot in &self.visible_ring {
             if let Some(bytes) = slot.take() {
@@ -570,16 +576,20 @@ impl Running {
     fn apply_settings(&mut self) {
         let p = &self.panel;
         let settings = RenderSettings {
+            algorithm: p.algorithm,
             sort: p.sort,
             sh_degree: p.sh_degree,
             splat_scale: p.splat_scale,
             background: p.background,
         };
         if settings != self.renderer.settings() {
-            let sort_changed = settings.sort != self.renderer.settings().sort;
+            let current = self.renderer.settings();
+            let sort_changed = settings.sort != current.sort || settings.algorithm != current.algorithm;
             if let Err(e) = self.renderer.set_settings(&self.ctx.device, settings) {
+                // The frame keeps running with the settings in force.
                 self.messages.push(e.to_string());
-                self.panel.sort = self.renderer.settings().sort;
+                self.panel.algorithm = current.algorithm;
+                self.panel.sort = current.sort;
             } else if sort_changed {
                 self.stats.reset_window();
                 self.verify_report = None;
@@ -736,11 +746,12 @@ impl Running {
         let mut new_verify = None;
         if actions.verify && self.verify.is_none() {
             let n = self.renderer.scene().num_splats();
-            let sorter = self.renderer.sorter();
+            let slot = self.renderer.sorter().output_slot();
+            let buffers = self.renderer.sort_buffers();
             let keys = AsyncReadback::new(device, "verify keys", u64::from(n) * 4);
             let values = AsyncReadback::new(device, "verify values", u64::from(n) * 4);
-            encoder.copy_buffer_to_buffer(sorter.output_keys(), 0, &keys.buffer, 0, u64::from(n) * 4);
-            encoder.copy_buffer_to_buffer(sorter.output_values(), 0, &values.buffer, 0, u64::from(n) * 4);
+            encoder.copy_buffer_to_buffer(buffers.keys(slot), 0, &keys.buffer, 0, u64::from(n) * 4);
+            encoder.copy_buffer_to_buffer(buffers.values(slot), 0, &values.buffer, 0, u64::from(n) * 4);
             new_verify = Some(PendingVerify { keys, values, num_keys: n });
         }
         let mut new_images = Vec::new();

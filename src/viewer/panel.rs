@@ -6,8 +6,7 @@ use std::collections::VecDeque;
 
 use egui_plot::{Bar, BarChart, Legend, Line, Plot, PlotPoint, PlotPoints, Text};
 
-use crate::bench::SortAlgorithm;
-use crate::sort::SortConfig;
+use crate::sort::{SortAlgorithm, SortConfig};
 use crate::timing::{FrameTimings, PassKind};
 use crate::viewer::controls::UpAxis;
 
@@ -22,19 +21,30 @@ const HISTORY_STEP_SECS: f64 = 0.05;
 #[derive(Default)]
 pub struct TimingStats {
     recent: VecDeque<FrameSample>,
-    history: VecDeque<(f64, [f64; 5], f64)>,
+    history: VecDeque<(f64, [f64; KINDS], f64)>,
+    /// The sort's pass kinds of the newest frame, in pass order.
+    sort_kinds: Vec<PassKind>,
     /// Frames whose timings were shown.
     pub frames_shown: u64,
 }
 
+/// Every pass kind has a slot in a frame's sample.
+const KINDS: usize = PassKind::ALL.len();
+
 struct FrameSample {
-    per_kind: [f64; 5],
-    per_iteration: Vec<[f64; 3]>,
+    per_kind: [f64; KINDS],
+    /// Per iteration, per sort pass kind (in `TimingStats::sort_kinds` order).
+    per_iteration: Vec<Vec<f64>>,
     span: f64,
 }
 
 fn kind_index(kind: PassKind) -> usize {
     PassKind::ALL.iter().position(|k| *k == kind).expect("listed kind")
+}
+
+/// The sort's share of a frame: its passes of every sort kind.
+fn sort_sum(per_kind: &[f64; KINDS]) -> f64 {
+    PassKind::ALL.iter().zip(per_kind).filter(|(k, _)| k.is_sort()).map(|(_, ms)| ms).sum()
 }
 
 fn median(mut values: Vec<f64>) -> Option<f64> {
@@ -46,19 +56,18 @@ fn median(mut values: Vec<f64>) -> Option<f64> {
 }
 
 impl TimingStats {
-    /// Adds a frame's timings (milliseconds), seen at `now` seconds.
-    pub fn push(&mut self, now: f64, timings: &FrameTimings, iterations: u32) {
-        let mut per_kind = [0.0; 5];
-        let mut per_iteration = vec![[0.0; 3]; iterations as usize];
+    /// Adds a frame's timings (milliseconds), seen at `now` seconds, for a sort of `sort_kinds` passes per iteration.
+    pub fn push(&mut self, now: f64, timings: &FrameTimings, sort_kinds: &[PassKind], iterations: u32) {
+        if self.sort_kinds != sort_kinds {
+            self.sort_kinds = sort_kinds.to_vec();
+            self.recent.clear();
+        }
+        let mut per_kind = [0.0; KINDS];
+        let mut per_iteration = vec![vec![0.0; sort_kinds.len()]; iterations as usize];
         for pass in &timings.passes {
             let ms = pass.duration_nanos * 1e-6;
             per_kind[kind_index(pass.label.kind)] += ms;
-            let sort_index = match pass.label.kind {
-                PassKind::SortRank => Some(0),
-                PassKind::SortScan => Some(1),
-                PassKind::SortScatter => Some(2),
-                _ => None,
-            };
+            let sort_index = sort_kinds.iter().position(|k| *k == pass.label.kind);
             if let (Some(k), Some(i)) = (sort_index, pass.label.iteration)
                 && let Some(slot) = per_iteration.get_mut(i as usize)
             {
@@ -90,7 +99,12 @@ impl TimingStats {
     }
 
     pub fn sort_ms(&self) -> Option<f64> {
-        median(self.recent.iter().map(|s| s.per_kind[1] + s.per_kind[2] + s.per_kind[3]).collect())
+        median(self.recent.iter().map(|s| sort_sum(&s.per_kind)).collect())
+    }
+
+    /// The sort's pass kinds, in pass order.
+    pub fn sort_kinds(&self) -> &[PassKind] {
+        &self.sort_kinds
     }
 
     pub fn frame_ms(&self) -> Option<f64> {
@@ -98,7 +112,7 @@ impl TimingStats {
     }
 
     pub fn iteration_ms(&self, iteration: usize, pass: usize) -> Option<f64> {
-        median(self.recent.iter().filter_map(|s| s.per_iteration.get(iteration).map(|v| v[pass])).collect())
+        median(self.recent.iter().filter_map(|s| s.per_iteration.get(iteration)?.get(pass).copied()).collect())
     }
 
     pub fn iterations(&self) -> usize {
@@ -176,6 +190,8 @@ impl VerifyReport {
 pub struct PanelState {
     pub algorithm: SortAlgorithm,
     pub sort: SortConfig,
+    /// Algorithms this device cannot run, and why (shown greyed in the list).
+    pub unavailable: Vec<(SortAlgorithm, String)>,
     pub sh_degree: u32,
     pub splat_scale: f32,
     pub background: [f32; 3],
@@ -237,12 +253,32 @@ pub fn show(ui: &mut egui::Ui, state: &mut PanelState, info: &PanelInfo<'_>) -> 
 
         ui.separator();
         ui.strong("Sort");
-        egui::ComboBox::from_label("algorithm").selected_text("tutorial (three-pass)").show_ui(ui, |ui| {
-            ui.selectable_value(&mut state.algorithm, SortAlgorithm::Tutorial, "tutorial (three-pass)");
+        let before = state.algorithm;
+        egui::ComboBox::from_label("algorithm").selected_text(state.algorithm.label()).show_ui(ui, |ui| {
+            for algorithm in SortAlgorithm::ALL {
+                let reason = state.unavailable.iter().find(|(a, _)| *a == algorithm).map(|(_, r)| r.as_str());
+                let item = ui.add_enabled(
+                    reason.is_none(),
+                    egui::Button::selectable(state.algorithm == algorithm, algorithm.label()),
+                );
+                let item = match reason {
+                    Some(reason) => item.on_disabled_hover_text(reason),
+                    None => item,
+                };
+                if item.clicked() {
+                    state.algorithm = algorithm;
+                }
+            }
         });
+        for (algorithm, reason) in &state.unavailable {
+            ui.small(format!("{}: unavailable, {reason}", algorithm.name()));
+        }
+        if state.algorithm != before && !state.algorithm.radix_bits().contains(&state.sort.radix_bits) {
+            state.sort.radix_bits = state.algorithm.default_radix_bits();
+        }
         ui.horizontal(|ui| {
             ui.label("bits per pass");
-            for bits in SortConfig::RADIX_BITS {
+            for &bits in state.algorithm.radix_bits() {
                 ui.radio_value(&mut state.sort.radix_bits, bits, bits.to_string());
             }
         });
@@ -252,7 +288,7 @@ pub fn show(ui: &mut egui::Ui, state: &mut PanelState, info: &PanelInfo<'_>) -> 
                 ui.radio_value(&mut state.sort.key_bits, bits, bits.to_string());
             }
         });
-        ui.label(format!("{} iterations x 3 passes", state.sort.iterations()));
+        ui.label(format!("{} iterations x {} passes", state.sort.iterations(), state.algorithm.pass_kinds().len()));
 
         ui.separator();
         ui.strong("GPU time per pass (median of 30 frames)");
@@ -354,15 +390,11 @@ pub fn show(ui: &mut egui::Ui, state: &mut PanelState, info: &PanelInfo<'_>) -> 
 
 fn timings_table(ui: &mut egui::Ui, state: &mut PanelState, stats: &TimingStats) {
     egui::Grid::new("timings").num_columns(2).striped(true).show(ui, |ui| {
-        let rows = [
-            ("depth keys", stats.kind_ms(PassKind::DepthKeys)),
-            ("sort: rank", stats.kind_ms(PassKind::SortRank)),
-            ("sort: scan", stats.kind_ms(PassKind::SortScan)),
-            ("sort: scatter", stats.kind_ms(PassKind::SortScatter)),
-            ("sort total", stats.sort_ms()),
-            ("draw", stats.kind_ms(PassKind::Draw)),
-            ("GPU frame", stats.frame_ms()),
-        ];
+        let mut rows = vec![("depth keys".to_string(), stats.kind_ms(PassKind::DepthKeys))];
+        rows.extend(stats.sort_kinds().iter().map(|k| (format!("sort: {}", k.short_name()), stats.kind_ms(*k))));
+        rows.push(("sort total".into(), stats.sort_ms()));
+        rows.push(("draw".into(), stats.kind_ms(PassKind::Draw)));
+        rows.push(("GPU frame".into(), stats.frame_ms()));
         for (name, value) in rows {
             ui.label(name);
             ui.monospace(format!("{:>9} ms", ms(value)));
@@ -371,14 +403,16 @@ fn timings_table(ui: &mut egui::Ui, state: &mut PanelState, stats: &TimingStats)
     });
     ui.checkbox(&mut state.show_iterations, "per iteration");
     if state.show_iterations {
-        egui::Grid::new("iterations").num_columns(4).striped(true).show(ui, |ui| {
-            for header in ["iter", "rank", "scan", "scatter"] {
-                ui.strong(header);
+        let kinds = stats.sort_kinds();
+        egui::Grid::new("iterations").num_columns(kinds.len() + 1).striped(true).show(ui, |ui| {
+            ui.strong("iter");
+            for kind in kinds {
+                ui.strong(kind.short_name());
             }
             ui.end_row();
             for i in 0..stats.iterations() {
                 ui.label(i.to_string());
-                for pass in 0..3 {
+                for pass in 0..kinds.len() {
                     ui.monospace(ms(stats.iteration_ms(i, pass)));
                 }
                 ui.end_row();
@@ -388,13 +422,11 @@ fn timings_table(ui: &mut egui::Ui, state: &mut PanelState, stats: &TimingStats)
 }
 
 fn timings_chart(ui: &mut egui::Ui, stats: &TimingStats) {
-    let kinds = [
-        (PassKind::DepthKeys, "depth"),
-        (PassKind::SortRank, "rank"),
-        (PassKind::SortScan, "scan"),
-        (PassKind::SortScatter, "scatter"),
-        (PassKind::Draw, "draw"),
-    ];
+    let kinds: Vec<(PassKind, &str)> = std::iter::once(PassKind::DepthKeys)
+        .chain(stats.sort_kinds().iter().copied())
+        .chain([PassKind::Draw])
+        .map(|k| (k, k.short_name()))
+        .collect();
     // Each bar is named in the plot, under itself (a legend would cover the bars).
     let heights: Vec<f64> = kinds.iter().map(|(kind, _)| stats.kind_ms(*kind).unwrap_or(0.0)).collect();
     let top = heights.iter().copied().fold(0.0, f64::max).max(1e-3);
@@ -416,7 +448,7 @@ fn timings_chart(ui: &mut egui::Ui, stats: &TimingStats) {
         });
 
     let newest = stats.history.back().map_or(0.0, |(t, ..)| *t);
-    let series = |select: &dyn Fn(&[f64; 5], f64) -> f64| -> PlotPoints<'static> {
+    let series = |select: &dyn Fn(&[f64; KINDS], f64) -> f64| -> PlotPoints<'static> {
         stats.history.iter().map(|(t, k, span)| [t - newest, select(k, *span)]).collect()
     };
     Plot::new("pass_history")
@@ -429,9 +461,9 @@ fn timings_chart(ui: &mut egui::Ui, stats: &TimingStats) {
         .y_axis_label("ms")
         .show(ui, |plot| {
             plot.line(Line::new("frame", series(&|_, span| span)));
-            plot.line(Line::new("sort", series(&|k, _| k[1] + k[2] + k[3])));
-            plot.line(Line::new("draw", series(&|k, _| k[4])));
-            plot.line(Line::new("depth keys", series(&|k, _| k[0])));
+            plot.line(Line::new("sort", series(&|k, _| sort_sum(k))));
+            plot.line(Line::new("draw", series(&|k, _| k[kind_index(PassKind::Draw)])));
+            plot.line(Line::new("depth keys", series(&|k, _| k[kind_index(PassKind::DepthKeys)])));
         });
 }
 

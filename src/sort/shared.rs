@@ -1,0 +1,329 @@
+//! What the radix sorts share: the parameters buffer (per-iteration and per-scan-level uniforms at dynamic offsets),
+//! the hierarchical exclusive scan of a digit-major count table (`sort_scan.wgsl`), and pipeline helpers.
+//!
+//! Every sort here counts digits per tile into a table stored digit-major (`digit * num_tiles + tile`), so one
+//! exclusive scan of the table gives each (digit, tile) its first output slot. The scan is hierarchical: blocks of
+//! `SCAN_BLOCK_SIZE` are scanned and their totals written one level up, that level is scanned the same way, and the
+//! scanned totals are added back down, so any table length works.
+
+use std::num::NonZeroU64;
+
+use crate::sort::SortConfig;
+use crate::timing::{GpuTimer, PassLabel};
+
+/// Threads per workgroup in every sort pass. Mirrors `WORKGROUP_SIZE` in `sort_common.wgsl` (checked by a test).
+pub const WORKGROUP_SIZE: u32 = 256;
+/// Entries scanned per workgroup. Mirrors `SCAN_BLOCK_SIZE` in `sort_scan.wgsl`.
+pub const SCAN_BLOCK_SIZE: u32 = 1024;
+/// Most iterations a sort can have (32 key bits at 1 bit per pass).
+pub(crate) const MAX_ITERATIONS: u32 = 32;
+/// Most scan levels: 1024^7 entries is far past any buffer.
+const MAX_SCAN_LEVELS: u32 = 7;
+
+/// Sizes, per-iteration parameters and the workgroup scan, prepended to each sort shader.
+pub const COMMON_WGSL: &str = include_str!("../../shaders/sort_common.wgsl");
+pub const SCAN_WGSL: &str = include_str!("../../shaders/sort_scan.wgsl");
+
+/// A sort shader as compiled: the common part, then its own source.
+pub fn with_common(body: &str) -> String {
+    format!("{COMMON_WGSL}\n{body}")
+}
+
+/// Mirrors `IterationParams` in `sort_common.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable, PartialEq, Eq)]
+pub(crate) struct IterationParams {
+    num_keys: u32,
+    num_chunks: u32,
+    shift: u32,
+    digit_bits: u32,
+    radix: u32,
+    _pad: [u32; 3],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable, PartialEq, Eq)]
+struct ScanParams {
+    offset: u32,
+    len: u32,
+    totals_offset: u32,
+    _pad: u32,
+}
+
+/// One level of the hierarchical scan: `len` entries at `offset`, block totals written at `totals_offset`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ScanLevel {
+    pub offset: u32,
+    pub len: u32,
+    pub totals_offset: u32,
+}
+
+/// The levels of the scan of `len` entries, packed one after another (each 64-entry aligned), and the total length.
+pub(crate) fn scan_levels(len: u32) -> (Vec<ScanLevel>, u64) {
+    let align = |x: u64| x.div_ceil(64) * 64;
+    let mut levels = Vec::new();
+    let mut offset = 0u64;
+    let mut level_len = len;
+    loop {
+        let num_blocks = level_len.div_ceil(SCAN_BLOCK_SIZE).max(1);
+        let totals_offset = align(offset + u64::from(level_len));
+        levels.push(ScanLevel { offset: offset as u32, len: level_len, totals_offset: totals_offset as u32 });
+        offset = totals_offset;
+        if num_blocks == 1 {
+            // The top level's single total lands in a spare slot nobody reads.
+            return (levels, offset + 64);
+        }
+        level_len = num_blocks;
+    }
+}
+
+/// Bytes of a digit count table of `num_tiles` x `radix` entries and its scan levels.
+pub(crate) fn counts_bytes(num_tiles: u32, radix: u32) -> u64 {
+    let entries = u64::from(num_tiles.max(1)) * u64::from(radix);
+    if entries > u64::from(u32::MAX / 2) {
+        return u64::MAX;
+    }
+    scan_levels(entries as u32).1 * 4
+}
+
+pub(crate) fn storage_entry(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Storage { read_only },
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    }
+}
+
+/// Binding 0 of every sort pass: its slice of the parameters buffer, at a dynamic offset.
+pub(crate) fn params_entry<T>() -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding: 0,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Uniform,
+            has_dynamic_offset: true,
+            min_binding_size: NonZeroU64::new(std::mem::size_of::<T>() as u64),
+        },
+        count: None,
+    }
+}
+
+pub(crate) fn iteration_params_entry() -> wgpu::BindGroupLayoutEntry {
+    params_entry::<IterationParams>()
+}
+
+pub(crate) fn pipeline(
+    device: &wgpu::Device,
+    label: &str,
+    source: &str,
+    entry_point: &str,
+    layout: &wgpu::BindGroupLayout,
+) -> wgpu::ComputePipeline {
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some(label),
+        source: wgpu::ShaderSource::Wgsl(source.into()),
+    });
+    let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some(label),
+        bind_group_layouts: &[Some(layout)],
+        immediate_size: 0,
+    });
+    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(label),
+        layout: Some(&pipeline_layout),
+        module: &module,
+        entry_point: Some(entry_point),
+        compilation_options: Default::default(),
+        cache: None,
+    })
+}
+
+/// A storage buffer for a sort's temporaries.
+pub(crate) fn data_buffer(device: &wgpu::Device, label: &str, size: u64) -> wgpu::Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC,
+        mapped_at_creation: false,
+    })
+}
+
+/// Begins a compute pass, timed when `timer` is timing this frame.
+pub(crate) fn begin_pass<'e>(
+    encoder: &'e mut wgpu::CommandEncoder,
+    timer: Option<&mut GpuTimer>,
+    name: &'static str,
+    label: PassLabel,
+) -> wgpu::ComputePass<'e> {
+    let timestamp_writes = timer.and_then(|t| t.compute_pass_writes(label));
+    encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(name), timestamp_writes })
+}
+
+/// The uniforms of a sort: one `IterationParams` per iteration, then one `ScanParams` per scan level, each at its
+/// own aligned offset, bound with dynamic offsets. Rewritten only when the key count or settings change.
+pub(crate) struct SortParams {
+    buffer: wgpu::Buffer,
+    stride: u64,
+    written_for: Option<(u32, SortConfig)>,
+    levels: Vec<ScanLevel>,
+}
+
+impl SortParams {
+    pub fn new(device: &wgpu::Device) -> Self {
+        let stride = u64::from(device.limits().min_uniform_buffer_offset_alignment).max(32);
+        let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("sort params"),
+            size: stride * u64::from(MAX_ITERATIONS + MAX_SCAN_LEVELS),
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        Self { buffer, stride, written_for: None, levels: Vec::new() }
+    }
+
+    pub fn size(&self) -> u64 {
+        self.buffer.size()
+    }
+
+    /// The scan levels written by the last `prepare`.
+    pub fn levels(&self) -> &[ScanLevel] {
+        &self.levels
+    }
+
+    /// Forgets what was written, so the next `prepare` writes again (after a settings change).
+    pub fn invalidate(&mut self) {
+        self.written_for = None;
+    }
+
+    /// Writes the parameters for `num_keys` keys in tiles of `tile_size`, when they changed. They go through
+    /// `queue.write_buffer`, so every sort recorded into one submission must use the same `num_keys`.
+    pub fn prepare(&mut self, queue: &wgpu::Queue, num_keys: u32, config: SortConfig, tile_size: u32) {
+        if self.written_for == Some((num_keys, config)) {
+            return;
+        }
+        let num_tiles = num_keys.div_ceil(tile_size);
+        let (levels, _) = scan_levels(num_tiles * config.radix());
+        assert!(levels.len() <= MAX_SCAN_LEVELS as usize, "scan deeper than {MAX_SCAN_LEVELS} levels");
+        let stride = self.stride as usize;
+        let mut bytes = vec![0u8; self.buffer.size() as usize];
+        for iteration in 0..config.iterations() {
+            let shift = iteration * config.radix_bits;
+            let params = IterationParams {
+                num_keys,
+                num_chunks: num_tiles,
+                shift,
+                digit_bits: config.radix_bits.min(config.key_bits - shift),
+                radix: config.radix(),
+                _pad: [0; 3],
+            };
+            let at = iteration as usize * stride;
+            bytes[at..at + std::mem::size_of::<IterationParams>()].copy_from_slice(bytemuck::bytes_of(&params));
+        }
+        for (index, level) in levels.iter().enumerate() {
+            let params =
+                ScanParams { offset: level.offset, len: level.len, totals_offset: level.totals_offset, _pad: 0 };
+            let at = (MAX_ITERATIONS as usize + index) * stride;
+            bytes[at..at + std::mem::size_of::<ScanParams>()].copy_from_slice(bytemuck::bytes_of(&params));
+        }
+        queue.write_buffer(&self.buffer, 0, &bytes);
+        self.written_for = Some((num_keys, config));
+        self.levels = levels;
+    }
+
+    /// The dynamic offset of an iteration's parameters.
+    pub fn iteration_offset(&self, iteration: u32) -> u32 {
+        (u64::from(iteration) * self.stride) as u32
+    }
+
+    fn level_offset(&self, level: usize) -> u32 {
+        ((u64::from(MAX_ITERATIONS) + level as u64) * self.stride) as u32
+    }
+
+    /// The binding of one `T` at a dynamic offset.
+    pub fn binding<T>(&self) -> wgpu::BindingResource<'_> {
+        wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+            buffer: &self.buffer,
+            offset: 0,
+            size: NonZeroU64::new(std::mem::size_of::<T>() as u64),
+        })
+    }
+
+    pub fn iteration_binding(&self) -> wgpu::BindingResource<'_> {
+        self.binding::<IterationParams>()
+    }
+}
+
+/// The scan pipelines (scan the blocks, add the block offsets back down).
+pub(crate) struct Scan {
+    scan_pipeline: wgpu::ComputePipeline,
+    add_pipeline: wgpu::ComputePipeline,
+    layout: wgpu::BindGroupLayout,
+}
+
+impl Scan {
+    pub fn new(device: &wgpu::Device) -> Self {
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("sort scan"),
+            entries: &[params_entry::<ScanParams>(), storage_entry(1, false)],
+        });
+        let source = with_common(SCAN_WGSL);
+        Self {
+            scan_pipeline: pipeline(device, "sort scan", &source, "scan_blocks", &layout),
+            add_pipeline: pipeline(device, "sort scan add", &source, "add_block_offsets", &layout),
+            layout,
+        }
+    }
+
+    /// The scan's bind group over a count table.
+    pub fn bind_group(&self, device: &wgpu::Device, params: &SortParams, counts: &wgpu::Buffer) -> wgpu::BindGroup {
+        device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("sort scan"),
+            layout: &self.layout,
+            entries: &[
+                wgpu::BindGroupEntry { binding: 0, resource: params.binding::<ScanParams>() },
+                wgpu::BindGroupEntry { binding: 1, resource: counts.as_entire_binding() },
+            ],
+        })
+    }
+
+    /// Records the whole scan (every level up, then the offsets back down) into one pass.
+    pub fn record(&self, pass: &mut wgpu::ComputePass<'_>, group: &wgpu::BindGroup, params: &SortParams, max_dim: u32) {
+        let levels = params.levels();
+        let blocks = |level: &ScanLevel| crate::gpu::dispatch_grid(level.len.div_ceil(SCAN_BLOCK_SIZE), max_dim);
+        pass.set_pipeline(&self.scan_pipeline);
+        for (index, level) in levels.iter().enumerate() {
+            pass.set_bind_group(0, group, &[params.level_offset(index)]);
+            let (x, y) = blocks(level);
+            pass.dispatch_workgroups(x, y, 1);
+        }
+        pass.set_pipeline(&self.add_pipeline);
+        for (index, level) in levels.iter().enumerate().rev().skip(1) {
+            pass.set_bind_group(0, group, &[params.level_offset(index)]);
+            let (x, y) = blocks(level);
+            pass.dispatch_workgroups(x, y, 1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scan_levels_cover_every_entry_once() {
+        for len in [0u32, 1, 1023, 1024, 1025, 1 << 20, (1 << 20) + 1, 33_554_432] {
+            let (levels, total) = scan_levels(len);
+            assert_eq!(levels[0].len, len, "level 0 holds the table");
+            for pair in levels.windows(2) {
+                assert_eq!(pair[1].len, pair[0].len.div_ceil(SCAN_BLOCK_SIZE), "one total per block");
+                assert_eq!(pair[1].offset, pair[0].totals_offset, "totals feed the next level");
+            }
+            let last = levels.last().expect("a level");
+            assert!(u64::from(last.totals_offset) < total, "the top total fits the table");
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! VREN's 4-bit radix sort with subgroup operations (`shaders/sort_subgroup.wgsl`).
+//!
+//! How it works, per iteration (one 4-bit digit; 8 iterations for 32-bit keys, 4 for 16):
+//! 1. `count`: each workgroup takes a tile of 2048 keys and counts its digits with subgroup ballots (no per-key
+//!    atomics), writing the 16 counts into a digit-major table (`digit * num_tiles + tile`);
+//! 2. the shared hierarchical scan (`sort::shared`) turns the table into each (digit, tile)'s first output slot
+//!    (the global offset);
+//! 3. `reorder`: each workgroup re-reads its tile, ranks every key among the tile's keys of the same digit with
+//!    ballots (the local offset), sorts the tile by digit in workgroup memory, and writes it out, so consecutive
+//!    threads write consecutive slots of each digit's run.
+//!
+//! The subgroup size is read in the shader (`subgroup_size`), never assumed; the tile order is (subgroup, round,
+//! lane), which keeps the sort stable for any size from 4 to 128.
+
+use crate::gpu::dispatch_grid;
+use crate::sort::shared::{
+    Scan, SortParams, WORKGROUP_SIZE, begin_pass, counts_bytes, data_buffer, iteration_params_entry, pipeline,
+    storage_entry, with_common,
+};
+use crate::sort::{SortBuffers, SortConfig, SortError, SortOutput, TrafficModel, check_binding};
+use crate::timing::{GpuTimer, PassKind, PassLabel};
+
+/// Bits per digit: the sort takes 4 only.
+pub const RADIX_BITS: u32 = 4;
+/// Keys per thread in a tile. Mirrors `KEYS_PER_THREAD` in `sort_subgroup.wgsl` (checked by a test).
+pub const KEYS_PER_THREAD: u32 = 8;
+/// Keys per workgroup tile. Mirrors `TILE_SIZE` in `sort_subgroup.wgsl`.
+pub const TILE_SIZE: u32 = WORKGROUP_SIZE * KEYS_PER_THREAD;
+
+pub const SUBGROUP_WGSL: &str = include_str!("../../shaders/sort_subgroup.wgsl");
+
+/// The sort's shader module as compiled: (file name, source with the common part prepended).
+pub fn shader_modules() -> [(&'static str, String); 1] {
+    [("sort_subgroup.wgsl", with_common(SUBGROUP_WGSL))]
+}
+
+/// Per iteration: count reads a key; the scan reads and writes the table twice; reorder reads key and value and
+/// writes them (the count table's 16 entries per tile are under 0.1 byte per key).
+pub fn traffic_model(config: SortConfig) -> TrafficModel {
+    let iterations = f64::from(config.iterations());
+    let table_per_key = 16.0 / f64::from(TILE_SIZE);
+    TrafficModel {
+        per_kind: vec![
+            (PassKind::SortCount, iterations * (4.0 + 4.0 * table_per_key)),
+            (PassKind::SortScan, iterations * 16.0 * table_per_key),
+            (PassKind::SortReorder, iterations * (16.0 + 4.0 * table_per_key)),
+        ],
+    }
+}
+
+/// The sort: pipelines made once, the count table once per capacity.
+pub struct SubgroupSort {
+    config: SortConfig,
+    capacity: u32,
+    max_workgroups_per_dim: u32,
+    count_pipeline: wgpu::ComputePipeline,
+    reorder_pipeline: wgpu::ComputePipeline,
+    scan: Scan,
+    counts: wgpu::Buffer,
+    params: SortParams,
+    /// Bind groups reading pair `src` and writing pair `1 - src`.
+    groups: [wgpu::BindGroup; 2],
+    scan_group: wgpu::BindGroup,
+}
+
+impl SubgroupSort {
+    /// Makes the pipelines and the count table for `buffers`. The caller (`GpuSort::new`) has checked that the
+    /// device has subgroups.
+    pub fn new(device: &wgpu::Device, buffers: &SortBuffers, config: SortConfig) -> Result<Self, SortError> {
+        let config = Self::check(config)?;
+        let capacity = buffers.capacity();
+        let table = counts_bytes(capacity.div_ceil(TILE_SIZE), 1 << RADIX_BITS);
+        check_binding(device, "the digit count table", table)?;
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("sort subgroup"),
+            entries: &[
+                iteration_params_entry(),
+                storage_entry(1, true),
+                storage_entry(2, true),
+                storage_entry(3, false),
+                storage_entry(4, false),
+                storage_entry(5, false),
+            ],
+        });
+        let source = with_common(SUBGROUP_WGSL);
+        let count_pipeline = pipeline(device, "sort subgroup count", &source, "count", &layout);
+        let reorder_pipeline = pipeline(device, "sort subgroup reorder", &source, "reorder", &layout);
+        let scan = Scan::new(device);
+        let counts = data_buffer(device, "sort subgroup digit counts", table);
+        let params = SortParams::new(device);
+        let group = |src: usize| {
+            let dst = 1 - src;
+            device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("sort subgroup"),
+                layout: &layout,
+                entries: &[
+                    wgpu::BindGroupEntry { binding: 0, resource: params.iteration_binding() },
+                    wgpu::BindGroupEntry { binding: 1, resource: buffers.keys(src).as_entire_binding() },
+                    wgpu::BindGroupEntry { binding: 2, resource: buffers.values(src).as_entire_binding() },
+                    wgpu::BindGroupEntry { binding: 3, resource: counts.as_entire_binding() },
+                    wgpu::BindGroupEntry { binding: 4, resource: buffers.keys(dst).as_entire_binding() },
+                    wgpu::BindGroupEntry { binding: 5, resource: buffers.values(dst).as_entire_binding() },
+                ],
+            })
+        };
+        let groups = [group(0), group(1)];
+        let scan_group = scan.bind_group(device, &params, &counts);
+        Ok(Self {
+            config,
+            capacity,
+            max_workgroups_per_dim: device.limits().max_compute_workgroups_per_dimension,
+            count_pipeline,
+            reorder_pipeline,
+            scan,
+            counts,
+            params,
+            groups,
+            scan_group,
+        })
+    }
+
+    fn check(config: SortConfig) -> Result<SortConfig, SortError> {
+        crate::sort::SortAlgorithm::Subgroup.config(config.radix_bits, config.key_bits)
+    }
+
+    pub fn config(&self) -> SortConfig {
+        self.config
+    }
+
+    /// Changes the key bits (the radix is always 4 bits, so the count table never changes size).
+    pub fn set_config(&mut self, config: SortConfig) -> Result<(), SortError> {
+        self.config = Self::check(config)?;
+        self.params.invalidate();
+        Ok(())
+    }
+
+    /// GPU memory held beyond the caller's key and value buffers.
+    pub fn allocated_bytes(&self) -> u64 {
+        self.counts.size() + self.params.size()
+    }
+
+    /// Records a sort of the first `num_keys` pairs of pair 0; see `GpuSort::record`.
+    pub fn record(
+        &mut self,
+        queue: &wgpu::Queue,
+        encoder: &mut wgpu::CommandEncoder,
+        num_keys: u32,
+        mut timer: Option<&mut GpuTimer>,
+        repeat: u32,
+    ) -> Result<SortOutput, SortError> {
+        if num_keys > self.capacity {
+            return Err(SortError::OverCapacity { requested: num_keys.into(), capacity: self.capacity.into() });
+        }
+        let output = SortOutput { slot: (self.config.iterations() % 2) as usize, num_keys };
+        if num_keys == 0 {
+            return Ok(output);
+        }
+        self.params.prepare(queue, num_keys, self.config, TILE_SIZE);
+        let (x, y) = dispatch_grid(num_keys.div_ceil(TILE_SIZE), self.max_workgroups_per_dim);
+        for iteration in 0..self.config.iterations() {
+            let src = (iteration % 2) as usize;
+            let offset = self.params.iteration_offset(iteration);
+            let label = |kind| PassLabel { kind, iteration: Some(iteration), repeat };
+            {
+                let mut pass = begin_pass(encoder, timer.as_deref_mut(), "sort count", label(PassKind::SortCount));
+                pass.set_pipeline(&self.count_pipeline);
+                pass.set_bind_group(0, &self.groups[src], &[offset]);
+                pass.dispatch_workgroups(x, y, 1);
+            }
+            {
+                let mut pass = begin_pass(encoder, timer.as_deref_mut(), "sort scan", label(PassKind::SortScan));
+                self.scan.record(&mut pass, &self.scan_group, &self.params, self.max_workgroups_per_dim);
+            }
+            {
+                let mut pass = begin_pass(encoder, timer.as_deref_mut(), "sort reorder", label(PassKind::SortReorder));
+                pass.set_pipeline(&self.reorder_pipeline);
+                pass.set_bind_group(0, &self.groups[src], &[offset]);
+                pass.dispatch_workgroups(x, y, 1);
+            }
+        }
+        Ok(output)
+    }
+}
