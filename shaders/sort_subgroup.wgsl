@@ -21,6 +21,9 @@ const TILE_SIZE: u32 = 2048u; // WORKGROUP_SIZE * KEYS_PER_THREAD
 const MAX_SUBGROUPS: u32 = 64u;
 // Digits a lane may own: 16 / 4 at the smallest subgroup size.
 const DIGITS_PER_LANE: u32 = 4u;
+// Set by the pipeline when every subgroup of the device has 16 to 32 lanes: then only the scalar path is compiled
+// (fewer registers, more workgroups in flight), else only the general vec4 path.
+override SCALAR_LANES: bool = false;
 
 @group(0) @binding(0) var<uniform> params: IterationParams;
 @group(0) @binding(1) var<storage, read> keys_in: array<u32>;
@@ -50,50 +53,203 @@ fn lane_count(lanes: vec4<u32>) -> u32 {
 
 // The lanes below `lane`, as a 128-bit mask.
 fn lanes_below(lane: u32) -> vec4<u32> {
-    var mask = vec4<u32>(0u);
-    for (var c = 0u; c < 4u; c++) {
-        let first = 32u * c;
-        if (lane >= first + 32u) {
-            mask[c] = 0xffffffffu;
-        } else if (lane > first) {
-            mask[c] = (1u << (lane - first)) - 1u;
-        }
-    }
-    return mask;
+    let first = vec4<u32>(0u, 32u, 64u, 96u);
+    let full = vec4<u32>(lane) >= first + vec4<u32>(32u);
+    let partial = (vec4<u32>(1u) << (vec4<u32>(lane) - first)) - vec4<u32>(1u);
+    return select(select(vec4<u32>(0u), partial, vec4<u32>(lane) > first), vec4<u32>(0xffffffffu), full);
 }
 
-// The present lanes whose digit is `d`, from the ballots of each digit bit.
-fn digit_lanes(d: u32, bits: array<vec4<u32>, 4>, present: vec4<u32>) -> vec4<u32> {
-    var lanes = present;
-    for (var b = 0u; b < 4u; b++) {
-        lanes &= select(~bits[b], bits[b], ((d >> b) & 1u) == 1u);
-    }
-    return lanes;
+// One step's ballots: which lanes hold a key, and which lanes' digits have each bit set. Named fields, not an
+// array, so they stay in registers.
+struct Ballots {
+    present: vec4<u32>,
+    bit0: vec4<u32>,
+    bit1: vec4<u32>,
+    bit2: vec4<u32>,
+    bit3: vec4<u32>,
 }
 
-// Ballots of the four digit bits over the subgroup.
-fn digit_ballots(digit: u32) -> array<vec4<u32>, 4> {
-    var bits: array<vec4<u32>, 4>;
-    for (var b = 0u; b < 4u; b++) {
-        bits[b] = subgroupBallot(((digit >> b) & 1u) == 1u);
-    }
-    return bits;
+fn ballots(valid: bool, digit: u32) -> Ballots {
+    return Ballots(
+        subgroupBallot(valid),
+        subgroupBallot((digit & 1u) != 0u),
+        subgroupBallot((digit & 2u) != 0u),
+        subgroupBallot((digit & 4u) != 0u),
+        subgroupBallot((digit & 8u) != 0u),
+    );
+}
+
+// The lanes holding a key of digit `d`: AND of each bit's ballot or its complement.
+fn digit_lanes(d: u32, v: Ballots) -> vec4<u32> {
+    return v.present & select(~v.bit0, v.bit0, (d & 1u) != 0u) & select(~v.bit1, v.bit1, (d & 2u) != 0u)
+        & select(~v.bit2, v.bit2, (d & 4u) != 0u) & select(~v.bit3, v.bit3, (d & 8u) != 0u);
 }
 
 fn tile_index(workgroup_id: vec3<u32>, num_workgroups: vec3<u32>) -> u32 {
     return workgroup_id.x + workgroup_id.y * num_workgroups.x;
 }
 
-// Adds this step's count of each digit the lane owns to `owned`.
-fn count_owned(owned: ptr<function, vec4<u32>>, lane: u32, sg_size: u32, bits: array<vec4<u32>, 4>, present: vec4<u32>) {
+// Adds this step's count of each digit the lane owns (digits lane + k * sg_size) to `owned`.
+fn count_owned(owned: ptr<function, vec4<u32>>, lane: u32, sg_size: u32, v: Ballots) {
+    if (sg_size >= RADIX) {
+        // One digit per lane at most: the common case (32 on NVIDIA, 64 on AMD).
+        if (lane < RADIX) {
+            (*owned).x += lane_count(digit_lanes(lane, v));
+        }
+        return;
+    }
     for (var k = 0u; k < DIGITS_PER_LANE; k++) {
         let d = lane + k * sg_size;
         if (d < RADIX) {
-            (*owned)[k] += lane_count(digit_lanes(d, bits, present));
+            (*owned)[k] += lane_count(digit_lanes(d, v));
         }
     }
 }
 
+// The value lane `d % sg_size` holds in component `d / sg_size` of `owned`, for each lane's own `d`.
+fn from_owner(owned: vec4<u32>, d: u32, sg_size: u32) -> u32 {
+    if (sg_size >= RADIX) {
+        return subgroupShuffle(owned.x, d);
+    }
+    var value = 0u;
+    for (var k = 0u; k < DIGITS_PER_LANE; k++) {
+        let v = subgroupShuffle(owned[k], d % sg_size);
+        if (d / sg_size == k) {
+            value = v;
+        }
+    }
+    return value;
+}
+
+fn store_owned(owned: vec4<u32>, lane: u32, sg_size: u32, sg_id: u32) {
+    for (var k = 0u; k < DIGITS_PER_LANE; k++) {
+        let d = lane + k * sg_size;
+        if (d < RADIX) {
+            subgroup_digits[sg_id][d] = owned[k];
+        }
+    }
+}
+
+// A key (0 past the end: such lanes are left out of every ballot by `present`).
+fn load_key(index: u32) -> u32 {
+    return select(0u, keys_in[min(index, params.num_keys - 1u)], index < params.num_keys);
+}
+
+fn load_value(index: u32) -> u32 {
+    return values_in[min(index, params.num_keys - 1u)];
+}
+
+// Counts one step's keys into `owned`: the key of this lane is at `index`.
+fn count_step(owned: ptr<function, vec4<u32>>, key: u32, index: u32, lane: u32, sg_size: u32) {
+    count_owned(owned, lane, sg_size, ballots(index < params.num_keys, digit_of(key)));
+}
+
+// Ranks one step's keys among equal digits of the tile and puts each (key, value) at its tile slot.
+fn rank_step(next_slot: ptr<function, vec4<u32>>, key: u32, value: u32, index: u32, lane: u32, sg_size: u32) {
+    let valid = index < params.num_keys;
+    let digit = digit_of(key);
+    let v = ballots(valid, digit);
+    let base = from_owner(*next_slot, digit, sg_size);
+    if (valid) {
+        let tile_slot = base + lane_count(digit_lanes(digit, v) & lanes_below(lane));
+        tile_keys[tile_slot] = key;
+        tile_values[tile_slot] = value;
+    }
+    count_owned(next_slot, lane, sg_size, v);
+}
+
+// The same for subgroups of 16 to 32 lanes (NVIDIA 32, Intel 16/32, Apple 32), where one lane owns one digit and a
+// ballot is one u32: a quarter of the vec4 path's arithmetic, which made up much of the reorder pass's time.
+struct Ballots32 {
+    present: u32,
+    bit0: u32,
+    bit1: u32,
+    bit2: u32,
+    bit3: u32,
+}
+
+fn ballots32(valid: bool, digit: u32) -> Ballots32 {
+    return Ballots32(
+        subgroupBallot(valid).x,
+        subgroupBallot((digit & 1u) != 0u).x,
+        subgroupBallot((digit & 2u) != 0u).x,
+        subgroupBallot((digit & 4u) != 0u).x,
+        subgroupBallot((digit & 8u) != 0u).x,
+    );
+}
+
+fn digit_lanes32(d: u32, v: Ballots32) -> u32 {
+    return v.present & select(~v.bit0, v.bit0, (d & 1u) != 0u) & select(~v.bit1, v.bit1, (d & 2u) != 0u)
+        & select(~v.bit2, v.bit2, (d & 4u) != 0u) & select(~v.bit3, v.bit3, (d & 8u) != 0u);
+}
+
+fn count_step32(owned: ptr<function, u32>, key: u32, index: u32, lane: u32) {
+    let v = ballots32(index < params.num_keys, digit_of(key));
+    if (lane < RADIX) {
+        *owned += countOneBits(digit_lanes32(lane, v));
+    }
+}
+
+fn rank_step32(next_slot: ptr<function, u32>, key: u32, value: u32, index: u32, lane: u32) {
+    let valid = index < params.num_keys;
+    let digit = digit_of(key);
+    let v = ballots32(valid, digit);
+    let base = subgroupShuffle(*next_slot, digit);
+    if (valid) {
+        let tile_slot = base + countOneBits(digit_lanes32(digit, v) & ((1u << lane) - 1u));
+        tile_keys[tile_slot] = key;
+        tile_values[tile_slot] = value;
+    }
+    if (lane < RADIX) {
+        *next_slot += countOneBits(digit_lanes32(lane, v));
+    }
+}
+
+// Counts the eight steps' keys into `subgroup_digits[sg_id]`.
+fn count_segment(k: array<u32, KEYS_PER_THREAD>, i0: u32, lane: u32, s: u32, sg_id: u32) {
+    if (SCALAR_LANES) {
+        var owned = 0u;
+        count_step32(&owned, k[0], i0, lane);
+        count_step32(&owned, k[1], i0 + s, lane);
+        count_step32(&owned, k[2], i0 + 2u * s, lane);
+        count_step32(&owned, k[3], i0 + 3u * s, lane);
+        count_step32(&owned, k[4], i0 + 4u * s, lane);
+        count_step32(&owned, k[5], i0 + 5u * s, lane);
+        count_step32(&owned, k[6], i0 + 6u * s, lane);
+        count_step32(&owned, k[7], i0 + 7u * s, lane);
+        if (lane < RADIX) {
+            subgroup_digits[sg_id][lane] = owned;
+        }
+        return;
+    }
+    var owned = vec4<u32>(0u);
+    count_step(&owned, k[0], i0, lane, s);
+    count_step(&owned, k[1], i0 + s, lane, s);
+    count_step(&owned, k[2], i0 + 2u * s, lane, s);
+    count_step(&owned, k[3], i0 + 3u * s, lane, s);
+    count_step(&owned, k[4], i0 + 4u * s, lane, s);
+    count_step(&owned, k[5], i0 + 5u * s, lane, s);
+    count_step(&owned, k[6], i0 + 6u * s, lane, s);
+    count_step(&owned, k[7], i0 + 7u * s, lane, s);
+    store_owned(owned, lane, s, sg_id);
+}
+
+// The eight keys of a lane's segment (all loads issued before any is used).
+fn load_segment(i0: u32, s: u32) -> array<u32, KEYS_PER_THREAD> {
+    return array<u32, KEYS_PER_THREAD>(
+        load_key(i0),
+        load_key(i0 + s),
+        load_key(i0 + 2u * s),
+        load_key(i0 + 3u * s),
+        load_key(i0 + 4u * s),
+        load_key(i0 + 5u * s),
+        load_key(i0 + 6u * s),
+        load_key(i0 + 7u * s),
+    );
+}
+
+// The steps are written out, not looped over: with a loop the driver kept the per-thread keys in local memory
+// and each load waited for the previous step (measured on the H100: 2.4x slower). KEYS_PER_THREAD is 8.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn count(
     @builtin(local_invocation_index) tid: u32,
@@ -108,29 +264,13 @@ fn count(
     if (tile >= params.num_chunks) {
         return;
     }
-    let segment = tile * TILE_SIZE + sg_id * KEYS_PER_THREAD * sg_size;
-    var owned = vec4<u32>(0u);
-    for (var step = 0u; step < KEYS_PER_THREAD; step++) {
-        let index = segment + step * sg_size + lane;
-        let valid = index < params.num_keys;
-        var digit = 0u;
-        if (valid) {
-            digit = digit_of(keys_in[index]);
-        }
-        let present = subgroupBallot(valid);
-        count_owned(&owned, lane, sg_size, digit_ballots(digit), present);
-    }
-    for (var k = 0u; k < DIGITS_PER_LANE; k++) {
-        let d = lane + k * sg_size;
-        if (d < RADIX) {
-            subgroup_digits[sg_id][d] = owned[k];
-        }
-    }
+    let i0 = tile * TILE_SIZE + sg_id * KEYS_PER_THREAD * sg_size + lane;
+    count_segment(load_segment(i0, sg_size), i0, lane, sg_size, sg_id);
     workgroupBarrier();
     if (tid < RADIX) {
         var total = 0u;
-        for (var s = 0u; s < num_sg; s++) {
-            total += subgroup_digits[s][tid];
+        for (var sg = 0u; sg < num_sg; sg++) {
+            total += subgroup_digits[sg][tid];
         }
         counts[tid * params.num_chunks + tile] = total;
     }
@@ -151,39 +291,35 @@ fn reorder(
         return;
     }
     let tile_start = tile * TILE_SIZE;
-    let segment = tile_start + sg_id * KEYS_PER_THREAD * sg_size;
+    let i0 = tile_start + sg_id * KEYS_PER_THREAD * sg_size + lane;
+    let s = sg_size;
 
-    // 1. Keys into registers; each subgroup counts its segment's digits (as `count` does).
-    var keys: array<u32, KEYS_PER_THREAD>;
-    var owned = vec4<u32>(0u);
-    for (var step = 0u; step < KEYS_PER_THREAD; step++) {
-        let index = segment + step * sg_size + lane;
-        let valid = index < params.num_keys;
-        keys[step] = 0u;
-        if (valid) {
-            keys[step] = keys_in[index];
-        }
-        let present = subgroupBallot(valid);
-        count_owned(&owned, lane, sg_size, digit_ballots(digit_of(keys[step])), present);
+    // 1. This tile's first output slot of each digit (needed last, fetched first), keys and values into
+    //    registers (all loads in flight together); each subgroup counts its segment's digits.
+    if (tid < RADIX) {
+        digit_global[tid] = counts[tid * params.num_chunks + tile];
     }
-    for (var k = 0u; k < DIGITS_PER_LANE; k++) {
-        let d = lane + k * sg_size;
-        if (d < RADIX) {
-            subgroup_digits[sg_id][d] = owned[k];
-        }
-    }
+    let k = load_segment(i0, s);
+    let v0 = load_value(i0);
+    let v1 = load_value(i0 + s);
+    let v2 = load_value(i0 + 2u * s);
+    let v3 = load_value(i0 + 3u * s);
+    let v4 = load_value(i0 + 4u * s);
+    let v5 = load_value(i0 + 5u * s);
+    let v6 = load_value(i0 + 6u * s);
+    let v7 = load_value(i0 + 7u * s);
+    count_segment(k, i0, lane, s, sg_id);
     workgroupBarrier();
 
     // 2. Per digit: each subgroup's first slot among the tile's keys of that digit, and the digit's tile total.
     if (tid < RADIX) {
         var running = 0u;
-        for (var s = 0u; s < num_sg; s++) {
-            let c = subgroup_digits[s][tid];
-            subgroup_digits[s][tid] = running;
+        for (var sg = 0u; sg < num_sg; sg++) {
+            let c = subgroup_digits[sg][tid];
+            subgroup_digits[sg][tid] = running;
             running += c;
         }
         digit_total[tid] = running;
-        digit_global[tid] = counts[tid * params.num_chunks + tile];
     }
     workgroupBarrier();
     if (tid < RADIX) {
@@ -197,35 +333,35 @@ fn reorder(
 
     // 3. Rank each key in its tile and place it in workgroup memory, sorted by digit (stable). Lane L carries the
     //    next free tile slot of the digits it owns; a key's lane fetches its digit's slot from the owner.
-    var next_slot = vec4<u32>(0u);
-    for (var k = 0u; k < DIGITS_PER_LANE; k++) {
-        let d = lane + k * sg_size;
-        if (d < RADIX) {
-            next_slot[k] = digit_start[d] + subgroup_digits[sg_id][d];
+    if (SCALAR_LANES) {
+        var next = 0u;
+        if (lane < RADIX) {
+            next = digit_start[lane] + subgroup_digits[sg_id][lane];
         }
-    }
-    let below = lanes_below(lane);
-    for (var step = 0u; step < KEYS_PER_THREAD; step++) {
-        let index = segment + step * sg_size + lane;
-        let valid = index < params.num_keys;
-        let key = keys[step];
-        let digit = digit_of(key);
-        let present = subgroupBallot(valid);
-        let bits = digit_ballots(digit);
-        let owner = digit % sg_size;
-        var base = 0u;
-        for (var k = 0u; k < DIGITS_PER_LANE; k++) {
-            let slot = subgroupShuffle(next_slot[k], owner);
-            if (digit / sg_size == k) {
-                base = slot;
+        rank_step32(&next, k[0], v0, i0, lane);
+        rank_step32(&next, k[1], v1, i0 + s, lane);
+        rank_step32(&next, k[2], v2, i0 + 2u * s, lane);
+        rank_step32(&next, k[3], v3, i0 + 3u * s, lane);
+        rank_step32(&next, k[4], v4, i0 + 4u * s, lane);
+        rank_step32(&next, k[5], v5, i0 + 5u * s, lane);
+        rank_step32(&next, k[6], v6, i0 + 6u * s, lane);
+        rank_step32(&next, k[7], v7, i0 + 7u * s, lane);
+    } else {
+        var next_slot = vec4<u32>(0u);
+        for (var j = 0u; j < DIGITS_PER_LANE; j++) {
+            let d = lane + j * sg_size;
+            if (d < RADIX) {
+                next_slot[j] = digit_start[d] + subgroup_digits[sg_id][d];
             }
         }
-        if (valid) {
-            let tile_slot = base + lane_count(digit_lanes(digit, bits, present) & below);
-            tile_keys[tile_slot] = key;
-            tile_values[tile_slot] = values_in[index];
-        }
-        count_owned(&next_slot, lane, sg_size, bits, present);
+        rank_step(&next_slot, k[0], v0, i0, lane, s);
+        rank_step(&next_slot, k[1], v1, i0 + s, lane, s);
+        rank_step(&next_slot, k[2], v2, i0 + 2u * s, lane, s);
+        rank_step(&next_slot, k[3], v3, i0 + 3u * s, lane, s);
+        rank_step(&next_slot, k[4], v4, i0 + 4u * s, lane, s);
+        rank_step(&next_slot, k[5], v5, i0 + 5u * s, lane, s);
+        rank_step(&next_slot, k[6], v6, i0 + 6u * s, lane, s);
+        rank_step(&next_slot, k[7], v7, i0 + 7u * s, lane, s);
     }
     workgroupBarrier();
 

@@ -124,6 +124,18 @@ pub(crate) fn pipeline(
     entry_point: &str,
     layout: &wgpu::BindGroupLayout,
 ) -> wgpu::ComputePipeline {
+    pipeline_with(device, label, source, entry_point, layout, Default::default())
+}
+
+/// A compute pipeline with override constants or without zeroed workgroup memory.
+pub(crate) fn pipeline_with(
+    device: &wgpu::Device,
+    label: &str,
+    source: &str,
+    entry_point: &str,
+    layout: &wgpu::BindGroupLayout,
+    compilation_options: wgpu::PipelineCompilationOptions<'_>,
+) -> wgpu::ComputePipeline {
     let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: Some(label),
         source: wgpu::ShaderSource::Wgsl(source.into()),
@@ -138,7 +150,7 @@ pub(crate) fn pipeline(
         layout: Some(&pipeline_layout),
         module: &module,
         entry_point: Some(entry_point),
-        compilation_options: Default::default(),
+        compilation_options,
         cache: None,
     })
 }

@@ -14,7 +14,7 @@
 
 use crate::gpu::dispatch_grid;
 use crate::sort::shared::{
-    Scan, SortParams, WORKGROUP_SIZE, begin_pass, counts_bytes, data_buffer, iteration_params_entry, pipeline,
+    Scan, SortParams, WORKGROUP_SIZE, begin_pass, counts_bytes, data_buffer, iteration_params_entry, pipeline_with,
     storage_entry, with_common,
 };
 use crate::sort::{SortBuffers, SortConfig, SortError, SortOutput, TrafficModel, check_binding};
@@ -46,6 +46,12 @@ pub fn traffic_model(config: SortConfig) -> TrafficModel {
             (PassKind::SortReorder, iterations * (16.0 + 4.0 * table_per_key)),
         ],
     }
+}
+
+/// Whether every subgroup of the adapter has 16 to 32 lanes, so the shader's scalar path (one u32 per ballot, one
+/// digit per lane) serves it: NVIDIA (32), Intel (16 or 32), Apple (32). Other sizes take the vec4 path.
+pub fn scalar_lanes(info: &wgpu::AdapterInfo) -> bool {
+    (16..=32).contains(&info.subgroup_min_size) && (16..=32).contains(&info.subgroup_max_size)
 }
 
 /// The sort: pipelines made once, the count table once per capacity.
@@ -83,8 +89,14 @@ impl SubgroupSort {
             ],
         });
         let source = with_common(SUBGROUP_WGSL);
-        let count_pipeline = pipeline(device, "sort subgroup count", &source, "count", &layout);
-        let reorder_pipeline = pipeline(device, "sort subgroup reorder", &source, "reorder", &layout);
+        let scalar_lanes = scalar_lanes(&device.adapter_info());
+        let constants = [("SCALAR_LANES", if scalar_lanes { 1.0 } else { 0.0 })];
+        // Both entry points write every workgroup word before reading it, so the zeroing WebGPU does by default
+        // (a store per word and a barrier per workgroup) is skipped.
+        let options =
+            || wgpu::PipelineCompilationOptions { constants: &constants, zero_initialize_workgroup_memory: false };
+        let count_pipeline = pipeline_with(device, "sort subgroup count", &source, "count", &layout, options());
+        let reorder_pipeline = pipeline_with(device, "sort subgroup reorder", &source, "reorder", &layout, options());
         let scan = Scan::new(device);
         let counts = data_buffer(device, "sort subgroup digit counts", table);
         let params = SortParams::new(device);
