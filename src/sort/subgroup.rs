@@ -193,3 +193,140 @@ impl SubgroupSort {
         Ok(output)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! A mirror, on the CPU, of the shader's ranking for every subgroup size 4 to 128: the test GPU (lavapipe) has
+    //! subgroups of 8 and the H100 of 32, so this is what checks the lane and ballot arithmetic at the other sizes
+    //! (digit ownership for sizes under 16, the upper words of the 128-bit ballots for 64 and 128).
+
+    type Mask = [u32; 4];
+
+    fn ballot(size: usize, predicate: impl Fn(usize) -> bool) -> Mask {
+        let mut mask = [0u32; 4];
+        for lane in (0..size).filter(|&l| predicate(l)) {
+            mask[lane / 32] |= 1 << (lane % 32);
+        }
+        mask
+    }
+
+    fn and(a: Mask, b: Mask) -> Mask {
+        [a[0] & b[0], a[1] & b[1], a[2] & b[2], a[3] & b[3]]
+    }
+
+    fn count(m: Mask) -> u32 {
+        m.iter().map(|w| w.count_ones()).sum()
+    }
+
+    /// `lanes_below` as the shader computes it (u32 wrap-around and shift counts modulo 32 included).
+    fn lanes_below(lane: u32) -> Mask {
+        let mut mask = [0u32; 4];
+        for (c, word) in mask.iter_mut().enumerate() {
+            let first = 32 * c as u32;
+            let full = lane >= first + 32;
+            let partial = (1u32 << (lane.wrapping_sub(first) % 32)).wrapping_sub(1);
+            *word = if full {
+                u32::MAX
+            } else if lane > first {
+                partial
+            } else {
+                0
+            };
+        }
+        mask
+    }
+
+    /// The lanes of digit `d`, from the ballots of the digit's bits.
+    fn digit_lanes(d: u32, present: Mask, bits: &[Mask; 4]) -> Mask {
+        (0..4).fold(present, |lanes, b| {
+            let bit = if (d >> b) & 1 == 1 { bits[b] } else { bits[b].map(|w| !w) };
+            and(lanes, bit)
+        })
+    }
+
+    /// The tile slot of every key of a tile, as `reorder` assigns them with `size`-lane subgroups.
+    fn tile_slots(digits: &[u32], size: usize) -> Vec<u32> {
+        let num_sg = 256 / size;
+        let present_at = |sg: usize, step: usize, lane: usize| sg * 8 * size + step * size + lane < digits.len();
+        let digit_at = |sg: usize, step: usize, lane: usize| digits[sg * 8 * size + step * size + lane];
+        let ballots = |sg: usize, step: usize| {
+            let present = ballot(size, |l| present_at(sg, step, l));
+            let bits = [0, 1, 2, 3]
+                .map(|b| ballot(size, |l| present_at(sg, step, l) && (digit_at(sg, step, l) >> b) & 1 == 1));
+            (present, bits)
+        };
+        // Phase 1: each lane's counts of the digits it owns (lane + k * size).
+        let mut per_sg = vec![[0u32; 16]; num_sg];
+        for (sg, counts) in per_sg.iter_mut().enumerate() {
+            for step in 0..8 {
+                let (present, bits) = ballots(sg, step);
+                for lane in 0..size {
+                    for k in 0..4 {
+                        let d = lane + k * size;
+                        if d < 16 {
+                            counts[d] += count(digit_lanes(d as u32, present, &bits));
+                        }
+                    }
+                }
+            }
+        }
+        // Phase 2: tile-local starts per digit and per subgroup.
+        let totals: Vec<u32> = (0..16).map(|d| per_sg.iter().map(|c| c[d]).sum()).collect();
+        let start: Vec<u32> = (0..16).map(|d| totals[..d].iter().sum()).collect();
+        // Phase 3: owners carry the next slot; each key takes its owner's slot plus its rank in the step.
+        let mut slots = vec![u32::MAX; digits.len()];
+        for sg in 0..num_sg {
+            let mut next = vec![[0u32; 4]; size];
+            for (lane, owned) in next.iter_mut().enumerate() {
+                for (k, slot) in owned.iter_mut().enumerate() {
+                    let d = lane + k * size;
+                    if d < 16 {
+                        *slot = start[d] + per_sg[..sg].iter().map(|c| c[d]).sum::<u32>();
+                    }
+                }
+            }
+            for step in 0..8 {
+                let (present, bits) = ballots(sg, step);
+                for lane in (0..size).filter(|&l| present_at(sg, step, l)) {
+                    let d = digit_at(sg, step, lane);
+                    let base = next[d as usize % size][d as usize / size];
+                    let rank = count(and(digit_lanes(d, present, &bits), lanes_below(lane as u32)));
+                    slots[sg * 8 * size + step * size + lane] = base + rank;
+                }
+                for (lane, owned) in next.iter_mut().enumerate() {
+                    for (k, slot) in owned.iter_mut().enumerate() {
+                        let d = lane + k * size;
+                        if d < 16 {
+                            *slot += count(digit_lanes(d as u32, present, &bits));
+                        }
+                    }
+                }
+            }
+        }
+        slots
+    }
+
+    #[test]
+    fn every_subgroup_size_ranks_a_tile_stably() {
+        let mut seed = 12345u64;
+        for size in [4, 8, 16, 32, 64, 128] {
+            for len in [2048, 2047, 1000, 33, 1] {
+                let digits: Vec<u32> = (0..len)
+                    .map(|_| {
+                        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                        ((seed >> 33) % 16) as u32
+                    })
+                    .collect();
+                let slots = tile_slots(&digits, size);
+                // The stable order by digit: slot i holds the i-th key of the stable partition.
+                let mut order: Vec<usize> = (0..len).collect();
+                order.sort_by_key(|&i| digits[i]);
+                let mut want = vec![0u32; len];
+                for (slot, &i) in order.iter().enumerate() {
+                    want[i] = slot as u32;
+                }
+                assert_eq!(slots, want, "subgroup size {size}, {len} keys");
+            }
+        }
+    }
+}
