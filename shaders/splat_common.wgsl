@@ -16,7 +16,8 @@ struct FrameUniforms {
     sh_degree: u32,
     sh_words: u32,
     splat_scale: f32,
-    _pad: u32,
+    // Where the scan of the per-workgroup visible counts leaves the total (the top scan level's total).
+    count_index: u32,
 }
 
 struct Projected {

@@ -7,7 +7,10 @@
 // k = min(3, sqrt(2 ln(255 opacity))): past k the alpha is under 1/255 (or past 3 sigma), so nothing outside the
 // quad would be drawn anyway. Culled: depth outside [near, far], opacity under 1/255, a quad that misses the image,
 // or a projected covariance that is not finite (counted, so the caller can say why a scene renders empty).
-// Keys sort ascending = farthest first; culled splats get the largest key so they sort last. Needs splat_common.wgsl.
+// Keys sort ascending = farthest first. Visible splats are compacted, in splat order, for the sort: this pass writes each
+// visible splat's key and its rank among its workgroup's visible splats, and each workgroup's visible count; the
+// shared scan turns the counts into offsets and `splat_compact.wgsl` moves the keys to their slots. Splat order (not an
+// atomic counter's) keeps the draw order of equal keys the same from frame to frame. Needs splat_common.wgsl.
 
 const WORKGROUP_SIZE: u32 = 256u;
 const SH_C0: f32 = 0.28209479177387814;
@@ -16,7 +19,8 @@ const SH_C1: f32 = 0.4886025119029199;
 // The indirect draw's arguments, then the frame's counts that are not draw arguments.
 struct DrawIndirect {
     vertex_count: u32,
-    instance_count: atomic<u32>,
+    // Written by `splat_compact.wgsl`.
+    instance_count: u32,
     first_vertex: u32,
     first_instance: u32,
     // Splats in front of the camera whose projected covariance is not finite (scales too large for f32).
@@ -32,9 +36,35 @@ const F32_MAX: f32 = 3.40282347e38;
 // SH coefficients as f16 pairs, `sh_words` u32 per splat, coefficient-major RGB.
 @group(0) @binding(2) var<storage, read> sh: array<u32>;
 @group(0) @binding(3) var<storage, read_write> projected: array<Projected>;
-@group(0) @binding(4) var<storage, read_write> sort_keys: array<u32>;
-@group(0) @binding(5) var<storage, read_write> sort_values: array<u32>;
+// Per splat: its key, and its rank among its workgroup's visible splats (NOT_VISIBLE when culled).
+@group(0) @binding(4) var<storage, read_write> scratch_keys: array<u32>;
+@group(0) @binding(5) var<storage, read_write> scratch_ranks: array<u32>;
 @group(0) @binding(6) var<storage, read_write> draw_args: DrawIndirect;
+// Per workgroup: its number of visible splats (the first level of the scan's table).
+@group(0) @binding(7) var<storage, read_write> group_counts: array<u32>;
+
+const NOT_VISIBLE: u32 = 0xffffffffu;
+
+var<workgroup> scan_scratch: array<u32, WORKGROUP_SIZE>;
+
+// Exclusive prefix sum over the workgroup: (sum of earlier threads' values, workgroup total).
+fn workgroup_exclusive_scan(tid: u32, value: u32) -> vec2<u32> {
+    scan_scratch[tid] = value;
+    workgroupBarrier();
+    for (var offset = 1u; offset < WORKGROUP_SIZE; offset <<= 1u) {
+        var earlier = 0u;
+        if (tid >= offset) {
+            earlier = scan_scratch[tid - offset];
+        }
+        workgroupBarrier();
+        scan_scratch[tid] += earlier;
+        workgroupBarrier();
+    }
+    let inclusive = scan_scratch[tid];
+    let total = scan_scratch[WORKGROUP_SIZE - 1u];
+    workgroupBarrier();
+    return vec2<u32>(inclusive - value, total);
+}
 
 fn sh_coefficient(base: u32, index: u32) -> vec3<f32> {
     // Coefficient `index` is halves 3*index .. 3*index+2 of the splat's f16 run.
@@ -80,7 +110,7 @@ fn eval_sh(splat: u32, dir: vec3<f32>) -> vec3<f32> {
 }
 
 // Back-to-front key for a depth in [near, far]: ascending keys = descending depth. With 32 key bits the float's own
-// bits are used (exact); with fewer, log depth is quantized to 2^key_bits - 1 levels, leaving all-ones for culled.
+// bits are used (exact); with fewer, log depth is quantized to 2^key_bits - 1 levels. Never NOT_VISIBLE.
 fn depth_key(depth: f32) -> u32 {
     if (frame.key_bits >= 32u) {
         return 0x7fffffffu - bitcast<u32>(depth);
@@ -90,27 +120,10 @@ fn depth_key(depth: f32) -> u32 {
     return min(u32((1.0 - t) * f32(levels)), levels - 1u);
 }
 
-fn culled_key() -> u32 {
-    if (frame.key_bits >= 32u) {
-        return 0xffffffffu;
-    }
-    return (1u << frame.key_bits) - 1u;
-}
-
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn main(
-    @builtin(local_invocation_index) tid: u32,
-    @builtin(workgroup_id) workgroup_id: vec3<u32>,
-    @builtin(num_workgroups) num_workgroups: vec3<u32>,
-) {
-    let i = (workgroup_id.x + workgroup_id.y * num_workgroups.x) * WORKGROUP_SIZE + tid;
-    if (i >= frame.num_splats) {
-        return;
-    }
-    sort_values[i] = i;
+// Projects splat `i` into `projected`; returns its depth key, or NOT_VISIBLE when it is culled.
+fn project(i: u32) -> u32 {
     var out: Projected;
     out.minor_extent = 0.0;
-    sort_keys[i] = culled_key();
 
     let g0 = geometry[3u * i];
     let g1 = geometry[3u * i + 1u];
@@ -119,7 +132,7 @@ fn main(
     let depth = p_cam.z;
     if (!(depth >= frame.near && depth <= frame.far)) {
         projected[i] = out;
-        return;
+        return NOT_VISIBLE;
     }
 
     let s2 = frame.splat_scale * frame.splat_scale;
@@ -150,11 +163,11 @@ fn main(
     if (!all(abs(vec4<f32>(a, b, c, det)) <= vec4<f32>(F32_MAX))) {
         atomicAdd(&draw_args.culled_nonfinite, 1u);
         projected[i] = out;
-        return;
+        return NOT_VISIBLE;
     }
     if (!(det > 0.0)) {
         projected[i] = out;
-        return;
+        return NOT_VISIBLE;
     }
     let opacity = g0.w;
     let k = min(3.0, sqrt(max(0.0, 2.0 * log(255.0 * opacity))));
@@ -173,7 +186,7 @@ fn main(
     let center = frame.focal * p_cam.xy / depth + frame.principal;
     if (!(k > 0.0) || any(center + half_box <= vec2<f32>(0.0)) || any(center - half_box >= frame.viewport)) {
         projected[i] = out;
-        return;
+        return NOT_VISIBLE;
     }
 
     let dir = normalize(g0.xyz - frame.camera_position.xyz);
@@ -186,6 +199,29 @@ fn main(
     out.color_rg = pack2x16float(color.rg);
     out.color_b_opacity = pack2x16float(vec2<f32>(color.b, opacity));
     projected[i] = out;
-    sort_keys[i] = depth_key(depth);
-    atomicAdd(&draw_args.instance_count, 1u);
+    return depth_key(depth);
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(
+    @builtin(local_invocation_index) tid: u32,
+    @builtin(workgroup_id) workgroup_id: vec3<u32>,
+    @builtin(num_workgroups) num_workgroups: vec3<u32>,
+) {
+    let group = workgroup_id.x + workgroup_id.y * num_workgroups.x;
+    let i = group * WORKGROUP_SIZE + tid;
+    var key = NOT_VISIBLE;
+    if (i < frame.num_splats) {
+        key = project(i);
+    }
+    let visible = key != NOT_VISIBLE;
+    let rank = workgroup_exclusive_scan(tid, u32(visible));
+    if (i < frame.num_splats) {
+        scratch_keys[i] = key;
+        scratch_ranks[i] = select(NOT_VISIBLE, rank.x, visible);
+    }
+    // Workgroups past the last splat (a 2D grid's padding) have no entry in the table.
+    if (tid == 0u && group < (frame.num_splats + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE) {
+        group_counts[group] = rank.y;
+    }
 }

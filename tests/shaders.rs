@@ -16,7 +16,12 @@ fn validate(name: &str, source: &str) -> naga::Module {
 }
 
 fn modules() -> Vec<(&'static str, String)> {
-    tutorial::shader_modules().into_iter().chain(subgroup::shader_modules()).chain(render::shader_modules()).collect()
+    tutorial::shader_modules()
+        .into_iter()
+        .chain(subgroup::shader_modules())
+        .chain(shared::shader_modules())
+        .chain(render::shader_modules())
+        .collect()
 }
 
 fn const_u32(module: &naga::Module, name: &str) -> Option<u32> {
@@ -63,6 +68,11 @@ fn constants_agree_with_rust() {
     assert_eq!(const_u32(&rank, "CHUNK_SIZE"), Some(tutorial::CHUNK_SIZE));
     assert_eq!(const_u32(&rank, "MAX_RADIX"), Some(tutorial::MAX_RADIX));
     assert_eq!(const_u32(&module("sort_scan.wgsl"), "SCAN_BLOCK_SIZE"), Some(shared::SCAN_BLOCK_SIZE));
+    let prepare = module("sort_prepare.wgsl");
+    assert_eq!(const_u32(&prepare, "SCAN_BLOCK_SIZE"), Some(shared::SCAN_BLOCK_SIZE));
+    assert_eq!(const_u32(&prepare, "MAX_SCAN_LEVELS"), Some(shared::MAX_SCAN_LEVELS));
+    assert_eq!(const_u32(&prepare, "MAX_ITERATIONS"), Some(shared::MAX_ITERATIONS));
+    assert_eq!(const_u32(&module("splat_compact.wgsl"), "WORKGROUP_SIZE"), Some(render::PROJECT_WORKGROUP_SIZE));
     let subgroup_module = module("sort_subgroup.wgsl");
     assert_eq!(const_u32(&subgroup_module, "KEYS_PER_THREAD"), Some(subgroup::KEYS_PER_THREAD));
     assert_eq!(const_u32(&subgroup_module, "TILE_SIZE"), Some(subgroup::TILE_SIZE));

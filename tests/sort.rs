@@ -270,3 +270,41 @@ fn timings_are_absent_with_a_reason_without_timestamp_support() {
     let reason = GpuTimer::new(&device, &queue, 10, 2).err().expect("no timer without TIMESTAMP_QUERY");
     assert!(reason.0.contains("TIMESTAMP_QUERY"), "{reason}");
 }
+
+#[test]
+fn a_count_only_the_gpu_knows_sorts_exactly_that_many() {
+    // The renderer's case: the number of pairs is written by a GPU pass (here, by the queue) into
+    // `SortBuffers::count()`, and the sort reads it on the GPU. Counts around tile and scan-block boundaries, zero,
+    // the capacity, and one past it (clamped to the capacity); then a CPU-count sort with the same sorter, whose
+    // parameters the GPU path overwrote.
+    let ctx = common::context();
+    let capacity = 300_001u32;
+    let keys = KeyDistribution::Uniform.generate(capacity as usize, 21);
+    let values: Vec<u32> = (0..capacity).collect();
+    for algorithm in algorithms() {
+        for key_bits in [32, 16] {
+            let config = algorithm.config(algorithm.default_radix_bits(), key_bits).unwrap();
+            let (buffers, mut sorter) = sorter(algorithm, capacity, config);
+            for count in [0u32, 1, 511, 2047, 2049, 262_145, capacity, capacity + 5] {
+                let what = format!("{} sort, {key_bits} key bits, GPU count {count}", algorithm.name());
+                let n = count.min(capacity);
+                let (gpu_keys, gpu_values) = common::checked(ctx, &what, || {
+                    buffers.write_input(&ctx.queue, &keys, &values).unwrap();
+                    ctx.queue.write_buffer(buffers.count(), 0, bytemuck::bytes_of(&count));
+                    let mut encoder = ctx.device.create_command_encoder(&Default::default());
+                    let slot = sorter.record_gpu_count(&ctx.queue, &mut encoder, None, 0);
+                    assert_eq!(slot, sorter.output_slot(), "{what}: the output slot");
+                    ctx.queue.submit([encoder.finish()]);
+                    buffers.read_blocking(&ctx.device, &ctx.queue, slot, n)
+                });
+                let (want_keys, want_values) =
+                    cpu::stable_sort_pairs(&keys[..n as usize], &values[..n as usize], sorter.config());
+                if let Err(mismatch) = cpu::compare((&want_keys, &want_values), (&gpu_keys, &gpu_values)) {
+                    panic!("{what}: {mismatch}");
+                }
+            }
+            let part = &keys[..70_000];
+            sort_and_check(&buffers, &mut sorter, part, "a CPU count after GPU counts");
+        }
+    }
+}

@@ -5,10 +5,10 @@
 //! to zero) and the SH coefficients as f16 (8 bytes at degree 0, 96 at degree 3; f16's 11-bit mantissa keeps colour
 //! errors far under one 8-bit step). Each frame `SplatRenderer::encode_frame` records
 //! 1. `splat_project.wgsl`: per splat, projection, culling, 2D conic, a quad fitted to the ellipse, SH colour, and
-//!    the depth key and index written straight into the sorter's input buffers; visible splats are counted into the
-//!    indirect draw's instance count (culled ones get the largest key, so the first `visible` sorted entries are the
-//!    visible splats);
-//! 2. the radix sort of those keys (`crate::sort`, any radix setting);
+//!    the depth key; then the visible splats are compacted in splat order into the sort's input (a workgroup scan of
+//!    the visible flags, the shared scan of the per-workgroup counts, `splat_compact.wgsl`), which also writes their
+//!    number where the sort and the indirect draw read it: the CPU never learns it, and nothing waits for it;
+//! 2. the radix sort of the visible splats' keys (`crate::sort`, any algorithm, the count read on the GPU);
 //! 3. `splat_draw.wgsl`: one instanced quad per visible splat in sorted order (farthest first) into an Rgba16Float
 //!    image with premultiplied-alpha "over" blending (f16 accumulation avoids 8-bit rounding at each of the hundreds
 //!    of blend steps a pixel can see);
@@ -25,19 +25,22 @@ use glam::{Mat3, Vec3};
 use crate::camera::Camera;
 use crate::gpu::dispatch_grid;
 use crate::scene::{Scene, sh_coeffs_for_degree};
+use crate::sort::shared::ScanTable;
 use crate::sort::{GpuSort, SortAlgorithm, SortBuffers, SortConfig, SortError};
 use crate::timing::{GpuTimer, PassKind, PassLabel};
 
 /// The frame uniforms and the per-splat projection layout, prepended to the projection and draw shaders.
 pub const COMMON_WGSL: &str = include_str!("../../shaders/splat_common.wgsl");
 pub const PROJECT_WGSL: &str = include_str!("../../shaders/splat_project.wgsl");
+pub const COMPACT_WGSL: &str = include_str!("../../shaders/splat_compact.wgsl");
 pub const DRAW_WGSL: &str = include_str!("../../shaders/splat_draw.wgsl");
 pub const BLIT_WGSL: &str = include_str!("../../shaders/blit.wgsl");
 
 /// The renderer's shader modules as they are compiled: (file name, source with the common part prepended).
-pub fn shader_modules() -> [(&'static str, String); 3] {
+pub fn shader_modules() -> [(&'static str, String); 4] {
     [
         ("splat_project.wgsl", format!("{COMMON_WGSL}\n{PROJECT_WGSL}")),
+        ("splat_compact.wgsl", format!("{COMMON_WGSL}\n{COMPACT_WGSL}")),
         ("splat_draw.wgsl", format!("{COMMON_WGSL}\n{DRAW_WGSL}")),
         ("blit.wgsl", BLIT_WGSL.to_string()),
     ]
@@ -138,7 +141,7 @@ struct FrameUniforms {
     sh_degree: u32,
     sh_words: u32,
     splat_scale: f32,
-    _pad: u32,
+    count_index: u32,
 }
 
 /// Covariance of a splat: Sigma = R S S^T R^T, as its upper triangle (xx, xy, xz, yy, yz, zz).
@@ -314,6 +317,10 @@ pub struct SplatRenderer {
     sorter: GpuSort,
     settings: RenderSettings,
     project_pipeline: wgpu::ComputePipeline,
+    /// Moves the visible splats' keys, in splat order, to the front of the sort's input.
+    compact_pipeline: wgpu::ComputePipeline,
+    /// The per-workgroup visible counts, scanned into each workgroup's first slot.
+    visible_counts: ScanTable,
     draw_pipeline: wgpu::RenderPipeline,
     blit_layout: wgpu::BindGroupLayout,
     blit_module: wgpu::ShaderModule,
@@ -325,6 +332,7 @@ pub struct SplatRenderer {
     draw_args: wgpu::Buffer,
     draw_args_reset: wgpu::Buffer,
     project_group: wgpu::BindGroup,
+    compact_group: wgpu::BindGroup,
     /// One per sorter output slot (the sorted indices land in pair 0 or 1 depending on the iteration count).
     draw_groups: [wgpu::BindGroup; 2],
     /// The accumulation image, its view, and its blit bind groups for non-sRGB and sRGB targets.
@@ -354,6 +362,20 @@ impl SplatRenderer {
                 storage_entry(4, false, compute),
                 storage_entry(5, false, compute),
                 storage_entry(6, false, compute),
+                storage_entry(7, false, compute),
+            ],
+        });
+        let compact_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("splat compact"),
+            entries: &[
+                uniform_entry(0, compute),
+                storage_entry(1, true, compute),
+                storage_entry(2, true, compute),
+                storage_entry(3, true, compute),
+                storage_entry(4, false, compute),
+                storage_entry(5, false, compute),
+                storage_entry(6, false, compute),
+                storage_entry(7, false, compute),
             ],
         });
         let vertex = wgpu::ShaderStages::VERTEX;
@@ -394,11 +416,19 @@ impl SplatRenderer {
                 immediate_size: 0,
             })
         };
-        let [(_, project_source), (_, draw_source), (_, blit_source)] = shader_modules();
+        let [(_, project_source), (_, compact_source), (_, draw_source), (_, blit_source)] = shader_modules();
         let project_pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
             label: Some("splat project"),
             layout: Some(&layout("splat project", &project_layout)),
             module: &module("splat project", &project_source),
+            entry_point: Some("main"),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+        let compact_pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("splat compact"),
+            layout: Some(&layout("splat compact", &compact_layout)),
+            module: &module("splat compact", &compact_source),
             entry_point: Some("main"),
             compilation_options: Default::default(),
             cache: None,
@@ -467,6 +497,9 @@ impl SplatRenderer {
             queue.write_buffer(&b, 0, bytemuck::cast_slice(&[srgb, 0, 0, 0]));
             b
         });
+        // The projection writes each splat's key and workgroup rank into pair 1 (free until the sort's first
+        // iteration writes it), the compaction moves the visible ones into pair 0, where the sort reads.
+        let visible_counts = ScanTable::new(device, queue, gpu_scene.num_splats.div_ceil(PROJECT_WORKGROUP_SIZE));
         let project_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("splat project"),
             layout: &project_layout,
@@ -475,9 +508,24 @@ impl SplatRenderer {
                 wgpu::BindGroupEntry { binding: 1, resource: gpu_scene.geometry.as_entire_binding() },
                 wgpu::BindGroupEntry { binding: 2, resource: gpu_scene.sh.as_entire_binding() },
                 wgpu::BindGroupEntry { binding: 3, resource: projected.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 4, resource: sort_buffers.keys(1).as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 5, resource: sort_buffers.values(1).as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 6, resource: draw_args.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 7, resource: visible_counts.table().as_entire_binding() },
+            ],
+        });
+        let compact_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("splat compact"),
+            layout: &compact_layout,
+            entries: &[
+                wgpu::BindGroupEntry { binding: 0, resource: uniforms.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 1, resource: sort_buffers.keys(1).as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 2, resource: sort_buffers.values(1).as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 3, resource: visible_counts.table().as_entire_binding() },
                 wgpu::BindGroupEntry { binding: 4, resource: sort_buffers.keys(0).as_entire_binding() },
                 wgpu::BindGroupEntry { binding: 5, resource: sort_buffers.values(0).as_entire_binding() },
                 wgpu::BindGroupEntry { binding: 6, resource: draw_args.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 7, resource: sort_buffers.count().as_entire_binding() },
             ],
         });
         let draw_groups = [0usize, 1].map(|slot| {
@@ -497,6 +545,8 @@ impl SplatRenderer {
             sorter,
             settings,
             project_pipeline,
+            compact_pipeline,
+            visible_counts,
             draw_pipeline,
             blit_layout,
             blit_module,
@@ -508,6 +558,7 @@ impl SplatRenderer {
             draw_args,
             draw_args_reset,
             project_group,
+            compact_group,
             draw_groups,
             target: None,
             max_workgroups_per_dim: device.limits().max_compute_workgroups_per_dimension,
@@ -559,6 +610,7 @@ impl SplatRenderer {
     pub fn allocated_bytes(&self) -> (u64, u64) {
         let frame = self.projected.size()
             + self.target.as_ref().map_or(0, |(t, ..)| u64::from(t.width()) * u64::from(t.height()) * 8);
+        let frame = frame + self.visible_counts.allocated_bytes();
         (self.scene.allocated_bytes() + frame, self.sort_buffers.allocated_bytes() + self.sorter.allocated_bytes())
     }
 
@@ -632,7 +684,7 @@ impl SplatRenderer {
             sh_degree: s.sh_degree.min(self.scene.sh_degree),
             sh_words: sh_words(self.scene.sh_degree),
             splat_scale: s.splat_scale,
-            _pad: 0,
+            count_index: self.visible_counts.total_index(),
         };
         queue.write_buffer(&self.uniforms, 0, bytemuck::bytes_of(&uniforms));
         encoder.copy_buffer_to_buffer(&self.draw_args_reset, 0, &self.draw_args, 0, DRAW_ARGS_BYTES);
@@ -642,12 +694,17 @@ impl SplatRenderer {
             let timestamp_writes = timer.as_deref_mut().and_then(|t| t.compute_pass_writes(label(PassKind::DepthKeys)));
             let mut pass = encoder
                 .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("depth keys"), timestamp_writes });
+            let (x, y) = dispatch_grid(n.div_ceil(PROJECT_WORKGROUP_SIZE), self.max_workgroups_per_dim);
             pass.set_pipeline(&self.project_pipeline);
             pass.set_bind_group(0, &self.project_group, &[]);
-            let (x, y) = dispatch_grid(n.div_ceil(PROJECT_WORKGROUP_SIZE), self.max_workgroups_per_dim);
+            pass.dispatch_workgroups(x, y, 1);
+            self.visible_counts.record(&mut pass);
+            pass.set_pipeline(&self.compact_pipeline);
+            pass.set_bind_group(0, &self.compact_group, &[]);
             pass.dispatch_workgroups(x, y, 1);
         }
-        let output = self.sorter.record(queue, encoder, n, timer.as_deref_mut(), repeat)?;
+        // Only the visible splats are sorted: their number stays on the GPU.
+        let output_slot = self.sorter.record_gpu_count(queue, encoder, timer.as_deref_mut(), repeat);
         {
             let (_, view, _) = self.target.as_ref().expect("target made above");
             let [r, g, b] = s.background.map(f64::from);
@@ -669,7 +726,7 @@ impl SplatRenderer {
                 multiview_mask: None,
             });
             pass.set_pipeline(&self.draw_pipeline);
-            pass.set_bind_group(0, &self.draw_groups[output.slot], &[]);
+            pass.set_bind_group(0, &self.draw_groups[output_slot], &[]);
             pass.draw_indirect(&self.draw_args, 0);
         }
         Ok(())

@@ -176,6 +176,8 @@ pub(crate) fn check_binding(device: &wgpu::Device, what: &'static str, needed: u
 pub struct SortBuffers {
     keys: [wgpu::Buffer; 2],
     values: [wgpu::Buffer; 2],
+    /// The number of pairs to sort when only the GPU knows it (`GpuSort::record_gpu_count`): one u32.
+    count: wgpu::Buffer,
     capacity: u32,
 }
 
@@ -192,9 +194,16 @@ impl SortBuffers {
                 mapped_at_creation: false,
             })
         };
+        let count = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("sort count"),
+            size: 16,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
         Ok(Self {
             keys: [make("sort keys 0"), make("sort keys 1")],
             values: [make("sort values 0"), make("sort values 1")],
+            count,
             capacity,
         })
     }
@@ -211,6 +220,12 @@ impl SortBuffers {
     /// The values of pair `slot` (0 or 1).
     pub fn values(&self, slot: usize) -> &wgpu::Buffer {
         &self.values[slot]
+    }
+
+    /// Where a GPU pass puts the number of pairs to sort (its first u32) for `GpuSort::record_gpu_count`; a count
+    /// past the capacity sorts the capacity.
+    pub fn count(&self) -> &wgpu::Buffer {
+        &self.count
     }
 
     pub(crate) fn check_len(&self, num_keys: u64) -> Result<(), SortError> {
@@ -245,9 +260,9 @@ impl SortBuffers {
         (bytemuck::pod_collect_to_vec(&keys), bytemuck::pod_collect_to_vec(&values))
     }
 
-    /// GPU memory of the four buffers.
+    /// GPU memory of the buffers.
     pub fn allocated_bytes(&self) -> u64 {
-        self.keys.iter().chain(&self.values).map(wgpu::Buffer::size).sum()
+        self.keys.iter().chain(&self.values).map(wgpu::Buffer::size).sum::<u64>() + self.count.size()
     }
 }
 
@@ -351,6 +366,24 @@ impl GpuSort {
         match self {
             Self::Tutorial(s) => s.record(queue, encoder, num_keys, timer, repeat),
             Self::Subgroup(s) => s.record(queue, encoder, num_keys, timer, repeat),
+        }
+    }
+
+    /// Records a sort of the first `count` pairs of pair 0, where `count` is the u32 that a GPU pass earlier in the
+    /// submission wrote into `SortBuffers::count()` (clamped to the capacity): the renderer sorts only its visible
+    /// splats this way, without knowing their number on the CPU. A one-thread pass turns the count into the sort's
+    /// parameters and indirect dispatch sizes. Returns the output slot. Do not mix it with `record` in one
+    /// submission: both write the same parameters buffer, `record` through the queue before the submission runs.
+    pub fn record_gpu_count(
+        &mut self,
+        queue: &wgpu::Queue,
+        encoder: &mut wgpu::CommandEncoder,
+        timer: Option<&mut GpuTimer>,
+        repeat: u32,
+    ) -> usize {
+        match self {
+            Self::Tutorial(s) => s.record_gpu_count(queue, encoder, timer, repeat),
+            Self::Subgroup(s) => s.record_gpu_count(queue, encoder, timer, repeat),
         }
     }
 }

@@ -16,13 +16,19 @@ pub const WORKGROUP_SIZE: u32 = 256;
 /// Entries scanned per workgroup. Mirrors `SCAN_BLOCK_SIZE` in `sort_scan.wgsl`.
 pub const SCAN_BLOCK_SIZE: u32 = 1024;
 /// Most iterations a sort can have (32 key bits at 1 bit per pass).
-pub(crate) const MAX_ITERATIONS: u32 = 32;
-/// Most scan levels: 1024^7 entries is far past any buffer.
-const MAX_SCAN_LEVELS: u32 = 7;
+pub const MAX_ITERATIONS: u32 = 32;
+/// Most scan levels: 1024^7 entries is far past any buffer. Mirrors `MAX_SCAN_LEVELS` in `sort_prepare.wgsl`.
+pub const MAX_SCAN_LEVELS: u32 = 7;
 
 /// Sizes, per-iteration parameters and the workgroup scan, prepended to each sort shader.
 pub const COMMON_WGSL: &str = include_str!("../../shaders/sort_common.wgsl");
 pub const SCAN_WGSL: &str = include_str!("../../shaders/sort_scan.wgsl");
+pub const PREPARE_WGSL: &str = include_str!("../../shaders/sort_prepare.wgsl");
+
+/// The shared shader modules as compiled (the scan is listed with the tutorial sort, which compiles it too).
+pub fn shader_modules() -> [(&'static str, String); 1] {
+    [("sort_prepare.wgsl", PREPARE_WGSL.to_string())]
+}
 
 /// A sort shader as compiled: the common part, then its own source.
 pub fn with_common(body: &str) -> String {
@@ -191,7 +197,8 @@ impl SortParams {
         let buffer = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("sort params"),
             size: stride * u64::from(MAX_ITERATIONS + MAX_SCAN_LEVELS),
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            // STORAGE: the GPU-count path's prepare pass writes it.
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
         Self { buffer, stride, written_for: None, levels: Vec::new() }
@@ -201,9 +208,26 @@ impl SortParams {
         self.buffer.size()
     }
 
-    /// The scan levels written by the last `prepare`.
-    pub fn levels(&self) -> &[ScanLevel] {
-        &self.levels
+    /// Writes only the scan levels' parameters, for a table of `len` entries (a scan without a sort).
+    fn prepare_scan(&mut self, queue: &wgpu::Queue, len: u32) {
+        let (levels, _) = scan_levels(len);
+        assert!(levels.len() <= MAX_SCAN_LEVELS as usize, "scan deeper than {MAX_SCAN_LEVELS} levels");
+        let stride = self.stride as usize;
+        let mut bytes = vec![0u8; self.buffer.size() as usize];
+        for (index, level) in levels.iter().enumerate() {
+            let params =
+                ScanParams { offset: level.offset, len: level.len, totals_offset: level.totals_offset, _pad: 0 };
+            let at = (MAX_ITERATIONS as usize + index) * stride;
+            bytes[at..at + std::mem::size_of::<ScanParams>()].copy_from_slice(bytemuck::bytes_of(&params));
+        }
+        queue.write_buffer(&self.buffer, 0, &bytes);
+        self.written_for = None;
+        self.levels = levels;
+    }
+
+    /// The plan of a sort of `num_keys` keys after `prepare`.
+    pub fn cpu_plan(&self, num_keys: u32, tile_size: u32, keys_per_group: u32, max_dim: u32) -> Plan<'_> {
+        Plan::Cpu { num_keys, tile_size, keys_per_group, levels: &self.levels, max_dim }
     }
 
     /// Forgets what was written, so the next `prepare` writes again (after a settings change).
@@ -303,21 +327,262 @@ impl Scan {
     }
 
     /// Records the whole scan (every level up, then the offsets back down) into one pass.
-    pub fn record(&self, pass: &mut wgpu::ComputePass<'_>, group: &wgpu::BindGroup, params: &SortParams, max_dim: u32) {
-        let levels = params.levels();
-        let blocks = |level: &ScanLevel| crate::gpu::dispatch_grid(level.len.div_ceil(SCAN_BLOCK_SIZE), max_dim);
+    pub fn record(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        group: &wgpu::BindGroup,
+        params: &SortParams,
+        plan: &Plan<'_>,
+    ) {
+        let levels = plan.scan_levels();
         pass.set_pipeline(&self.scan_pipeline);
-        for (index, level) in levels.iter().enumerate() {
-            pass.set_bind_group(0, group, &[params.level_offset(index)]);
-            let (x, y) = blocks(level);
-            pass.dispatch_workgroups(x, y, 1);
+        for level in 0..levels {
+            pass.set_bind_group(0, group, &[params.level_offset(level)]);
+            plan.dispatch(pass, Grid::Scan(level));
         }
         pass.set_pipeline(&self.add_pipeline);
-        for (index, level) in levels.iter().enumerate().rev().skip(1) {
-            pass.set_bind_group(0, group, &[params.level_offset(index)]);
-            let (x, y) = blocks(level);
-            pass.dispatch_workgroups(x, y, 1);
+        for level in (0..levels.saturating_sub(1)).rev() {
+            pass.set_bind_group(0, group, &[params.level_offset(level)]);
+            plan.dispatch(pass, Grid::Add(level));
         }
+    }
+}
+
+/// An exclusive scan of a fixed-length table, on its own (the renderer scans its per-workgroup visible counts
+/// with it): the table, its parameters and the scan pipelines, made once.
+pub struct ScanTable {
+    scan: Scan,
+    params: SortParams,
+    table: wgpu::Buffer,
+    group: wgpu::BindGroup,
+    max_dim: u32,
+}
+
+impl ScanTable {
+    /// A table of `len` entries (and room for its scan levels).
+    pub fn new(device: &wgpu::Device, queue: &wgpu::Queue, len: u32) -> Self {
+        let scan = Scan::new(device);
+        let mut params = SortParams::new(device);
+        params.prepare_scan(queue, len);
+        let table = data_buffer(device, "scan table", scan_levels(len).1 * 4);
+        let group = scan.bind_group(device, &params, &table);
+        Self { scan, params, table, group, max_dim: device.limits().max_compute_workgroups_per_dimension }
+    }
+
+    /// The table: entries `0..len` are scanned in place.
+    pub fn table(&self) -> &wgpu::Buffer {
+        &self.table
+    }
+
+    /// Where the scan leaves the sum of all entries: the top level's total.
+    pub fn total_index(&self) -> u32 {
+        self.params.levels.last().map_or(0, |level| level.totals_offset)
+    }
+
+    /// Records the scan into `pass`.
+    pub fn record(&self, pass: &mut wgpu::ComputePass<'_>) {
+        let plan = Plan::Cpu {
+            num_keys: 0,
+            tile_size: 1,
+            keys_per_group: 1,
+            levels: &self.params.levels,
+            max_dim: self.max_dim,
+        };
+        self.scan.record(pass, &self.group, &self.params, &plan);
+    }
+
+    /// GPU memory held.
+    pub fn allocated_bytes(&self) -> u64 {
+        self.table.size() + self.params.size()
+    }
+}
+
+/// Which dispatch of a sort: the per-tile passes, the per-key pass (tutorial scatter), a scan level, an add-back.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Grid {
+    Tiles,
+    PerKey,
+    Scan(usize),
+    Add(usize),
+}
+
+/// How a recorded sort sizes its dispatches: from a count known on the CPU, or from the arguments the prepare pass
+/// wrote from a count only the GPU knows.
+pub(crate) enum Plan<'a> {
+    Cpu { num_keys: u32, tile_size: u32, keys_per_group: u32, levels: &'a [ScanLevel], max_dim: u32 },
+    Gpu { args: &'a wgpu::Buffer, levels: usize },
+}
+
+impl Plan<'_> {
+    fn scan_levels(&self) -> usize {
+        match self {
+            Self::Cpu { levels, .. } => levels.len(),
+            Self::Gpu { levels, .. } => *levels,
+        }
+    }
+
+    pub fn dispatch(&self, pass: &mut wgpu::ComputePass<'_>, grid: Grid) {
+        match *self {
+            Self::Cpu { num_keys, tile_size, keys_per_group, levels, max_dim } => {
+                let groups = match grid {
+                    Grid::Tiles => num_keys.div_ceil(tile_size),
+                    Grid::PerKey => num_keys.div_ceil(keys_per_group),
+                    Grid::Scan(level) | Grid::Add(level) => levels[level].len.div_ceil(SCAN_BLOCK_SIZE),
+                };
+                let (x, y) = crate::gpu::dispatch_grid(groups, max_dim);
+                pass.dispatch_workgroups(x, y, 1);
+            }
+            Self::Gpu { args, .. } => {
+                let slot = match grid {
+                    Grid::Tiles => 0,
+                    Grid::PerKey => 1,
+                    Grid::Scan(level) => 2 + level as u64,
+                    Grid::Add(level) => 2 + u64::from(MAX_SCAN_LEVELS) + level as u64,
+                };
+                pass.dispatch_workgroups_indirect(args, slot * 12);
+            }
+        }
+    }
+}
+
+/// Mirrors `PrepareSettings` in `sort_prepare.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable, PartialEq, Eq)]
+struct PrepareSettings {
+    capacity: u32,
+    count_word: u32,
+    stride_words: u32,
+    iterations: u32,
+    radix_bits: u32,
+    key_bits: u32,
+    tile_size: u32,
+    keys_per_group: u32,
+    max_per_dim: u32,
+    _pad: [u32; 3],
+}
+
+/// What a sort needs to sort a count read from `SortBuffers::count()`: the prepare pass (one thread) that turns the
+/// count into parameters and indirect dispatch arguments, made once per sort.
+pub(crate) struct GpuCount {
+    pipeline: wgpu::ComputePipeline,
+    settings: wgpu::Buffer,
+    args: wgpu::Buffer,
+    group: wgpu::BindGroup,
+    written_for: Option<SortConfig>,
+    /// Scan levels of a table for the whole capacity: how many level dispatches are recorded.
+    levels: usize,
+    tile_size: u32,
+    keys_per_group: u32,
+    capacity: u32,
+    stride: u64,
+    max_dim: u32,
+}
+
+impl GpuCount {
+    /// For a sort of up to `capacity` keys in tiles of `tile_size` with at most `max_radix` digits per tile.
+    pub fn new(
+        device: &wgpu::Device,
+        count: &wgpu::Buffer,
+        params: &SortParams,
+        capacity: u32,
+        (tile_size, keys_per_group, max_radix): (u32, u32, u32),
+    ) -> Self {
+        let uniform = wgpu::BindGroupLayoutEntry {
+            binding: 0,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Uniform,
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        };
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("sort prepare"),
+            entries: &[uniform, storage_entry(1, true), storage_entry(2, false), storage_entry(3, false)],
+        });
+        let pipeline = pipeline(device, "sort prepare", PREPARE_WGSL, "main", &layout);
+        let settings = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("sort prepare settings"),
+            size: std::mem::size_of::<PrepareSettings>() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let args = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("sort dispatch args"),
+            size: 12 * u64::from(2 + 2 * MAX_SCAN_LEVELS),
+            usage: wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        });
+        let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("sort prepare"),
+            layout: &layout,
+            entries: &[
+                wgpu::BindGroupEntry { binding: 0, resource: settings.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 1, resource: count.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 2, resource: params.buffer.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 3, resource: args.as_entire_binding() },
+            ],
+        });
+        // Level dispatches recorded: those of the largest table any count up to the capacity needs (the prepare
+        // pass gives the levels a smaller count does not need zero workgroups).
+        let levels = scan_levels(capacity.div_ceil(tile_size).max(1).saturating_mul(max_radix)).0.len();
+        Self {
+            pipeline,
+            settings,
+            args,
+            group,
+            written_for: None,
+            levels,
+            tile_size,
+            keys_per_group,
+            capacity,
+            stride: params.stride,
+            max_dim: device.limits().max_compute_workgroups_per_dimension,
+        }
+    }
+
+    /// GPU memory held.
+    pub fn allocated_bytes(&self) -> u64 {
+        self.settings.size() + self.args.size()
+    }
+
+    /// Records the prepare pass for `config`. The caller's `SortParams` are overwritten on the GPU: they are
+    /// invalidated here, so that a later sort of a CPU count writes them again.
+    pub fn prepare(
+        &mut self,
+        queue: &wgpu::Queue,
+        encoder: &mut wgpu::CommandEncoder,
+        params: &mut SortParams,
+        config: SortConfig,
+    ) {
+        if self.written_for != Some(config) {
+            let settings = PrepareSettings {
+                capacity: self.capacity,
+                count_word: 0,
+                stride_words: (self.stride / 4) as u32,
+                iterations: config.iterations(),
+                radix_bits: config.radix_bits,
+                key_bits: config.key_bits,
+                tile_size: self.tile_size,
+                keys_per_group: self.keys_per_group,
+                max_per_dim: self.max_dim,
+                _pad: [0; 3],
+            };
+            queue.write_buffer(&self.settings, 0, bytemuck::bytes_of(&settings));
+            self.written_for = Some(config);
+        }
+        params.invalidate();
+        let mut pass = encoder
+            .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("sort prepare"), timestamp_writes: None });
+        pass.set_pipeline(&self.pipeline);
+        pass.set_bind_group(0, &self.group, &[]);
+        pass.dispatch_workgroups(1, 1, 1);
+    }
+
+    /// The plan the sort's passes dispatch with after `prepare`.
+    pub fn plan(&self) -> Plan<'_> {
+        Plan::Gpu { args: &self.args, levels: self.levels }
     }
 }
 

@@ -12,10 +12,9 @@
 //! The subgroup size is read in the shader (`subgroup_size`), never assumed; the tile order is (subgroup, round,
 //! lane), which keeps the sort stable for any size from 4 to 128.
 
-use crate::gpu::dispatch_grid;
 use crate::sort::shared::{
-    Scan, SortParams, WORKGROUP_SIZE, begin_pass, counts_bytes, data_buffer, iteration_params_entry, pipeline_with,
-    storage_entry, with_common,
+    GpuCount, Grid, Plan, Scan, SortParams, WORKGROUP_SIZE, begin_pass, counts_bytes, data_buffer,
+    iteration_params_entry, pipeline_with, storage_entry, with_common,
 };
 use crate::sort::{SortBuffers, SortConfig, SortError, SortOutput, TrafficModel, check_binding};
 use crate::timing::{GpuTimer, PassKind, PassLabel};
@@ -67,6 +66,7 @@ pub struct SubgroupSort {
     /// Bind groups reading pair `src` and writing pair `1 - src`.
     groups: [wgpu::BindGroup; 2],
     scan_group: wgpu::BindGroup,
+    gpu_count: GpuCount,
 }
 
 impl SubgroupSort {
@@ -117,6 +117,7 @@ impl SubgroupSort {
         };
         let groups = [group(0), group(1)];
         let scan_group = scan.bind_group(device, &params, &counts);
+        let gpu_count = GpuCount::new(device, buffers.count(), &params, capacity, (TILE_SIZE, TILE_SIZE, 16));
         Ok(Self {
             config,
             capacity,
@@ -128,6 +129,7 @@ impl SubgroupSort {
             params,
             groups,
             scan_group,
+            gpu_count,
         })
     }
 
@@ -148,7 +150,7 @@ impl SubgroupSort {
 
     /// GPU memory held beyond the caller's key and value buffers.
     pub fn allocated_bytes(&self) -> u64 {
-        self.counts.size() + self.params.size()
+        self.counts.size() + self.params.size() + self.gpu_count.allocated_bytes()
     }
 
     /// Records a sort of the first `num_keys` pairs of pair 0; see `GpuSort::record`.
@@ -157,18 +159,41 @@ impl SubgroupSort {
         queue: &wgpu::Queue,
         encoder: &mut wgpu::CommandEncoder,
         num_keys: u32,
-        mut timer: Option<&mut GpuTimer>,
+        timer: Option<&mut GpuTimer>,
         repeat: u32,
     ) -> Result<SortOutput, SortError> {
         if num_keys > self.capacity {
             return Err(SortError::OverCapacity { requested: num_keys.into(), capacity: self.capacity.into() });
         }
-        let output = SortOutput { slot: (self.config.iterations() % 2) as usize, num_keys };
-        if num_keys == 0 {
-            return Ok(output);
+        if num_keys > 0 {
+            self.params.prepare(queue, num_keys, self.config, TILE_SIZE);
+            let plan = self.params.cpu_plan(num_keys, TILE_SIZE, TILE_SIZE, self.max_workgroups_per_dim);
+            self.record_passes(encoder, &plan, timer, repeat);
         }
-        self.params.prepare(queue, num_keys, self.config, TILE_SIZE);
-        let (x, y) = dispatch_grid(num_keys.div_ceil(TILE_SIZE), self.max_workgroups_per_dim);
+        Ok(SortOutput { slot: (self.config.iterations() % 2) as usize, num_keys })
+    }
+
+    /// Records a sort of as many pairs as `SortBuffers::count()` holds when the GPU gets there; see
+    /// `GpuSort::record_gpu_count`. Returns the output slot.
+    pub fn record_gpu_count(
+        &mut self,
+        queue: &wgpu::Queue,
+        encoder: &mut wgpu::CommandEncoder,
+        timer: Option<&mut GpuTimer>,
+        repeat: u32,
+    ) -> usize {
+        self.gpu_count.prepare(queue, encoder, &mut self.params, self.config);
+        self.record_passes(encoder, &self.gpu_count.plan(), timer, repeat);
+        (self.config.iterations() % 2) as usize
+    }
+
+    fn record_passes(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        plan: &Plan<'_>,
+        mut timer: Option<&mut GpuTimer>,
+        repeat: u32,
+    ) {
         for iteration in 0..self.config.iterations() {
             let src = (iteration % 2) as usize;
             let offset = self.params.iteration_offset(iteration);
@@ -177,20 +202,19 @@ impl SubgroupSort {
                 let mut pass = begin_pass(encoder, timer.as_deref_mut(), "sort count", label(PassKind::SortCount));
                 pass.set_pipeline(&self.count_pipeline);
                 pass.set_bind_group(0, &self.groups[src], &[offset]);
-                pass.dispatch_workgroups(x, y, 1);
+                plan.dispatch(&mut pass, Grid::Tiles);
             }
             {
                 let mut pass = begin_pass(encoder, timer.as_deref_mut(), "sort scan", label(PassKind::SortScan));
-                self.scan.record(&mut pass, &self.scan_group, &self.params, self.max_workgroups_per_dim);
+                self.scan.record(&mut pass, &self.scan_group, &self.params, plan);
             }
             {
                 let mut pass = begin_pass(encoder, timer.as_deref_mut(), "sort reorder", label(PassKind::SortReorder));
                 pass.set_pipeline(&self.reorder_pipeline);
                 pass.set_bind_group(0, &self.groups[src], &[offset]);
-                pass.dispatch_workgroups(x, y, 1);
+                plan.dispatch(&mut pass, Grid::Tiles);
             }
         }
-        Ok(output)
     }
 }
 

@@ -18,10 +18,9 @@
 //! 4 bytes per key at any radix (vec4 flags would be 4 * 2^bits bytes: 1 KiB per key at 8 bits), and pass 3 reads one
 //! word instead of a vector.
 
-use crate::gpu::dispatch_grid;
 use crate::sort::shared::{
-    MAX_ITERATIONS, Scan, SortParams, WORKGROUP_SIZE, begin_pass, counts_bytes, data_buffer, iteration_params_entry,
-    pipeline, storage_entry, with_common,
+    GpuCount, Grid, MAX_ITERATIONS, Plan, Scan, SortParams, WORKGROUP_SIZE, begin_pass, counts_bytes, data_buffer,
+    iteration_params_entry, pipeline, storage_entry, with_common,
 };
 use crate::sort::{SortBuffers, SortConfig, SortError, SortOutput, TrafficModel, check_binding};
 use crate::timing::{GpuTimer, PassKind, PassLabel};
@@ -76,6 +75,7 @@ pub struct TutorialSort {
     rank_groups: [wgpu::BindGroup; 2],
     scan_group: wgpu::BindGroup,
     scatter_groups: [wgpu::BindGroup; 2],
+    gpu_count: GpuCount,
 }
 
 /// Bytes of the digit count table and its scan levels for `capacity` keys.
@@ -119,6 +119,8 @@ impl TutorialSort {
         let ranks = data_buffer(device, "sort ranks", u64::from(capacity.max(1)) * 4);
         let counts = data_buffer(device, "sort digit counts", table_bytes(capacity, config));
         let params = SortParams::new(device);
+        let gpu_count =
+            GpuCount::new(device, buffers.count(), &params, capacity, (CHUNK_SIZE, WORKGROUP_SIZE, MAX_RADIX));
         let (rank_groups, scan_group, scatter_groups) = Self::bind_groups(
             device,
             (&rank_layout, &scatter_layout, &scan),
@@ -141,6 +143,7 @@ impl TutorialSort {
             rank_groups,
             scan_group,
             scatter_groups,
+            gpu_count,
         })
     }
 
@@ -215,7 +218,7 @@ impl TutorialSort {
 
     /// GPU memory held by the sort beyond the caller's key and value buffers, in bytes.
     pub fn allocated_bytes(&self) -> u64 {
-        self.ranks.size() + self.counts.size() + self.params.size()
+        self.ranks.size() + self.counts.size() + self.params.size() + self.gpu_count.allocated_bytes()
     }
 
     /// Records a sort of the first `num_keys` pairs of pair 0. `repeat` labels the timings of repeated sorts in one
@@ -225,21 +228,42 @@ impl TutorialSort {
         queue: &wgpu::Queue,
         encoder: &mut wgpu::CommandEncoder,
         num_keys: u32,
-        mut timer: Option<&mut GpuTimer>,
+        timer: Option<&mut GpuTimer>,
         repeat: u32,
     ) -> Result<SortOutput, SortError> {
         if num_keys > self.capacity {
             return Err(SortError::OverCapacity { requested: num_keys.into(), capacity: self.capacity.into() });
         }
-        let output = SortOutput { slot: (self.config.iterations() % 2) as usize, num_keys };
-        if num_keys == 0 {
-            return Ok(output);
+        if num_keys > 0 {
+            self.params.prepare(queue, num_keys, self.config, CHUNK_SIZE);
+            let plan = self.params.cpu_plan(num_keys, CHUNK_SIZE, WORKGROUP_SIZE, self.max_workgroups_per_dim);
+            self.record_passes(encoder, &plan, timer, repeat);
         }
-        self.params.prepare(queue, num_keys, self.config, CHUNK_SIZE);
-        let num_chunks = num_keys.div_ceil(CHUNK_SIZE);
-        let max_dim = self.max_workgroups_per_dim;
-        debug_assert!(self.config.iterations() <= MAX_ITERATIONS, "at most 32 iterations");
+        Ok(SortOutput { slot: (self.config.iterations() % 2) as usize, num_keys })
+    }
 
+    /// Records a sort of as many pairs as `SortBuffers::count()` holds when the GPU gets there (at most the
+    /// capacity); see `GpuSort::record_gpu_count`. Returns the output slot.
+    pub fn record_gpu_count(
+        &mut self,
+        queue: &wgpu::Queue,
+        encoder: &mut wgpu::CommandEncoder,
+        timer: Option<&mut GpuTimer>,
+        repeat: u32,
+    ) -> usize {
+        self.gpu_count.prepare(queue, encoder, &mut self.params, self.config);
+        self.record_passes(encoder, &self.gpu_count.plan(), timer, repeat);
+        (self.config.iterations() % 2) as usize
+    }
+
+    fn record_passes(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        plan: &Plan<'_>,
+        mut timer: Option<&mut GpuTimer>,
+        repeat: u32,
+    ) {
+        debug_assert!(self.config.iterations() <= MAX_ITERATIONS, "at most 32 iterations");
         for iteration in 0..self.config.iterations() {
             let src = (iteration % 2) as usize;
             let params_offset = self.params.iteration_offset(iteration);
@@ -248,22 +272,19 @@ impl TutorialSort {
                 let mut pass = begin_pass(encoder, timer.as_deref_mut(), "sort rank", label(PassKind::SortRank));
                 pass.set_pipeline(&self.rank_pipeline);
                 pass.set_bind_group(0, &self.rank_groups[src], &[params_offset]);
-                let (x, y) = dispatch_grid(num_chunks, max_dim);
-                pass.dispatch_workgroups(x, y, 1);
+                plan.dispatch(&mut pass, Grid::Tiles);
             }
             {
                 let mut pass = begin_pass(encoder, timer.as_deref_mut(), "sort scan", label(PassKind::SortScan));
-                self.scan.record(&mut pass, &self.scan_group, &self.params, max_dim);
+                self.scan.record(&mut pass, &self.scan_group, &self.params, plan);
             }
             {
                 let mut pass = begin_pass(encoder, timer.as_deref_mut(), "sort scatter", label(PassKind::SortScatter));
                 pass.set_pipeline(&self.scatter_pipeline);
                 pass.set_bind_group(0, &self.scatter_groups[src], &[params_offset]);
-                let (x, y) = dispatch_grid(num_keys.div_ceil(WORKGROUP_SIZE), max_dim);
-                pass.dispatch_workgroups(x, y, 1);
+                plan.dispatch(&mut pass, Grid::PerKey);
             }
         }
-        Ok(output)
     }
 }
 

@@ -1,0 +1,99 @@
+// Prepares a sort of a key count that only the GPU knows (the renderer's visible splats): reads the count and
+// writes each iteration's and each scan level's parameters (the layout `sort::shared::SortParams` writes from the
+// CPU otherwise) and the indirect dispatch arguments of every pass. One thread; a few microseconds.
+
+const MAX_ITERATIONS: u32 = 32u;
+const SCAN_BLOCK_SIZE: u32 = 1024u;
+const MAX_SCAN_LEVELS: u32 = 7u;
+// Indirect argument slots (x, y, z each): tiles, per-key groups, then scan and add-back per level.
+const SLOT_TILES: u32 = 0u;
+const SLOT_PER_KEY: u32 = 1u;
+const SLOT_SCAN: u32 = 2u;
+const SLOT_ADD: u32 = 9u; // SLOT_SCAN + MAX_SCAN_LEVELS
+
+struct PrepareSettings {
+    capacity: u32,
+    // Index of the count in `count_source`.
+    count_word: u32,
+    // Words between consecutive parameter blocks (the uniform offset alignment).
+    stride_words: u32,
+    iterations: u32,
+    radix_bits: u32,
+    key_bits: u32,
+    // Keys per workgroup tile of the per-tile passes, and per workgroup of the per-key pass.
+    tile_size: u32,
+    keys_per_group: u32,
+    max_per_dim: u32,
+}
+
+@group(0) @binding(0) var<uniform> settings: PrepareSettings;
+@group(0) @binding(1) var<storage, read> count_source: array<u32>;
+@group(0) @binding(2) var<storage, read_write> params: array<u32>;
+@group(0) @binding(3) var<storage, read_write> dispatch: array<u32>;
+
+// A dispatch of `groups` workgroups, 2D past the per-dimension limit (as `gpu::dispatch_grid`).
+fn set_grid(slot: u32, groups: u32) {
+    var x = groups;
+    var y = 1u;
+    if (groups > settings.max_per_dim) {
+        y = (groups + settings.max_per_dim - 1u) / settings.max_per_dim;
+        x = (groups + y - 1u) / y;
+    }
+    dispatch[3u * slot] = x;
+    dispatch[3u * slot + 1u] = y;
+    dispatch[3u * slot + 2u] = 1u;
+}
+
+fn blocks(len: u32) -> u32 {
+    return (len + SCAN_BLOCK_SIZE - 1u) / SCAN_BLOCK_SIZE;
+}
+
+@compute @workgroup_size(1)
+fn main() {
+    let n = min(count_source[settings.count_word], settings.capacity);
+    let tiles = (n + settings.tile_size - 1u) / settings.tile_size;
+    let radix = 1u << settings.radix_bits;
+    for (var i = 0u; i < settings.iterations; i++) {
+        let at = i * settings.stride_words;
+        let shift = i * settings.radix_bits;
+        params[at] = n;
+        params[at + 1u] = tiles;
+        params[at + 2u] = shift;
+        params[at + 3u] = min(settings.radix_bits, settings.key_bits - shift);
+        params[at + 4u] = radix;
+    }
+    set_grid(SLOT_TILES, tiles);
+    set_grid(SLOT_PER_KEY, (n + settings.keys_per_group - 1u) / settings.keys_per_group);
+
+    // The scan levels, laid out as `scan_levels` lays them out in Rust: each level's block totals go one level up,
+    // 64-entry aligned, until a level fits one block (the top).
+    var offset = 0u;
+    var len = tiles * radix;
+    var top = 0u;
+    var done = false;
+    var lens: array<u32, MAX_SCAN_LEVELS>;
+    for (var level = 0u; level < MAX_SCAN_LEVELS; level++) {
+        lens[level] = 0u;
+        if (done) {
+            continue;
+        }
+        let totals = (offset + len + 63u) / 64u * 64u;
+        let at = (MAX_ITERATIONS + level) * settings.stride_words;
+        params[at] = offset;
+        params[at + 1u] = len;
+        params[at + 2u] = totals;
+        lens[level] = len;
+        top = level;
+        if (blocks(len) <= 1u) {
+            done = true;
+        } else {
+            offset = totals;
+            len = blocks(len);
+        }
+    }
+    for (var level = 0u; level < MAX_SCAN_LEVELS; level++) {
+        set_grid(SLOT_SCAN + level, select(0u, blocks(lens[level]), level <= top));
+        // Offsets are added back down into every level below the top.
+        set_grid(SLOT_ADD + level, select(0u, blocks(lens[level]), level < top));
+    }
+}
