@@ -91,10 +91,24 @@ pub fn describe_adapter(info: &wgpu::AdapterInfo) -> String {
     format!("{} ({:?}, {:?}, driver {} {})", info.name, info.device_type, info.backend, info.driver, info.driver_info)
 }
 
+/// The instance flags splatsort runs with: wgpu's defaults and environment, less the validation of indirect call
+/// arguments unless `WGPU_VALIDATION_INDIRECT_CALL=1` asks for it. That validation adds a compute pass before every
+/// indirect dispatch, which tripled the sort's time in a frame on the H100 (a sort of the visible splats is all
+/// indirect dispatches); the arguments splatsort's passes write are within the device's limits by construction
+/// (`sort_prepare.wgsl` splits grids past the per-dimension limit; the draw's first instance is 0 and no vertex
+/// buffers are bound).
+pub fn instance_flags(flags: wgpu::InstanceFlags) -> wgpu::InstanceFlags {
+    if std::env::var_os("WGPU_VALIDATION_INDIRECT_CALL").is_some() {
+        return flags;
+    }
+    flags - wgpu::InstanceFlags::VALIDATION_INDIRECT_CALL
+}
+
 impl GpuContext {
     /// A headless device (no surface).
     pub fn headless(preference: AdapterPreference) -> Result<Self, GpuError> {
         let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+        descriptor.flags = instance_flags(descriptor.flags);
         // wgpu's GL backend is skipped unless asked for: it has no subgroups and probing it logs EGL errors.
         descriptor.backends = wgpu::Backends::from_env().unwrap_or(wgpu::Backends::PRIMARY);
         let instance = wgpu::Instance::new(descriptor);

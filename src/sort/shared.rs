@@ -469,7 +469,7 @@ pub(crate) struct GpuCount {
     args: wgpu::Buffer,
     group: wgpu::BindGroup,
     written_for: Option<SortConfig>,
-    /// Scan levels of a table for the whole capacity: how many level dispatches are recorded.
+    /// Scan levels of a table for the whole capacity at the current radix: how many level dispatches are recorded.
     levels: usize,
     tile_size: u32,
     keys_per_group: u32,
@@ -479,13 +479,14 @@ pub(crate) struct GpuCount {
 }
 
 impl GpuCount {
-    /// For a sort of up to `capacity` keys in tiles of `tile_size` with at most `max_radix` digits per tile.
+    /// For a sort of up to `capacity` keys in tiles of `tile_size`, `keys_per_group` keys per workgroup of its
+    /// per-key pass.
     pub fn new(
         device: &wgpu::Device,
         count: &wgpu::Buffer,
         params: &SortParams,
         capacity: u32,
-        (tile_size, keys_per_group, max_radix): (u32, u32, u32),
+        (tile_size, keys_per_group): (u32, u32),
     ) -> Self {
         let uniform = wgpu::BindGroupLayoutEntry {
             binding: 0,
@@ -524,16 +525,13 @@ impl GpuCount {
                 wgpu::BindGroupEntry { binding: 3, resource: args.as_entire_binding() },
             ],
         });
-        // Level dispatches recorded: those of the largest table any count up to the capacity needs (the prepare
-        // pass gives the levels a smaller count does not need zero workgroups).
-        let levels = scan_levels(capacity.div_ceil(tile_size).max(1).saturating_mul(max_radix)).0.len();
         Self {
             pipeline,
             settings,
             args,
             group,
             written_for: None,
-            levels,
+            levels: 0,
             tile_size,
             keys_per_group,
             capacity,
@@ -571,6 +569,11 @@ impl GpuCount {
             };
             queue.write_buffer(&self.settings, 0, bytemuck::bytes_of(&settings));
             self.written_for = Some(config);
+            // Level dispatches recorded: those of the largest table any count up to the capacity needs with this
+            // radix (the prepare pass gives the levels a smaller count does not need zero workgroups; each costs a
+            // launch, so no more are recorded than the capacity can use).
+            let table = self.capacity.div_ceil(self.tile_size).max(1).saturating_mul(config.radix());
+            self.levels = scan_levels(table).0.len();
         }
         params.invalidate();
         let mut pass = encoder

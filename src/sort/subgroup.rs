@@ -117,7 +117,7 @@ impl SubgroupSort {
         };
         let groups = [group(0), group(1)];
         let scan_group = scan.bind_group(device, &params, &counts);
-        let gpu_count = GpuCount::new(device, buffers.count(), &params, capacity, (TILE_SIZE, TILE_SIZE, 16));
+        let gpu_count = GpuCount::new(device, buffers.count(), &params, capacity, (TILE_SIZE, TILE_SIZE));
         Ok(Self {
             config,
             capacity,

@@ -119,8 +119,7 @@ impl TutorialSort {
         let ranks = data_buffer(device, "sort ranks", u64::from(capacity.max(1)) * 4);
         let counts = data_buffer(device, "sort digit counts", table_bytes(capacity, config));
         let params = SortParams::new(device);
-        let gpu_count =
-            GpuCount::new(device, buffers.count(), &params, capacity, (CHUNK_SIZE, WORKGROUP_SIZE, MAX_RADIX));
+        let gpu_count = GpuCount::new(device, buffers.count(), &params, capacity, (CHUNK_SIZE, WORKGROUP_SIZE));
         let (rank_groups, scan_group, scatter_groups) = Self::bind_groups(
             device,
             (&rank_layout, &scatter_layout, &scan),

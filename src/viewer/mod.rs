@@ -210,6 +210,8 @@ struct PendingImage {
 struct PendingVerify {
     keys: AsyncReadback,
     values: AsyncReadback,
+    /// The number of pairs the frame sorted (its visible splats), copied in the same submission.
+    count: AsyncReadback,
     num_keys: u32,
 }
 
@@ -277,6 +279,7 @@ impl Running {
         let mut descriptor =
             wgpu::InstanceDescriptor::new_with_display_handle_from_env(Box::new(event_loop.owned_display_handle()));
         descriptor.backends = wgpu::Backends::from_env().unwrap_or(wgpu::Backends::PRIMARY);
+        descriptor.flags = crate::gpu::instance_flags(descriptor.flags);
         let instance = wgpu::Instance::new(descriptor);
         let surface = instance.create_surface(Arc::clone(&window))?;
         let ctx = pollster::block_on(GpuContext::with_instance(instance, Some(&surface), AdapterPreference::Hardware))?;
@@ -525,15 +528,17 @@ impl Running {
         }
         if let Some(pending) = &self.verify {
             let ready = |r: &AsyncReadback| r.state.load(Ordering::Acquire) >= MAPPED;
-            if ready(&pending.keys) && ready(&pending.values) {
+            if ready(&pending.keys) && ready(&pending.values) && ready(&pending.count) {
                 let keys = pending.keys.take();
                 let values = pending.values.take();
-                let n = pending.num_keys as usize;
-                match (keys, values) {
-                    (Some(k), Some(v)) => {
-                        let keys: Vec<u32> = bytemuck::pod_collect_to_vec(&k[..n * 4]);
-                        let values: Vec<u32> = bytemuck::pod_collect_to_vec(&v[..n * 4]);
-                        self.verify_report = Some(VerifyReport::check(&keys, &values));
+                let count = pending.count.take();
+                match (keys, values, count) {
+                    (Some(k), Some(v), Some(c)) => {
+                        // Only the visible splats are sorted; a count past the splats would be a bug the check shows.
+                        let sorted = u32::from_le_bytes([c[0], c[1], c[2], c[3]]).min(pending.num_keys) as usize;
+                        let keys: Vec<u32> = bytemuck::pod_collect_to_vec(&k[..sorted * 4]);
+                        let values: Vec<u32> = bytemuck::pod_collect_to_vec(&v[..sorted * 4]);
+                        self.verify_report = Some(VerifyReport::check(&keys, &values, pending.num_keys));
                     }
                     _ => self.messages.push("the sort check's readback failed".into()),
                 }
@@ -752,7 +757,9 @@ impl Running {
             let values = AsyncReadback::new(device, "verify values", u64::from(n) * 4);
             encoder.copy_buffer_to_buffer(buffers.keys(slot), 0, &keys.buffer, 0, u64::from(n) * 4);
             encoder.copy_buffer_to_buffer(buffers.values(slot), 0, &values.buffer, 0, u64::from(n) * 4);
-            new_verify = Some(PendingVerify { keys, values, num_keys: n });
+            let count = AsyncReadback::new(device, "verify count", 4);
+            encoder.copy_buffer_to_buffer(buffers.count(), 0, &count.buffer, 0, 4);
+            new_verify = Some(PendingVerify { keys, values, count, num_keys: n });
         }
         let mut new_images = Vec::new();
         if actions.screenshot {
@@ -816,6 +823,7 @@ impl Running {
         if let Some(pending) = new_verify {
             pending.keys.map();
             pending.values.map();
+            pending.count.map();
             self.verify = Some(pending);
         }
         for image in new_images {

@@ -163,6 +163,7 @@ impl CpuStats {
 pub struct VerifyReport {
     pub num_keys: u32,
     pub out_of_order: u64,
+    /// Every value is a distinct splat index (the sorted pairs are the visible splats, each once).
     pub permutation: bool,
 }
 
@@ -171,10 +172,11 @@ impl VerifyReport {
         self.out_of_order == 0 && self.permutation
     }
 
-    /// Checks sorted keys (non-decreasing) and values (each index once).
-    pub fn check(keys: &[u32], values: &[u32]) -> Self {
+    /// Checks a frame's sorted pairs (its visible splats): keys non-decreasing, and each value a splat index below
+    /// `num_splats` that appears once.
+    pub fn check(keys: &[u32], values: &[u32], num_splats: u32) -> Self {
         let out_of_order = keys.windows(2).filter(|w| w[0] > w[1]).count() as u64;
-        let mut seen = vec![false; values.len()];
+        let mut seen = vec![false; num_splats as usize];
         let mut permutation = true;
         for &v in values {
             match seen.get_mut(v as usize) {
@@ -473,10 +475,11 @@ mod tests {
 
     #[test]
     fn verify_report_counts_disorder_and_duplicates() {
-        assert!(VerifyReport::check(&[1, 2, 2, 3], &[3, 0, 1, 2]).passed());
-        let report = VerifyReport::check(&[1, 3, 2, 0], &[0, 1, 2, 3]);
+        assert!(VerifyReport::check(&[1, 2, 2, 3], &[3, 0, 1, 2], 4).passed());
+        assert!(VerifyReport::check(&[1, 2], &[3, 0], 4).passed(), "a subset of the splats (the visible ones)");
+        let report = VerifyReport::check(&[1, 3, 2, 0], &[0, 1, 2, 3], 4);
         assert_eq!(report.out_of_order, 2);
-        assert!(!VerifyReport::check(&[1, 2], &[0, 0]).permutation);
-        assert!(!VerifyReport::check(&[1, 2], &[0, 7]).permutation);
+        assert!(!VerifyReport::check(&[1, 2], &[0, 0], 4).permutation);
+        assert!(!VerifyReport::check(&[1, 2], &[0, 7], 4).permutation);
     }
 }
