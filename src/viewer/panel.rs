@@ -328,7 +328,7 @@ pub fn show(ui: &mut egui::Ui, state: &mut PanelState, info: &PanelInfo<'_>) -> 
                         format!(
                             "NOT sorted: {} out-of-order pairs{}",
                             report.out_of_order,
-                            if report.permutation { "" } else { ", values not a permutation" }
+                            if report.permutation { "" } else { ", a splat missing or twice" }
                         ),
                     );
                 }
