@@ -364,8 +364,8 @@ impl GpuSort {
         repeat: u32,
     ) -> Result<SortOutput, SortError> {
         match self {
-            Self::Tutorial(s) => s.record(queue, encoder, num_keys, timer, repeat),
-            Self::Subgroup(s) => s.record(queue, encoder, num_keys, timer, repeat),
+            Self::Tutorial(s) => shared::record_cpu(s, queue, encoder, num_keys, timer, repeat),
+            Self::Subgroup(s) => shared::record_cpu(s, queue, encoder, num_keys, timer, repeat),
         }
     }
 
@@ -382,8 +382,8 @@ impl GpuSort {
         repeat: u32,
     ) -> usize {
         match self {
-            Self::Tutorial(s) => s.record_gpu_count(queue, encoder, timer, repeat),
-            Self::Subgroup(s) => s.record_gpu_count(queue, encoder, timer, repeat),
+            Self::Tutorial(s) => shared::record_gpu(s, queue, encoder, timer, repeat),
+            Self::Subgroup(s) => shared::record_gpu(s, queue, encoder, timer, repeat),
         }
     }
 }

@@ -9,7 +9,7 @@
 use std::num::NonZeroU64;
 
 use crate::sort::SortConfig;
-use crate::timing::{GpuTimer, PassLabel};
+use crate::timing::{GpuTimer, PassKind, PassLabel};
 
 /// Threads per workgroup in every sort pass. Mirrors `WORKGROUP_SIZE` in `sort_common.wgsl` (checked by a test).
 pub const WORKGROUP_SIZE: u32 = 256;
@@ -210,19 +210,23 @@ impl SortParams {
 
     /// Writes only the scan levels' parameters, for a table of `len` entries (a scan without a sort).
     fn prepare_scan(&mut self, queue: &wgpu::Queue, len: u32) {
+        let mut bytes = vec![0u8; self.buffer.size() as usize];
+        self.levels = self.write_levels(&mut bytes, len);
+        queue.write_buffer(&self.buffer, 0, &bytes);
+        self.written_for = None;
+    }
+
+    /// Puts the scan levels of a table of `len` entries into `bytes` (the buffer's image) and returns them.
+    fn write_levels(&self, bytes: &mut [u8], len: u32) -> Vec<ScanLevel> {
         let (levels, _) = scan_levels(len);
         assert!(levels.len() <= MAX_SCAN_LEVELS as usize, "scan deeper than {MAX_SCAN_LEVELS} levels");
-        let stride = self.stride as usize;
-        let mut bytes = vec![0u8; self.buffer.size() as usize];
         for (index, level) in levels.iter().enumerate() {
             let params =
                 ScanParams { offset: level.offset, len: level.len, totals_offset: level.totals_offset, _pad: 0 };
-            let at = (MAX_ITERATIONS as usize + index) * stride;
+            let at = (MAX_ITERATIONS as usize + index) * self.stride as usize;
             bytes[at..at + std::mem::size_of::<ScanParams>()].copy_from_slice(bytemuck::bytes_of(&params));
         }
-        queue.write_buffer(&self.buffer, 0, &bytes);
-        self.written_for = None;
-        self.levels = levels;
+        levels
     }
 
     /// The plan of a sort of `num_keys` keys after `prepare`.
@@ -242,8 +246,6 @@ impl SortParams {
             return;
         }
         let num_tiles = num_keys.div_ceil(tile_size);
-        let (levels, _) = scan_levels(num_tiles * config.radix());
-        assert!(levels.len() <= MAX_SCAN_LEVELS as usize, "scan deeper than {MAX_SCAN_LEVELS} levels");
         let stride = self.stride as usize;
         let mut bytes = vec![0u8; self.buffer.size() as usize];
         for iteration in 0..config.iterations() {
@@ -259,15 +261,9 @@ impl SortParams {
             let at = iteration as usize * stride;
             bytes[at..at + std::mem::size_of::<IterationParams>()].copy_from_slice(bytemuck::bytes_of(&params));
         }
-        for (index, level) in levels.iter().enumerate() {
-            let params =
-                ScanParams { offset: level.offset, len: level.len, totals_offset: level.totals_offset, _pad: 0 };
-            let at = (MAX_ITERATIONS as usize + index) * stride;
-            bytes[at..at + std::mem::size_of::<ScanParams>()].copy_from_slice(bytemuck::bytes_of(&params));
-        }
+        self.levels = self.write_levels(&mut bytes, num_tiles * config.radix());
         queue.write_buffer(&self.buffer, 0, &bytes);
         self.written_for = Some((num_keys, config));
-        self.levels = levels;
     }
 
     /// The dynamic offset of an iteration's parameters.
@@ -395,6 +391,136 @@ impl ScanTable {
     pub fn allocated_bytes(&self) -> u64 {
         self.table.size() + self.params.size()
     }
+}
+
+/// How one of the sorts sizes and parameterizes its dispatches, whichever way the key count comes: its
+/// parameters buffer, the GPU-count machinery, and the sizes its passes dispatch by.
+pub(crate) struct SortDispatch {
+    pub params: SortParams,
+    gpu_count: GpuCount,
+    capacity: u32,
+    tile_size: u32,
+    keys_per_group: u32,
+    max_dim: u32,
+}
+
+impl SortDispatch {
+    /// For a sort of up to the buffers' capacity in tiles of `tile_size` keys (`keys_per_group` per workgroup of a
+    /// per-key pass).
+    pub fn new(device: &wgpu::Device, buffers: &crate::sort::SortBuffers, tile_size: u32, keys_per_group: u32) -> Self {
+        let params = SortParams::new(device);
+        let capacity = buffers.capacity();
+        let gpu_count = GpuCount::new(device, buffers.count(), &params, capacity, (tile_size, keys_per_group));
+        Self {
+            params,
+            gpu_count,
+            capacity,
+            tile_size,
+            keys_per_group,
+            max_dim: device.limits().max_compute_workgroups_per_dimension,
+        }
+    }
+
+    pub fn allocated_bytes(&self) -> u64 {
+        self.params.size() + self.gpu_count.allocated_bytes()
+    }
+}
+
+/// What `record_cpu` and `record_gpu` need of a sort: its settings, its dispatch state, and its passes.
+pub(crate) trait RadixPasses {
+    fn config(&self) -> SortConfig;
+    fn dispatch(&self) -> &SortDispatch;
+    fn dispatch_mut(&mut self) -> &mut SortDispatch;
+    /// Records every iteration's passes, dispatched by `plan`.
+    fn record_passes(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        plan: &Plan<'_>,
+        timer: Option<&mut GpuTimer>,
+        repeat: u32,
+    );
+}
+
+/// One of a radix iteration's passes around the scan: which pipeline, with the bind group reading pair `src`
+/// (index 0 or 1), dispatched by which grid.
+pub(crate) struct DigitPass<'a> {
+    pub name: &'static str,
+    pub kind: PassKind,
+    pub pipeline: &'a wgpu::ComputePipeline,
+    pub groups: &'a [wgpu::BindGroup; 2],
+    pub grid: Grid,
+}
+
+/// Records every iteration of a reduce-then-scan radix sort: `before` (count or rank), the scan of the digit-major
+/// table, `after` (reorder or scatter), each its own timed pass.
+pub(crate) fn record_iterations(
+    encoder: &mut wgpu::CommandEncoder,
+    plan: &Plan<'_>,
+    (mut timer, repeat): (Option<&mut GpuTimer>, u32),
+    (config, params): (SortConfig, &SortParams),
+    (scan, scan_group): (&Scan, &wgpu::BindGroup),
+    [before, after]: [DigitPass<'_>; 2],
+) {
+    debug_assert!(config.iterations() <= MAX_ITERATIONS, "at most 32 iterations");
+    for iteration in 0..config.iterations() {
+        let src = (iteration % 2) as usize;
+        let offset = params.iteration_offset(iteration);
+        let label = |kind| PassLabel { kind, iteration: Some(iteration), repeat };
+        let digit_pass = |encoder: &mut wgpu::CommandEncoder, pass: &DigitPass<'_>, timer: Option<&mut GpuTimer>| {
+            let mut compute = begin_pass(encoder, timer, pass.name, label(pass.kind));
+            compute.set_pipeline(pass.pipeline);
+            compute.set_bind_group(0, &pass.groups[src], &[offset]);
+            plan.dispatch(&mut compute, pass.grid);
+        };
+        digit_pass(encoder, &before, timer.as_deref_mut());
+        {
+            let mut pass = begin_pass(encoder, timer.as_deref_mut(), "sort scan", label(PassKind::SortScan));
+            scan.record(&mut pass, scan_group, params, plan);
+        }
+        digit_pass(encoder, &after, timer.as_deref_mut());
+    }
+}
+
+/// Records a sort of `num_keys` pairs, a count known on the CPU (see `GpuSort::record`).
+pub(crate) fn record_cpu(
+    sort: &mut impl RadixPasses,
+    queue: &wgpu::Queue,
+    encoder: &mut wgpu::CommandEncoder,
+    num_keys: u32,
+    timer: Option<&mut GpuTimer>,
+    repeat: u32,
+) -> Result<crate::sort::SortOutput, crate::sort::SortError> {
+    let config = sort.config();
+    let dispatch = sort.dispatch_mut();
+    if num_keys > dispatch.capacity {
+        return Err(crate::sort::SortError::OverCapacity {
+            requested: num_keys.into(),
+            capacity: dispatch.capacity.into(),
+        });
+    }
+    if num_keys > 0 {
+        let tile_size = dispatch.tile_size;
+        dispatch.params.prepare(queue, num_keys, config, tile_size);
+        let d = sort.dispatch();
+        let plan = d.params.cpu_plan(num_keys, d.tile_size, d.keys_per_group, d.max_dim);
+        sort.record_passes(encoder, &plan, timer, repeat);
+    }
+    Ok(crate::sort::SortOutput { slot: (config.iterations() % 2) as usize, num_keys })
+}
+
+/// Records a sort of the count a GPU pass wrote into `SortBuffers::count()` (see `GpuSort::record_gpu_count`).
+pub(crate) fn record_gpu(
+    sort: &mut impl RadixPasses,
+    queue: &wgpu::Queue,
+    encoder: &mut wgpu::CommandEncoder,
+    timer: Option<&mut GpuTimer>,
+    repeat: u32,
+) -> usize {
+    let config = sort.config();
+    let dispatch = sort.dispatch_mut();
+    dispatch.gpu_count.prepare(queue, encoder, &mut dispatch.params, config);
+    sort.record_passes(encoder, &sort.dispatch().gpu_count.plan(), timer, repeat);
+    (config.iterations() % 2) as usize
 }
 
 /// Which dispatch of a sort: the per-tile passes, the per-key pass (tutorial scatter), a scan level, an add-back.

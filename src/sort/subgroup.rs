@@ -13,11 +13,11 @@
 //! lane), which keeps the sort stable for any size from 4 to 128.
 
 use crate::sort::shared::{
-    GpuCount, Grid, Plan, Scan, SortParams, WORKGROUP_SIZE, begin_pass, counts_bytes, data_buffer,
-    iteration_params_entry, pipeline_with, storage_entry, with_common,
+    DigitPass, Grid, Plan, RadixPasses, Scan, SortDispatch, WORKGROUP_SIZE, counts_bytes, data_buffer,
+    iteration_params_entry, pipeline_with, record_iterations, storage_entry, with_common,
 };
-use crate::sort::{SortBuffers, SortConfig, SortError, SortOutput, TrafficModel, check_binding};
-use crate::timing::{GpuTimer, PassKind, PassLabel};
+use crate::sort::{SortBuffers, SortConfig, SortError, TrafficModel, check_binding};
+use crate::timing::{GpuTimer, PassKind};
 
 /// Bits per digit: the sort takes 4 only.
 pub const RADIX_BITS: u32 = 4;
@@ -56,17 +56,14 @@ pub fn scalar_lanes(info: &wgpu::AdapterInfo) -> bool {
 /// The sort: pipelines made once, the count table once per capacity.
 pub struct SubgroupSort {
     config: SortConfig,
-    capacity: u32,
-    max_workgroups_per_dim: u32,
     count_pipeline: wgpu::ComputePipeline,
     reorder_pipeline: wgpu::ComputePipeline,
     scan: Scan,
     counts: wgpu::Buffer,
-    params: SortParams,
+    dispatch: SortDispatch,
     /// Bind groups reading pair `src` and writing pair `1 - src`.
     groups: [wgpu::BindGroup; 2],
     scan_group: wgpu::BindGroup,
-    gpu_count: GpuCount,
 }
 
 impl SubgroupSort {
@@ -99,7 +96,8 @@ impl SubgroupSort {
         let reorder_pipeline = pipeline_with(device, "sort subgroup reorder", &source, "reorder", &layout, options());
         let scan = Scan::new(device);
         let counts = data_buffer(device, "sort subgroup digit counts", table);
-        let params = SortParams::new(device);
+        let dispatch = SortDispatch::new(device, buffers, TILE_SIZE, TILE_SIZE);
+        let params = &dispatch.params;
         let group = |src: usize| {
             let dst = 1 - src;
             device.create_bind_group(&wgpu::BindGroupDescriptor {
@@ -116,21 +114,8 @@ impl SubgroupSort {
             })
         };
         let groups = [group(0), group(1)];
-        let scan_group = scan.bind_group(device, &params, &counts);
-        let gpu_count = GpuCount::new(device, buffers.count(), &params, capacity, (TILE_SIZE, TILE_SIZE));
-        Ok(Self {
-            config,
-            capacity,
-            max_workgroups_per_dim: device.limits().max_compute_workgroups_per_dimension,
-            count_pipeline,
-            reorder_pipeline,
-            scan,
-            counts,
-            params,
-            groups,
-            scan_group,
-            gpu_count,
-        })
+        let scan_group = scan.bind_group(device, params, &counts);
+        Ok(Self { config, count_pipeline, reorder_pipeline, scan, counts, dispatch, groups, scan_group })
     }
 
     fn check(config: SortConfig) -> Result<SortConfig, SortError> {
@@ -144,77 +129,52 @@ impl SubgroupSort {
     /// Changes the key bits (the radix is always 4 bits, so the count table never changes size).
     pub fn set_config(&mut self, config: SortConfig) -> Result<(), SortError> {
         self.config = Self::check(config)?;
-        self.params.invalidate();
+        self.dispatch.params.invalidate();
         Ok(())
     }
 
     /// GPU memory held beyond the caller's key and value buffers.
     pub fn allocated_bytes(&self) -> u64 {
-        self.counts.size() + self.params.size() + self.gpu_count.allocated_bytes()
+        self.counts.size() + self.dispatch.allocated_bytes()
+    }
+}
+
+impl RadixPasses for SubgroupSort {
+    fn config(&self) -> SortConfig {
+        self.config
     }
 
-    /// Records a sort of the first `num_keys` pairs of pair 0; see `GpuSort::record`.
-    pub fn record(
-        &mut self,
-        queue: &wgpu::Queue,
-        encoder: &mut wgpu::CommandEncoder,
-        num_keys: u32,
-        timer: Option<&mut GpuTimer>,
-        repeat: u32,
-    ) -> Result<SortOutput, SortError> {
-        if num_keys > self.capacity {
-            return Err(SortError::OverCapacity { requested: num_keys.into(), capacity: self.capacity.into() });
-        }
-        if num_keys > 0 {
-            self.params.prepare(queue, num_keys, self.config, TILE_SIZE);
-            let plan = self.params.cpu_plan(num_keys, TILE_SIZE, TILE_SIZE, self.max_workgroups_per_dim);
-            self.record_passes(encoder, &plan, timer, repeat);
-        }
-        Ok(SortOutput { slot: (self.config.iterations() % 2) as usize, num_keys })
+    fn dispatch(&self) -> &SortDispatch {
+        &self.dispatch
     }
 
-    /// Records a sort of as many pairs as `SortBuffers::count()` holds when the GPU gets there; see
-    /// `GpuSort::record_gpu_count`. Returns the output slot.
-    pub fn record_gpu_count(
-        &mut self,
-        queue: &wgpu::Queue,
-        encoder: &mut wgpu::CommandEncoder,
-        timer: Option<&mut GpuTimer>,
-        repeat: u32,
-    ) -> usize {
-        self.gpu_count.prepare(queue, encoder, &mut self.params, self.config);
-        self.record_passes(encoder, &self.gpu_count.plan(), timer, repeat);
-        (self.config.iterations() % 2) as usize
+    fn dispatch_mut(&mut self) -> &mut SortDispatch {
+        &mut self.dispatch
     }
 
     fn record_passes(
         &self,
         encoder: &mut wgpu::CommandEncoder,
         plan: &Plan<'_>,
-        mut timer: Option<&mut GpuTimer>,
+        timer: Option<&mut GpuTimer>,
         repeat: u32,
     ) {
-        for iteration in 0..self.config.iterations() {
-            let src = (iteration % 2) as usize;
-            let offset = self.params.iteration_offset(iteration);
-            let label = |kind| PassLabel { kind, iteration: Some(iteration), repeat };
-            {
-                let mut pass = begin_pass(encoder, timer.as_deref_mut(), "sort count", label(PassKind::SortCount));
-                pass.set_pipeline(&self.count_pipeline);
-                pass.set_bind_group(0, &self.groups[src], &[offset]);
-                plan.dispatch(&mut pass, Grid::Tiles);
-            }
-            {
-                let mut pass = begin_pass(encoder, timer.as_deref_mut(), "sort scan", label(PassKind::SortScan));
-                self.scan.record(&mut pass, &self.scan_group, &self.params, plan);
-            }
-            {
-                let mut pass = begin_pass(encoder, timer.as_deref_mut(), "sort reorder", label(PassKind::SortReorder));
-                pass.set_pipeline(&self.reorder_pipeline);
-                pass.set_bind_group(0, &self.groups[src], &[offset]);
-                plan.dispatch(&mut pass, Grid::Tiles);
-            }
-        }
+        let count = DigitPass {
+            name: "sort count",
+            kind: PassKind::SortCount,
+            pipeline: &self.count_pipeline,
+            groups: &self.groups,
+            grid: Grid::Tiles,
+        };
+        let reorder = DigitPass {
+            name: "sort reorder",
+            kind: PassKind::SortReorder,
+            pipeline: &self.reorder_pipeline,
+            groups: &self.groups,
+            grid: Grid::Tiles,
+        };
+        let scan = (&self.scan, &self.scan_group);
+        record_iterations(encoder, plan, (timer, repeat), (self.config, &self.dispatch.params), scan, [count, reorder]);
     }
 }
 

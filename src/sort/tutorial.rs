@@ -19,11 +19,11 @@
 //! word instead of a vector.
 
 use crate::sort::shared::{
-    GpuCount, Grid, MAX_ITERATIONS, Plan, Scan, SortParams, WORKGROUP_SIZE, begin_pass, counts_bytes, data_buffer,
-    iteration_params_entry, pipeline, storage_entry, with_common,
+    DigitPass, Grid, Plan, RadixPasses, Scan, SortDispatch, SortParams, WORKGROUP_SIZE, counts_bytes, data_buffer,
+    iteration_params_entry, pipeline, record_iterations, storage_entry, with_common,
 };
-use crate::sort::{SortBuffers, SortConfig, SortError, SortOutput, TrafficModel, check_binding};
-use crate::timing::{GpuTimer, PassKind, PassLabel};
+use crate::sort::{SortBuffers, SortConfig, SortError, TrafficModel, check_binding};
+use crate::timing::{GpuTimer, PassKind};
 
 /// Keys per chunk in pass 1. Mirrors `CHUNK_SIZE` in `sort_common.wgsl`.
 pub const CHUNK_SIZE: u32 = 512;
@@ -61,7 +61,6 @@ pub fn traffic_model(config: SortConfig) -> TrafficModel {
 pub struct TutorialSort {
     config: SortConfig,
     capacity: u32,
-    max_workgroups_per_dim: u32,
     rank_pipeline: wgpu::ComputePipeline,
     scatter_pipeline: wgpu::ComputePipeline,
     rank_layout: wgpu::BindGroupLayout,
@@ -71,11 +70,10 @@ pub struct TutorialSort {
     values: [wgpu::Buffer; 2],
     ranks: wgpu::Buffer,
     counts: wgpu::Buffer,
-    params: SortParams,
+    dispatch: SortDispatch,
     rank_groups: [wgpu::BindGroup; 2],
     scan_group: wgpu::BindGroup,
     scatter_groups: [wgpu::BindGroup; 2],
-    gpu_count: GpuCount,
 }
 
 /// Bytes of the digit count table and its scan levels for `capacity` keys.
@@ -118,17 +116,15 @@ impl TutorialSort {
         let values = [buffers.values(0).clone(), buffers.values(1).clone()];
         let ranks = data_buffer(device, "sort ranks", u64::from(capacity.max(1)) * 4);
         let counts = data_buffer(device, "sort digit counts", table_bytes(capacity, config));
-        let params = SortParams::new(device);
-        let gpu_count = GpuCount::new(device, buffers.count(), &params, capacity, (CHUNK_SIZE, WORKGROUP_SIZE));
+        let dispatch = SortDispatch::new(device, buffers, CHUNK_SIZE, WORKGROUP_SIZE);
         let (rank_groups, scan_group, scatter_groups) = Self::bind_groups(
             device,
             (&rank_layout, &scatter_layout, &scan),
-            (&keys, &values, &ranks, &counts, &params),
+            (&keys, &values, &ranks, &counts, &dispatch.params),
         );
         Ok(Self {
             config,
             capacity,
-            max_workgroups_per_dim: device.limits().max_compute_workgroups_per_dimension,
             rank_pipeline,
             scatter_pipeline,
             rank_layout,
@@ -138,11 +134,10 @@ impl TutorialSort {
             values,
             ranks,
             counts,
-            params,
+            dispatch,
             rank_groups,
             scan_group,
             scatter_groups,
-            gpu_count,
         })
     }
 
@@ -207,83 +202,56 @@ impl TutorialSort {
             (self.rank_groups, self.scan_group, self.scatter_groups) = Self::bind_groups(
                 device,
                 (&self.rank_layout, &self.scatter_layout, &self.scan),
-                (&self.keys, &self.values, &self.ranks, &self.counts, &self.params),
+                (&self.keys, &self.values, &self.ranks, &self.counts, &self.dispatch.params),
             );
         }
         self.config = config;
-        self.params.invalidate();
+        self.dispatch.params.invalidate();
         Ok(())
     }
 
     /// GPU memory held by the sort beyond the caller's key and value buffers, in bytes.
     pub fn allocated_bytes(&self) -> u64 {
-        self.ranks.size() + self.counts.size() + self.params.size() + self.gpu_count.allocated_bytes()
+        self.ranks.size() + self.counts.size() + self.dispatch.allocated_bytes()
+    }
+}
+
+impl RadixPasses for TutorialSort {
+    fn config(&self) -> SortConfig {
+        self.config
     }
 
-    /// Records a sort of the first `num_keys` pairs of pair 0. `repeat` labels the timings of repeated sorts in one
-    /// batch. Checks everything before recording any GPU work.
-    pub fn record(
-        &mut self,
-        queue: &wgpu::Queue,
-        encoder: &mut wgpu::CommandEncoder,
-        num_keys: u32,
-        timer: Option<&mut GpuTimer>,
-        repeat: u32,
-    ) -> Result<SortOutput, SortError> {
-        if num_keys > self.capacity {
-            return Err(SortError::OverCapacity { requested: num_keys.into(), capacity: self.capacity.into() });
-        }
-        if num_keys > 0 {
-            self.params.prepare(queue, num_keys, self.config, CHUNK_SIZE);
-            let plan = self.params.cpu_plan(num_keys, CHUNK_SIZE, WORKGROUP_SIZE, self.max_workgroups_per_dim);
-            self.record_passes(encoder, &plan, timer, repeat);
-        }
-        Ok(SortOutput { slot: (self.config.iterations() % 2) as usize, num_keys })
+    fn dispatch(&self) -> &SortDispatch {
+        &self.dispatch
     }
 
-    /// Records a sort of as many pairs as `SortBuffers::count()` holds when the GPU gets there (at most the
-    /// capacity); see `GpuSort::record_gpu_count`. Returns the output slot.
-    pub fn record_gpu_count(
-        &mut self,
-        queue: &wgpu::Queue,
-        encoder: &mut wgpu::CommandEncoder,
-        timer: Option<&mut GpuTimer>,
-        repeat: u32,
-    ) -> usize {
-        self.gpu_count.prepare(queue, encoder, &mut self.params, self.config);
-        self.record_passes(encoder, &self.gpu_count.plan(), timer, repeat);
-        (self.config.iterations() % 2) as usize
+    fn dispatch_mut(&mut self) -> &mut SortDispatch {
+        &mut self.dispatch
     }
 
     fn record_passes(
         &self,
         encoder: &mut wgpu::CommandEncoder,
         plan: &Plan<'_>,
-        mut timer: Option<&mut GpuTimer>,
+        timer: Option<&mut GpuTimer>,
         repeat: u32,
     ) {
-        debug_assert!(self.config.iterations() <= MAX_ITERATIONS, "at most 32 iterations");
-        for iteration in 0..self.config.iterations() {
-            let src = (iteration % 2) as usize;
-            let params_offset = self.params.iteration_offset(iteration);
-            let label = |kind| PassLabel { kind, iteration: Some(iteration), repeat };
-            {
-                let mut pass = begin_pass(encoder, timer.as_deref_mut(), "sort rank", label(PassKind::SortRank));
-                pass.set_pipeline(&self.rank_pipeline);
-                pass.set_bind_group(0, &self.rank_groups[src], &[params_offset]);
-                plan.dispatch(&mut pass, Grid::Tiles);
-            }
-            {
-                let mut pass = begin_pass(encoder, timer.as_deref_mut(), "sort scan", label(PassKind::SortScan));
-                self.scan.record(&mut pass, &self.scan_group, &self.params, plan);
-            }
-            {
-                let mut pass = begin_pass(encoder, timer.as_deref_mut(), "sort scatter", label(PassKind::SortScatter));
-                pass.set_pipeline(&self.scatter_pipeline);
-                pass.set_bind_group(0, &self.scatter_groups[src], &[params_offset]);
-                plan.dispatch(&mut pass, Grid::PerKey);
-            }
-        }
+        let rank = DigitPass {
+            name: "sort rank",
+            kind: PassKind::SortRank,
+            pipeline: &self.rank_pipeline,
+            groups: &self.rank_groups,
+            grid: Grid::Tiles,
+        };
+        let scatter = DigitPass {
+            name: "sort scatter",
+            kind: PassKind::SortScatter,
+            pipeline: &self.scatter_pipeline,
+            groups: &self.scatter_groups,
+            grid: Grid::PerKey,
+        };
+        let scan = (&self.scan, &self.scan_group);
+        record_iterations(encoder, plan, (timer, repeat), (self.config, &self.dispatch.params), scan, [rank, scatter]);
     }
 }
 
