@@ -84,10 +84,12 @@ struct ViewArgs {
     /// Window height in pixels, 1 to 16384.
     #[arg(long, default_value_t = 720, value_parser = clap::value_parser!(u32).range(1..=MAX_SIDE))]
     height: u32,
+    #[command(flatten)]
+    sort: SortArgs,
 }
 
 /// Sort settings shared by the rendering commands.
-#[derive(clap::Args, Clone, Copy)]
+#[derive(clap::Args, Clone, Copy, Default)]
 struct SortArgs {
     /// Sort algorithm.
     #[arg(long, value_enum, default_value = "tutorial")]
@@ -270,7 +272,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             println!("wrote {total} splats to {}", output.display());
             Ok(())
         }
-        None => view(ViewArgs { width: 1280, height: 720, ..Default::default() }),
+        None => view(ViewArgs {
+            width: 1280,
+            height: 720,
+            sort: SortArgs { key_bits: 32, ..Default::default() },
+            ..Default::default()
+        }),
     }
 }
 
@@ -512,6 +519,8 @@ fn demo_scene_path() -> PathBuf {
 }
 
 fn view(args: ViewArgs) -> anyhow::Result<()> {
+    let radix_bits = args.sort.radix_bits.unwrap_or(args.sort.algorithm.default_radix_bits());
+    let sort = args.sort.algorithm.config(radix_bits, args.sort.key_bits)?;
     let options = splatsort::viewer::ViewerOptions {
         scene: args.scene.unwrap_or_else(demo_scene_path),
         camera: args.camera,
@@ -519,6 +528,8 @@ fn view(args: ViewArgs) -> anyhow::Result<()> {
         screenshot: args.screenshot,
         width: args.width,
         height: args.height,
+        algorithm: args.sort.algorithm,
+        sort,
     };
     let scripted = options.frames.is_some();
     let summary = splatsort::viewer::run(options)?;

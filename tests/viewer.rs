@@ -4,6 +4,46 @@
 use std::path::Path;
 use std::process::Command;
 
+/// Runs the viewer with `args` under the display there is, or a virtual one (CI installs xvfb), and returns its JSON
+/// summary.
+fn run_viewer(args: &[&std::ffi::OsStr], runtime: &Path) -> serde_json::Value {
+    let binary = env!("CARGO_BIN_EXE_splatsort");
+    let mut command = if std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some() {
+        let mut c = Command::new(binary);
+        c.args(args);
+        c
+    } else {
+        let mut c = Command::new("xvfb-run");
+        c.args(["-a", "-s", "-screen 0 1024x576x24", binary]).args(args);
+        c
+    };
+    let output = command
+        .env("XDG_RUNTIME_DIR", runtime)
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("xvfb-run or a display is needed: install xvfb (bash .ci/install-lavapipe.sh)");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "viewer failed: {}\nstdout: {stdout}\nstderr: {stderr}", output.status);
+    serde_json::from_str(stdout.lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("no JSON summary ({e}): {stdout}\n{stderr}"))
+}
+
+#[test]
+fn the_viewer_starts_with_the_sort_asked_for() {
+    // `view --algorithm subgroup`: the frame sorts with the subgroup sort and its own check passes.
+    let dir = std::env::temp_dir().join(format!("splatsort-viewer-subgroup-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let scene = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/semarang_stadium_sh3.ply");
+    let args =
+        ["view", "--frames", "8", "--width", "640", "--height", "360", "--algorithm", "subgroup", "--key-bits", "16"];
+    let mut all: Vec<&std::ffi::OsStr> = vec![args[0].as_ref(), scene.as_os_str()];
+    all.extend(args[1..].iter().map(|a| std::ffi::OsStr::new(*a)));
+    let summary = run_viewer(&all, &dir);
+    assert_eq!(summary["verify_passed"], serde_json::json!(true), "the sort check must pass: {summary}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn viewer_shows_the_panel_and_the_splats() {
     let dir = std::env::temp_dir().join(format!("splatsort-viewer-{}", std::process::id()));
@@ -24,28 +64,7 @@ fn viewer_shows_the_panel_and_the_splats() {
         "--height".as_ref(),
         "576".as_ref(),
     ];
-    let binary = env!("CARGO_BIN_EXE_splatsort");
-    // Use the display there is; without one, a virtual one (CI installs xvfb).
-    let mut command = if std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some() {
-        let mut c = Command::new(binary);
-        c.args(args);
-        c
-    } else {
-        let mut c = Command::new("xvfb-run");
-        c.args(["-a", "-s", "-screen 0 1024x576x24", binary]).args(args);
-        c
-    };
-    let output = command
-        .env("XDG_RUNTIME_DIR", &runtime)
-        .env("RUST_LOG", "warn")
-        .output()
-        .expect("xvfb-run or a display is needed: install xvfb (bash .ci/install-lavapipe.sh)");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "viewer failed: {}\nstdout: {stdout}\nstderr: {stderr}", output.status);
-    let summary: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap_or_default())
-        .unwrap_or_else(|e| panic!("no JSON summary ({e}): {stdout}\n{stderr}"));
-
+    let summary = run_viewer(&args, &runtime);
     assert_eq!(summary["frames"].as_u64().map(|f| f >= 24), Some(true), "{summary}");
     assert_eq!(summary["verify_passed"], serde_json::json!(true), "the sort check must pass: {summary}");
     assert_eq!(summary["verify_out_of_order"], serde_json::json!(0), "{summary}");

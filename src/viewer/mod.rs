@@ -43,6 +43,9 @@ pub struct ViewerOptions {
     pub screenshot: Option<PathBuf>,
     pub width: u32,
     pub height: u32,
+    /// The sort the viewer starts with (changed live in the panel).
+    pub algorithm: crate::sort::SortAlgorithm,
+    pub sort: crate::sort::SortConfig,
 }
 
 /// What a run with `--frames` measured, printed as JSON for tests and scripts.
@@ -312,8 +315,8 @@ impl Running {
         let egui_renderer = egui_wgpu::Renderer::new(&ctx.device, format, egui_wgpu::RendererOptions::default());
 
         let panel = PanelState {
-            algorithm: crate::sort::SortAlgorithm::Tutorial,
-            sort: crate::sort::SortConfig::default(),
+            algorithm: options.algorithm,
+            sort: options.sort,
             unavailable: crate::sort::SortAlgorithm::ALL
                 .into_iter()
                 .filter_map(|a| a.unavailable_reason(ctx.device.features()).map(|reason| (a, reason)))
