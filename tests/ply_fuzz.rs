@@ -477,18 +477,16 @@ mod reference {
         for row in &rows {
             let r: Vec<f32> = required.iter().map(|&i| row[i] as f32).collect();
             let f: Vec<f32> = rest.iter().map(|&i| row[i] as f32).collect();
-            let q = glam::Quat::from_xyzw(r[11], r[12], r[13], r[10]);
+            // A rotation is normalized in f64 (in f32, tiny components square into denormals).
+            let q = glam::DQuat::from_xyzw(r[11].into(), r[12].into(), r[13].into(), r[10].into());
             let length = q.length();
             let scale = [r[7].exp(), r[8].exp(), r[9].exp()];
-            if r.iter().chain(&f).any(|v| !v.is_finite())
-                || !(length > 0.0 && length.is_finite())
-                || scale.iter().any(|s| !s.is_finite())
-            {
+            if r.iter().chain(&f).any(|v| !v.is_finite()) || length == 0.0 || scale.iter().any(|s| !s.is_finite()) {
                 continue;
             }
             out.positions.push([r[0], r[1], r[2]]);
             out.scales.push(scale);
-            let q = q / length;
+            let q = (q / length).as_quat();
             out.rotations.push([q.x, q.y, q.z, q.w]);
             out.opacities.push(1.0 / (1.0 + (-r[6]).exp()));
             out.sh.push([r[3], r[4], r[5]]);

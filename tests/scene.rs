@@ -413,3 +413,28 @@ fn a_tiled_scene_past_the_limit_is_refused_before_it_is_built() {
     assert!(error.contains("300000 splats") && error.contains("more than"), "{error}");
     assert_eq!(scene.check_tiled_size(2), Ok(600_000));
 }
+
+#[test]
+fn tiny_and_huge_quaternions_load_as_unit_rotations() {
+    // Found by the coverage-guided fuzzer: components whose squares are f32 denormals (or overflow) gave rotations
+    // that were not unit length. The loader normalizes in f64.
+    let dir = scratch("quaternions");
+    let mut values = vec![good_row(); 4];
+    values[0][10..14].copy_from_slice(&[1e-20, 2e-20, 0.0, 0.0]);
+    values[1][10..14].copy_from_slice(&[1e-40, 0.0, 0.0, 0.0]);
+    values[2][10..14].copy_from_slice(&[3e19, 4e19, 0.0, 0.0]);
+    values[3][10..14].copy_from_slice(&[0.0, 0.0, 0.0, 0.0]);
+    let mut bytes = header_with(4, &float_props()).into_bytes();
+    bytes.extend(rows(&values));
+    let path = dir.join("quaternions.ply");
+    std::fs::write(&path, &bytes).unwrap();
+    let scene = load(&path).expect("loads");
+    assert_eq!(scene.len(), 3, "only the zero quaternion is dropped");
+    for q in &scene.rotations {
+        assert!((q.length() - 1.0).abs() < 1e-6, "unit rotation: {q}");
+    }
+    // rot_0 is w: (w, x) = (1, 2) / sqrt(5), (1, 0), (3, 4) / 5.
+    assert!(scene.rotations[0].abs_diff_eq(Quat::from_xyzw(2.0, 0.0, 0.0, 1.0).normalize(), 1e-6));
+    assert!(scene.rotations[1].abs_diff_eq(Quat::IDENTITY, 1e-6));
+    assert!(scene.rotations[2].abs_diff_eq(Quat::from_xyzw(0.8, 0.0, 0.0, 0.6), 1e-6));
+}

@@ -577,9 +577,14 @@ struct Converted {
 /// The model from a row's required values (`REQUIRED` order); None for NaN, infinite or degenerate values.
 fn convert(required: &[f32; 14], rest: &[f32]) -> Option<Converted> {
     let [x, y, z, _, _, _, opacity, s0, s1, s2, w, qx, qy, qz] = *required;
-    let rotation = Quat::from_xyzw(qx, qy, qz, w);
-    let length = rotation.length();
-    if required.iter().chain(rest).any(|v| !v.is_finite()) || !(length > 0.0 && length.is_finite()) {
+    if required.iter().chain(rest).any(|v| !v.is_finite()) {
+        return None;
+    }
+    // Normalized in f64: in f32, components under ~1e-19 square into denormals and the result is not unit length
+    // (found by the coverage-guided fuzzer), and components over ~1e19 overflow.
+    let q = glam::DQuat::from_xyzw(qx.into(), qy.into(), qz.into(), w.into());
+    let length = q.length();
+    if length == 0.0 {
         return None;
     }
     let scale = Vec3::new(s0.exp(), s1.exp(), s2.exp());
@@ -589,7 +594,7 @@ fn convert(required: &[f32; 14], rest: &[f32]) -> Option<Converted> {
     Some(Converted {
         position: Vec3::new(x, y, z),
         scale,
-        rotation: rotation / length,
+        rotation: (q / length).as_quat(),
         opacity: 1.0 / (1.0 + (-opacity).exp()),
     })
 }
