@@ -10,7 +10,8 @@
 // Keys sort ascending = farthest first. Visible splats are compacted, in splat order, for the sort: this pass writes each
 // visible splat's key and its rank among its workgroup's visible splats, and each workgroup's visible count; the
 // shared scan turns the counts into offsets and `splat_compact.wgsl` moves the keys to their slots. Splat order (not an
-// atomic counter's) keeps the draw order of equal keys the same from frame to frame. Needs splat_common.wgsl.
+// atomic counter's) keeps the draw order of equal keys the same from frame to frame. Needs splat_common.wgsl and
+// scan_common.wgsl.
 
 const WORKGROUP_SIZE: u32 = 256u;
 const SH_C0: f32 = 0.28209479177387814;
@@ -44,27 +45,6 @@ const F32_MAX: f32 = 3.40282347e38;
 @group(0) @binding(7) var<storage, read_write> group_counts: array<u32>;
 
 const NOT_VISIBLE: u32 = 0xffffffffu;
-
-var<workgroup> scan_scratch: array<u32, WORKGROUP_SIZE>;
-
-// Exclusive prefix sum over the workgroup: (sum of earlier threads' values, workgroup total).
-fn workgroup_exclusive_scan(tid: u32, value: u32) -> vec2<u32> {
-    scan_scratch[tid] = value;
-    workgroupBarrier();
-    for (var offset = 1u; offset < WORKGROUP_SIZE; offset <<= 1u) {
-        var earlier = 0u;
-        if (tid >= offset) {
-            earlier = scan_scratch[tid - offset];
-        }
-        workgroupBarrier();
-        scan_scratch[tid] += earlier;
-        workgroupBarrier();
-    }
-    let inclusive = scan_scratch[tid];
-    let total = scan_scratch[WORKGROUP_SIZE - 1u];
-    workgroupBarrier();
-    return vec2<u32>(inclusive - value, total);
-}
 
 fn sh_coefficient(base: u32, index: u32) -> vec3<f32> {
     // Coefficient `index` is halves 3*index .. 3*index+2 of the splat's f16 run.

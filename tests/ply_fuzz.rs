@@ -14,8 +14,9 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
 
+mod common;
+
 use cap::Cap;
-use glam::{Quat, Vec3};
 use splatsort::scene::{PlyEncoding, Scene, load_ply, write_ply};
 
 #[global_allocator]
@@ -49,22 +50,6 @@ impl Rng {
     }
 }
 
-fn sample_scene(n: usize, sh_degree: u32) -> Scene {
-    let coeffs = ((sh_degree + 1) * (sh_degree + 1)) as usize;
-    let mut scene = Scene { sh_degree, ..Default::default() };
-    for i in 0..n {
-        let t = i as f32;
-        scene.positions.push(Vec3::new(t * 0.5, -t * 0.25, 3.0 + t));
-        scene.scales.push(Vec3::new(0.1 + 0.01 * t, 0.2, 0.05));
-        scene.rotations.push(Quat::from_rotation_y(0.1 * t) * Quat::from_rotation_x(0.3));
-        scene.opacities.push(0.2 + 0.05 * (i % 10) as f32);
-        for k in 0..coeffs {
-            scene.sh.push([0.1 * k as f32 - t * 0.01, -0.05 * k as f32, 0.02 * (k + i) as f32]);
-        }
-    }
-    scene
-}
-
 /// The seeds: every encoding at every SH degree, plus files with an element before and after the splats.
 fn seeds() -> Vec<(String, Vec<u8>)> {
     let mut seeds = Vec::new();
@@ -75,13 +60,13 @@ fn seeds() -> Vec<(String, Vec<u8>)> {
             ("ascii", PlyEncoding::Ascii),
         ] {
             let mut bytes = Vec::new();
-            write_ply(&sample_scene(4 + degree as usize, degree), &mut bytes, encoding).expect("write");
+            write_ply(&common::sample_scene(4 + degree as usize, degree), &mut bytes, encoding).expect("write");
             seeds.push((format!("sh{degree}_{name}"), bytes));
         }
     }
     // An element before `vertex` (a binary one the loader must skip exactly) and a list element after it.
     let mut plain = Vec::new();
-    write_ply(&sample_scene(3, 0), &mut plain, PlyEncoding::BinaryLittleEndian).expect("write");
+    write_ply(&common::sample_scene(3, 0), &mut plain, PlyEncoding::BinaryLittleEndian).expect("write");
     let body_at = find(&plain, b"end_header\n").expect("header end") + 11;
     let mut before = plain[..body_at].to_vec();
     let vertex_at = find(&before, b"element vertex").expect("vertex element");
@@ -90,7 +75,7 @@ fn seeds() -> Vec<(String, Vec<u8>)> {
     before.extend_from_slice(&plain[body_at..]);
     seeds.push(("before_le".into(), before));
     let mut ascii = Vec::new();
-    write_ply(&sample_scene(3, 1), &mut ascii, PlyEncoding::Ascii).expect("write");
+    write_ply(&common::sample_scene(3, 1), &mut ascii, PlyEncoding::Ascii).expect("write");
     let end = find(&ascii, b"end_header").expect("header end");
     ascii.splice(end..end, b"element face 2\nproperty list uchar int idx\n".iter().copied());
     ascii.extend_from_slice(b"3 0 1 2\n2 0 1\n");
@@ -620,7 +605,7 @@ fn mutated_ply_files_load_correctly_or_fail_clearly() {
     // row reader, big-endian and ASCII bodies took ~4.3 KB per splat, 17x the binary file.
     for (name, encoding) in [("big-endian", PlyEncoding::BinaryBigEndian), ("ASCII", PlyEncoding::Ascii)] {
         let mut bytes = Vec::new();
-        write_ply(&sample_scene(20_000, 3), &mut bytes, encoding).expect("write");
+        write_ply(&common::sample_scene(20_000, 3), &mut bytes, encoding).expect("write");
         match check(&path, &bytes, &format!("20,000 splats, {name}")) {
             Ok(true) => {}
             Ok(false) => failures.push(format!("the 20,000-splat {name} file did not load")),

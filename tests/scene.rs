@@ -1,6 +1,8 @@
 //! The PLY loader: the three encodings load to the same splats, and every kind of bad file is a clear error that
 //! names the file, never a panic or an allocation sized by a lying header.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use glam::{Quat, Vec3};
@@ -12,22 +14,6 @@ fn scratch(test: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("scratch dir");
     dir
-}
-
-fn sample_scene(n: usize, sh_degree: u32) -> Scene {
-    let coeffs = ((sh_degree + 1) * (sh_degree + 1)) as usize;
-    let mut scene = Scene { sh_degree, ..Default::default() };
-    for i in 0..n {
-        let t = i as f32;
-        scene.positions.push(Vec3::new(t * 0.5, -t * 0.25, 3.0 + t));
-        scene.scales.push(Vec3::new(0.1 + 0.01 * t, 0.2, 0.05));
-        scene.rotations.push(Quat::from_rotation_y(0.1 * t) * Quat::from_rotation_x(0.3));
-        scene.opacities.push(0.2 + 0.05 * (i % 10) as f32);
-        for k in 0..coeffs {
-            scene.sh.push([0.1 * k as f32 - t * 0.01, -0.05 * k as f32, 0.02 * (k + i) as f32]);
-        }
-    }
-    scene
 }
 
 fn write(scene: &Scene, path: &Path, encoding: Encoding) {
@@ -65,7 +51,7 @@ fn error_of(path: &Path) -> String {
 fn binary_ascii_and_big_endian_load_the_same_splats() {
     let dir = scratch("encodings");
     for degree in 0..=3 {
-        let scene = sample_scene(37, degree);
+        let scene = common::sample_scene(37, degree);
         let paths =
             [("le", Encoding::BinaryLittleEndian), ("be", Encoding::BinaryBigEndian), ("ascii", Encoding::Ascii)].map(
                 |(name, encoding)| {
@@ -396,7 +382,7 @@ fn what_is_not_a_regular_file_is_refused_without_waiting() {
 
 #[test]
 fn nan_splats_are_filtered_in_place_keeping_order() {
-    let mut scene = sample_scene(6, 1);
+    let mut scene = common::sample_scene(6, 1);
     let want: Vec<Vec3> = [0, 2, 5].iter().map(|&i| scene.positions[i]).collect();
     let want_sh: Vec<[f32; 3]> = [0, 2, 5].iter().flat_map(|&i| scene.sh_of(i).to_vec()).collect();
     let capacity = scene.positions.capacity();
@@ -408,7 +394,7 @@ fn nan_splats_are_filtered_in_place_keeping_order() {
 
 #[test]
 fn a_tiled_scene_past_the_limit_is_refused_before_it_is_built() {
-    let scene = sample_scene(300_000, 0);
+    let scene = common::sample_scene(300_000, 0);
     let error = scene.check_tiled_size(1024).unwrap_err();
     assert!(error.contains("300000 splats") && error.contains("more than"), "{error}");
     assert_eq!(scene.check_tiled_size(2), Ok(600_000));

@@ -39,7 +39,7 @@ pub const BLIT_WGSL: &str = include_str!("../../shaders/blit.wgsl");
 /// The renderer's shader modules as they are compiled: (file name, source with the common part prepended).
 pub fn shader_modules() -> [(&'static str, String); 4] {
     [
-        ("splat_project.wgsl", format!("{COMMON_WGSL}\n{PROJECT_WGSL}")),
+        ("splat_project.wgsl", format!("{COMMON_WGSL}\n{PROJECT_WGSL}\n{}", crate::sort::shared::SCAN_COMMON_WGSL)),
         ("splat_compact.wgsl", format!("{COMMON_WGSL}\n{COMPACT_WGSL}")),
         ("splat_draw.wgsl", format!("{COMMON_WGSL}\n{DRAW_WGSL}")),
         ("blit.wgsl", BLIT_WGSL.to_string()),

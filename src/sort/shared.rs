@@ -22,6 +22,8 @@ pub const MAX_SCAN_LEVELS: u32 = 7;
 
 /// Sizes, per-iteration parameters and the workgroup scan, prepended to each sort shader.
 pub const COMMON_WGSL: &str = include_str!("../../shaders/sort_common.wgsl");
+/// The workgroup prefix sum, shared with the splat projection.
+pub const SCAN_COMMON_WGSL: &str = include_str!("../../shaders/scan_common.wgsl");
 pub const SCAN_WGSL: &str = include_str!("../../shaders/sort_scan.wgsl");
 pub const PREPARE_WGSL: &str = include_str!("../../shaders/sort_prepare.wgsl");
 
@@ -30,9 +32,9 @@ pub fn shader_modules() -> [(&'static str, String); 1] {
     [("sort_prepare.wgsl", PREPARE_WGSL.to_string())]
 }
 
-/// A sort shader as compiled: the common part, then its own source.
+/// A sort shader as compiled: the common parts, then its own source.
 pub fn with_common(body: &str) -> String {
-    format!("{COMMON_WGSL}\n{body}")
+    format!("{COMMON_WGSL}\n{SCAN_COMMON_WGSL}\n{body}")
 }
 
 /// Mirrors `IterationParams` in `sort_common.wgsl`.

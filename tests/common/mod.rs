@@ -4,7 +4,9 @@
 
 use std::sync::OnceLock;
 
+use glam::{Quat, Vec3};
 use splatsort::gpu::{AdapterPreference, GpuContext};
+use splatsort::scene::Scene;
 
 /// The device every test in this binary shares. A CPU adapter (lavapipe) is preferred so images are deterministic;
 /// a missing adapter fails the test with the install hint rather than skipping it.
@@ -27,4 +29,21 @@ pub fn checked<T>(ctx: &GpuContext, what: &str, work: impl FnOnce() -> T) -> T {
     assert!(validation_error.is_none(), "{what}: validation error: {validation_error:?}");
     assert!(memory_error.is_none(), "{what}: out of memory: {memory_error:?}");
     out
+}
+
+/// A small scene of `n` splats at `sh_degree` with varied values, for the loader tests.
+pub fn sample_scene(n: usize, sh_degree: u32) -> Scene {
+    let coeffs = ((sh_degree + 1) * (sh_degree + 1)) as usize;
+    let mut scene = Scene { sh_degree, ..Default::default() };
+    for i in 0..n {
+        let t = i as f32;
+        scene.positions.push(Vec3::new(t * 0.5, -t * 0.25, 3.0 + t));
+        scene.scales.push(Vec3::new(0.1 + 0.01 * t, 0.2, 0.05));
+        scene.rotations.push(Quat::from_rotation_y(0.1 * t) * Quat::from_rotation_x(0.3));
+        scene.opacities.push(0.2 + 0.05 * (i % 10) as f32);
+        for k in 0..coeffs {
+            scene.sh.push([0.1 * k as f32 - t * 0.01, -0.05 * k as f32, 0.02 * (k + i) as f32]);
+        }
+    }
+    scene
 }
