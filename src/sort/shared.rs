@@ -722,6 +722,39 @@ mod tests {
     use super::*;
 
     #[test]
+    fn prepare_settings_match_the_shader() {
+        // `PrepareSettings` is written from Rust and read by `sort_prepare.wgsl`: same members, same offsets.
+        let module = naga::front::wgsl::parse_str(PREPARE_WGSL).expect("sort_prepare.wgsl parses");
+        let members = module
+            .types
+            .iter()
+            .find_map(|(_, t)| match &t.inner {
+                naga::TypeInner::Struct { members, .. } if t.name.as_deref() == Some("PrepareSettings") => {
+                    Some(members.clone())
+                }
+                _ => None,
+            })
+            .expect("PrepareSettings in the shader");
+        let rust = [
+            "capacity",
+            "count_word",
+            "stride_words",
+            "iterations",
+            "radix_bits",
+            "key_bits",
+            "tile_size",
+            "keys_per_group",
+            "max_per_dim",
+        ];
+        let names: Vec<&str> = members.iter().filter_map(|m| m.name.as_deref()).collect();
+        assert_eq!(names, rust, "the shader's members, in order");
+        for (index, member) in members.iter().enumerate() {
+            assert_eq!(member.offset, 4 * index as u32, "{:?} at its Rust offset", member.name);
+        }
+        assert!(std::mem::size_of::<PrepareSettings>() >= 4 * rust.len(), "the Rust struct holds every member");
+    }
+
+    #[test]
     fn scan_levels_cover_every_entry_once() {
         for len in [0u32, 1, 1023, 1024, 1025, 1 << 20, (1 << 20) + 1, 33_554_432] {
             let (levels, total) = scan_levels(len);
