@@ -14,4 +14,38 @@ struct IterationParams {
     digit_bits: u32,
     // Rows of the digit-major count table: 1 << radix bits.
     radix: u32,
+    // How keys compare (`sort::KeyOrder`): bits 0-1 the key type (0 u32, 1 i32, 2 f32), bit 2 descending.
+    key_order: u32,
+    // 1 when only keys are sorted: values are neither read nor written.
+    keys_only: u32,
+}
+
+const KEY_I32: u32 = 1u;
+const KEY_F32: u32 = 2u;
+const KEY_DESCENDING: u32 = 4u;
+
+// The key as an unsigned integer whose order is the requested order: i32 flips the sign bit; f32 flips the sign
+// bit of positive numbers and every bit of negative ones (so -0.0 sorts before +0.0) and maps every NaN to the
+// largest value; descending inverts the result, except NaNs, which come last in both orders. Sorts move the
+// original key bits and only compute digits from this.
+fn ordered_key(key: u32, key_order: u32) -> u32 {
+    var k = key;
+    let key_type = key_order & 3u;
+    if (key_type == KEY_I32) {
+        k = k ^ 0x80000000u;
+    } else if (key_type == KEY_F32) {
+        if ((k & 0x7fffffffu) > 0x7f800000u) {
+            return 0xffffffffu;
+        }
+        k = select(k | 0x80000000u, ~k, (k & 0x80000000u) != 0u);
+    }
+    if ((key_order & KEY_DESCENDING) != 0u) {
+        k = ~k;
+    }
+    return k;
+}
+
+// The digit of `key` an iteration sorts by.
+fn key_digit(key: u32, p: IterationParams) -> u32 {
+    return (ordered_key(key, p.key_order) >> p.shift) & ((1u << p.digit_bits) - 1u);
 }

@@ -24,6 +24,9 @@ struct PrepareSettings {
     tile_size: u32,
     keys_per_group: u32,
     max_per_dim: u32,
+    // Copied into every iteration's parameters (see `IterationParams` in sort_common.wgsl).
+    key_order: u32,
+    keys_only: u32,
 }
 
 @group(0) @binding(0) var<uniform> settings: PrepareSettings;
@@ -61,6 +64,8 @@ fn main() {
         params[at + 2u] = shift;
         params[at + 3u] = min(settings.radix_bits, settings.key_bits - shift);
         params[at + 4u] = radix;
+        params[at + 5u] = settings.key_order;
+        params[at + 6u] = settings.keys_only;
     }
     set_grid(SLOT_TILES, tiles);
     set_grid(SLOT_PER_KEY, (n + settings.keys_per_group - 1u) / settings.keys_per_group);

@@ -58,7 +58,7 @@ fn main(
         let local = tid + k * WORKGROUP_SIZE;
         var digit = digit_mask;
         if (local < num_valid) {
-            digit = (keys[chunk_start + local] >> params.shift) & digit_mask;
+            digit = key_digit(keys[chunk_start + local], params);
         }
         order[local] = (digit << 16u) | local;
     }

@@ -21,8 +21,10 @@ fn main(
         return;
     }
     let key = keys_in[index];
-    let digit = (key >> params.shift) & ((1u << params.digit_bits) - 1u);
+    let digit = key_digit(key, params);
     let slot = digit_offsets[digit * params.num_chunks + index / CHUNK_SIZE] + ranks[index];
     keys_out[slot] = key;
-    values_out[slot] = values_in[index];
+    if (params.keys_only == 0u) {
+        values_out[slot] = values_in[index];
+    }
 }

@@ -43,7 +43,7 @@ var<workgroup> tile_keys: array<u32, TILE_SIZE>;
 var<workgroup> tile_values: array<u32, TILE_SIZE>;
 
 fn digit_of(key: u32) -> u32 {
-    return (key >> params.shift) & ((1u << params.digit_bits) - 1u);
+    return key_digit(key, params);
 }
 
 fn lane_count(lanes: vec4<u32>) -> u32 {
@@ -136,6 +136,9 @@ fn load_key(index: u32) -> u32 {
 }
 
 fn load_value(index: u32) -> u32 {
+    if (params.keys_only != 0u) {
+        return 0u;
+    }
     return values_in[min(index, params.num_keys - 1u)];
 }
 
@@ -372,6 +375,8 @@ fn reorder(
         let d = digit_of(key);
         let slot = digit_global[d] + i - digit_start[d];
         keys_out[slot] = key;
-        values_out[slot] = tile_values[i];
+        if (params.keys_only == 0u) {
+            values_out[slot] = tile_values[i];
+        }
     }
 }

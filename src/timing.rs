@@ -24,18 +24,24 @@ pub enum PassKind {
     SortCount,
     /// Subgroup sort pass 3: keys ranked, sorted by digit in workgroup memory, written out.
     SortReorder,
+    /// OneSweep: every digit position counted in one read of the keys (with the clearing of its state).
+    SortHistogram,
+    /// OneSweep, per digit: rank, publish, look back, reorder and write, in one pass.
+    SortDigitPass,
     /// The splat draw.
     Draw,
 }
 
 impl PassKind {
-    pub const ALL: [PassKind; 7] = [
+    pub const ALL: [PassKind; 9] = [
         Self::DepthKeys,
+        Self::SortHistogram,
         Self::SortRank,
         Self::SortCount,
         Self::SortScan,
         Self::SortScatter,
         Self::SortReorder,
+        Self::SortDigitPass,
         Self::Draw,
     ];
 
@@ -47,6 +53,8 @@ impl PassKind {
             Self::SortScatter => "sort: scatter",
             Self::SortCount => "sort: count (subgroup ballots)",
             Self::SortReorder => "sort: reorder",
+            Self::SortHistogram => "sort: histogram of every digit",
+            Self::SortDigitPass => "sort: digit pass (rank, look back, reorder)",
             Self::Draw => "draw",
         }
     }
@@ -60,12 +68,23 @@ impl PassKind {
             Self::SortScatter => "scatter",
             Self::SortCount => "count",
             Self::SortReorder => "reorder",
+            Self::SortHistogram => "histogram",
+            Self::SortDigitPass => "digit pass",
             Self::Draw => "draw",
         }
     }
 
     pub fn is_sort(self) -> bool {
-        matches!(self, Self::SortRank | Self::SortScan | Self::SortScatter | Self::SortCount | Self::SortReorder)
+        matches!(
+            self,
+            Self::SortRank
+                | Self::SortScan
+                | Self::SortScatter
+                | Self::SortCount
+                | Self::SortReorder
+                | Self::SortHistogram
+                | Self::SortDigitPass
+        )
     }
 }
 

@@ -1,13 +1,35 @@
-//! The CPU reference every GPU sort is checked against: a stable sort by the low `key_bits` bits.
+//! The CPU reference every GPU sort is checked against: a stable sort by the low `key_bits` bits, compared as the
+//! key type says. It compares values of the type (`i32::cmp`, `f32::total_cmp`), not the bit transform the GPU
+//! sorts use, so a wrong transform shows.
 
-use super::SortConfig;
+use std::cmp::Ordering;
 
-/// Sorts `(key, value)` pairs stably by `key & config.key_mask()`, as the GPU sorts must.
+use super::{KeyType, SortConfig, SortOrder};
+
+/// How two keys compare under `config`: by type, in the requested order; NaNs last in either order (in input order
+/// among themselves, since the sort is stable).
+pub fn compare_keys(a: u32, b: u32, config: SortConfig) -> Ordering {
+    let directed = |o: Ordering| if config.order == SortOrder::Descending { o.reverse() } else { o };
+    match config.key_type {
+        KeyType::U32 => directed((a & config.key_mask()).cmp(&(b & config.key_mask()))),
+        KeyType::I32 => directed((a as i32).cmp(&(b as i32))),
+        KeyType::F32 => {
+            let (x, y) = (f32::from_bits(a), f32::from_bits(b));
+            match (x.is_nan(), y.is_nan()) {
+                (true, true) => Ordering::Equal,
+                (true, false) => Ordering::Greater,
+                (false, true) => Ordering::Less,
+                (false, false) => directed(x.total_cmp(&y)),
+            }
+        }
+    }
+}
+
+/// Sorts `(key, value)` pairs stably as `config` says, as the GPU sorts must.
 pub fn stable_sort_pairs(keys: &[u32], values: &[u32], config: SortConfig) -> (Vec<u32>, Vec<u32>) {
     assert_eq!(keys.len(), values.len(), "one value per key");
-    let mask = config.key_mask();
     let mut pairs: Vec<(u32, u32)> = keys.iter().copied().zip(values.iter().copied()).collect();
-    pairs.sort_by_key(|&(key, _)| key & mask);
+    pairs.sort_by(|a, b| compare_keys(a.0, b.0, config));
     pairs.into_iter().unzip()
 }
 

@@ -11,10 +11,12 @@
 //! algorithm's settings, pass kinds and availability are plain data on `SortAlgorithm`.
 
 pub mod cpu;
+pub mod onesweep;
 pub mod shared;
 pub mod subgroup;
 pub mod tutorial;
 
+pub use onesweep::OnesweepSort;
 pub use subgroup::SubgroupSort;
 pub use tutorial::TutorialSort;
 
@@ -29,15 +31,18 @@ pub enum SortAlgorithm {
     Tutorial,
     /// VREN's 4-bit radix sort: per digit, count with subgroup ballots, scan, reorder through workgroup memory.
     Subgroup,
+    /// OneSweep, 8-bit: one histogram pass, then per digit one pass with decoupled look-back (with fallback).
+    Onesweep,
 }
 
 impl SortAlgorithm {
-    pub const ALL: [SortAlgorithm; 2] = [Self::Tutorial, Self::Subgroup];
+    pub const ALL: [SortAlgorithm; 3] = [Self::Tutorial, Self::Subgroup, Self::Onesweep];
 
     pub fn name(self) -> &'static str {
         match self {
             Self::Tutorial => "tutorial",
             Self::Subgroup => "subgroup",
+            Self::Onesweep => "onesweep",
         }
     }
 
@@ -46,6 +51,7 @@ impl SortAlgorithm {
         match self {
             Self::Tutorial => "tutorial (three-pass)",
             Self::Subgroup => "subgroup (VREN, 4-bit)",
+            Self::Onesweep => "onesweep (8-bit, look-back)",
         }
     }
 
@@ -54,6 +60,7 @@ impl SortAlgorithm {
         match self {
             Self::Tutorial => &SortConfig::RADIX_BITS,
             Self::Subgroup => &[subgroup::RADIX_BITS],
+            Self::Onesweep => &[onesweep::RADIX_BITS],
         }
     }
 
@@ -62,14 +69,26 @@ impl SortAlgorithm {
         match self {
             Self::Tutorial => 2,
             Self::Subgroup => subgroup::RADIX_BITS,
+            Self::Onesweep => onesweep::RADIX_BITS,
         }
     }
 
-    /// The kinds of pass one iteration records, in order: what timings are labelled with.
+    /// The kinds of pass a sort records, in order: what timings are labelled with. The tutorial and subgroup
+    /// sorts record all of theirs once per iteration; OneSweep records the histogram and the scan once, then one
+    /// digit pass per iteration.
     pub fn pass_kinds(self) -> &'static [PassKind] {
         match self {
             Self::Tutorial => &[PassKind::SortRank, PassKind::SortScan, PassKind::SortScatter],
             Self::Subgroup => &[PassKind::SortCount, PassKind::SortScan, PassKind::SortReorder],
+            Self::Onesweep => &[PassKind::SortHistogram, PassKind::SortScan, PassKind::SortDigitPass],
+        }
+    }
+
+    /// Timed passes of one sort of `iterations` iterations.
+    pub fn timed_passes(self, iterations: u32) -> u32 {
+        match self {
+            Self::Onesweep => 2 + iterations,
+            _ => self.pass_kinds().len() as u32 * iterations,
         }
     }
 
@@ -77,33 +96,110 @@ impl SortAlgorithm {
     pub fn unavailable_reason(self, features: wgpu::Features) -> Option<String> {
         match self {
             Self::Tutorial => None,
-            Self::Subgroup => (!features.contains(wgpu::Features::SUBGROUP))
+            Self::Subgroup | Self::Onesweep => (!features.contains(wgpu::Features::SUBGROUP))
                 .then(|| "the device has no SUBGROUP feature (subgroup operations)".to_string()),
         }
     }
 
-    /// Checks settings for this algorithm.
+    /// Settings for this algorithm with u32 keys, ascending, key-value (checked).
     pub fn config(self, radix_bits: u32, key_bits: u32) -> Result<SortConfig, SortError> {
-        let config = SortConfig::new(radix_bits, key_bits)?;
-        if !self.radix_bits().contains(&radix_bits) {
-            return Err(SortError::RadixBitsFor { algorithm: self.name(), radix_bits, accepted: self.radix_bits() });
+        self.check(SortConfig::new(radix_bits, key_bits)?)
+    }
+
+    /// Checks every setting of `config` for this algorithm.
+    pub fn check(self, config: SortConfig) -> Result<SortConfig, SortError> {
+        let config = SortConfig::new(config.radix_bits, config.key_bits)?
+            .with_keys(config.key_type, config.order)?
+            .with_keys_only(config.keys_only)
+            .with_onesweep(config.onesweep)?;
+        if !self.radix_bits().contains(&config.radix_bits) {
+            return Err(SortError::RadixBitsFor {
+                algorithm: self.name(),
+                radix_bits: config.radix_bits,
+                accepted: self.radix_bits(),
+            });
         }
         Ok(config)
     }
 }
 
-/// The radix settings a sort runs with.
+/// How keys compare: their type. Every algorithm sorts all three: digits are taken from an order-preserving
+/// transform of the key's bits (`ordered_key` in `sort_common.wgsl`), and the keys keep their bits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum KeyType {
+    #[default]
+    U32,
+    /// Two's-complement integers: negative before positive.
+    I32,
+    /// IEEE floats: -inf < negatives < -0.0 < +0.0 < positives < +inf, then every NaN (in input order).
+    F32,
+}
+
+/// Which way keys are sorted. Both are stable: equal keys keep their input order. NaNs come last in both.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum SortOrder {
+    #[default]
+    Ascending,
+    Descending,
+}
+
+/// OneSweep's look-back status table: where tiles publish their digit counts for later tiles.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum StatusTable {
+    /// A fixed ring of entries reused by later tiles (AMD): memory does not grow with the key count.
+    #[default]
+    Circular,
+    /// One entry per tile and digit pass (the classic layout): memory grows with the key count.
+    PerTile,
+}
+
+/// OneSweep's own settings (other algorithms ignore them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct OnesweepOptions {
+    pub status_table: StatusTable,
+    /// Entries of the circular table; None sizes it for the device.
+    pub status_entries: Option<u32>,
+    /// Every tile computes its prefix from the keys of all earlier tiles and never touches the status table (the
+    /// path a tile takes when it cannot get a slot in time): for tests.
+    #[doc(hidden)]
+    pub force_table_free: bool,
+    /// Every look-back computes its immediate predecessor's counts from the keys (the fallback), and any other
+    /// predecessor whose entry is not ready at the first read, without spinning: for tests and benchmarks.
+    pub force_fallback: bool,
+}
+
+impl OnesweepOptions {
+    /// Accepted circular-table sizes: at least 4 entries (a look-back length of 1), at most 65,536 (64 MiB).
+    pub const STATUS_ENTRIES: std::ops::RangeInclusive<u32> = 4..=65_536;
+}
+
+/// The settings a sort runs with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct SortConfig {
     /// Bits of key consumed per iteration: 1, 2, 4 or 8 (the tutorial uses 2).
     pub radix_bits: u32,
     /// Only the low `key_bits` bits of each key count (1..=32): fewer bits, fewer iterations.
     pub key_bits: u32,
+    pub key_type: KeyType,
+    pub order: SortOrder,
+    /// Sort the keys alone: the values are neither read nor written.
+    pub keys_only: bool,
+    pub onesweep: OnesweepOptions,
 }
 
 impl Default for SortConfig {
     fn default() -> Self {
-        Self { radix_bits: 2, key_bits: 32 }
+        Self {
+            radix_bits: 2,
+            key_bits: 32,
+            key_type: KeyType::U32,
+            order: SortOrder::Ascending,
+            keys_only: false,
+            onesweep: OnesweepOptions::default(),
+        }
     }
 }
 
@@ -118,7 +214,39 @@ impl SortConfig {
         if !(1..=32).contains(&key_bits) {
             return Err(SortError::KeyBits(key_bits));
         }
-        Ok(Self { radix_bits, key_bits })
+        Ok(Self { radix_bits, key_bits, ..Self::default() })
+    }
+
+    /// Sets the key type and order. Signed and float keys use all 32 bits.
+    pub fn with_keys(self, key_type: KeyType, order: SortOrder) -> Result<Self, SortError> {
+        if key_type != KeyType::U32 && self.key_bits != 32 {
+            return Err(SortError::KeyBitsForType { key_type, key_bits: self.key_bits });
+        }
+        Ok(Self { key_type, order, ..self })
+    }
+
+    pub fn with_keys_only(self, keys_only: bool) -> Self {
+        Self { keys_only, ..self }
+    }
+
+    /// Sets OneSweep's options, checking the circular table's size.
+    pub fn with_onesweep(self, onesweep: OnesweepOptions) -> Result<Self, SortError> {
+        if let Some(entries) = onesweep.status_entries
+            && !OnesweepOptions::STATUS_ENTRIES.contains(&entries)
+        {
+            return Err(SortError::StatusEntries(entries));
+        }
+        Ok(Self { onesweep, ..self })
+    }
+
+    /// The key type and order as the shaders take them (`key_order` in `sort_common.wgsl`).
+    pub fn key_order_bits(self) -> u32 {
+        let key_type = match self.key_type {
+            KeyType::U32 => 0,
+            KeyType::I32 => 1,
+            KeyType::F32 => 2,
+        };
+        key_type | if self.order == SortOrder::Descending { 4 } else { 0 }
     }
 
     /// Number of digit values: 2^radix_bits.
@@ -148,6 +276,10 @@ pub enum SortError {
     Unavailable { algorithm: &'static str, reason: String },
     #[error("key bits must be between 1 and 32, not {0}")]
     KeyBits(u32),
+    #[error("{key_type:?} keys are sorted on all 32 bits, not {key_bits}")]
+    KeyBitsForType { key_type: KeyType, key_bits: u32 },
+    #[error("the status table takes 4 to 65536 entries, not {0}")]
+    StatusEntries(u32),
     #[error("{requested} keys exceed the sorter's capacity of {capacity}")]
     OverCapacity { requested: u64, capacity: u64 },
     #[error(
@@ -277,6 +409,7 @@ pub struct SortOutput {
 pub enum GpuSort {
     Tutorial(TutorialSort),
     Subgroup(SubgroupSort),
+    Onesweep(OnesweepSort),
 }
 
 impl GpuSort {
@@ -291,10 +424,11 @@ impl GpuSort {
         if let Some(reason) = algorithm.unavailable_reason(device.features()) {
             return Err(SortError::Unavailable { algorithm: algorithm.name(), reason });
         }
-        let config = algorithm.config(config.radix_bits, config.key_bits)?;
+        let config = algorithm.check(config)?;
         Ok(match algorithm {
             SortAlgorithm::Tutorial => Self::Tutorial(TutorialSort::new(device, buffers, config)?),
             SortAlgorithm::Subgroup => Self::Subgroup(SubgroupSort::new(device, buffers, config)?),
+            SortAlgorithm::Onesweep => Self::Onesweep(OnesweepSort::new(device, buffers, config)?),
         })
     }
 
@@ -302,6 +436,7 @@ impl GpuSort {
         match self {
             Self::Tutorial(_) => SortAlgorithm::Tutorial,
             Self::Subgroup(_) => SortAlgorithm::Subgroup,
+            Self::Onesweep(_) => SortAlgorithm::Onesweep,
         }
     }
 
@@ -309,15 +444,17 @@ impl GpuSort {
         match self {
             Self::Tutorial(s) => s.config(),
             Self::Subgroup(s) => s.config(),
+            Self::Onesweep(s) => s.config(),
         }
     }
 
     /// Changes the settings (checked for this algorithm), reusing pipelines and, where they suffice, buffers.
     pub fn set_config(&mut self, device: &wgpu::Device, config: SortConfig) -> Result<(), SortError> {
-        let config = self.algorithm().config(config.radix_bits, config.key_bits)?;
+        let config = self.algorithm().check(config)?;
         match self {
             Self::Tutorial(s) => s.set_config(device, config),
             Self::Subgroup(s) => s.set_config(config),
+            Self::Onesweep(s) => s.set_config(device, config),
         }
     }
 
@@ -334,7 +471,7 @@ impl GpuSort {
 
     /// Timed passes one sort records.
     pub fn timed_passes(&self) -> u32 {
-        self.pass_kinds().len() as u32 * self.config().iterations()
+        self.algorithm().timed_passes(self.config().iterations())
     }
 
     /// GPU memory the algorithm holds beyond the caller's `SortBuffers` (temporaries, counts, parameters).
@@ -342,6 +479,7 @@ impl GpuSort {
         match self {
             Self::Tutorial(s) => s.allocated_bytes(),
             Self::Subgroup(s) => s.allocated_bytes(),
+            Self::Onesweep(s) => s.allocated_bytes(),
         }
     }
 
@@ -350,6 +488,7 @@ impl GpuSort {
         match self {
             Self::Tutorial(_) => tutorial::traffic_model(self.config()),
             Self::Subgroup(_) => subgroup::traffic_model(self.config()),
+            Self::Onesweep(_) => onesweep::traffic_model(self.config()),
         }
     }
 
@@ -366,6 +505,7 @@ impl GpuSort {
         match self {
             Self::Tutorial(s) => shared::record_cpu(s, queue, encoder, num_keys, timer, repeat),
             Self::Subgroup(s) => shared::record_cpu(s, queue, encoder, num_keys, timer, repeat),
+            Self::Onesweep(s) => shared::record_cpu(s, queue, encoder, num_keys, timer, repeat),
         }
     }
 
@@ -384,6 +524,19 @@ impl GpuSort {
         match self {
             Self::Tutorial(s) => shared::record_gpu(s, queue, encoder, timer, repeat),
             Self::Subgroup(s) => shared::record_gpu(s, queue, encoder, timer, repeat),
+            Self::Onesweep(s) => shared::record_gpu(s, queue, encoder, timer, repeat),
+        }
+    }
+
+    /// The look-back counters of the last OneSweep sort (blocking), or None for other algorithms.
+    pub fn lookback_stats_blocking(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+    ) -> Option<onesweep::LookbackStats> {
+        match self {
+            Self::Onesweep(s) => Some(s.stats_blocking(device, queue)),
+            _ => None,
         }
     }
 }

@@ -46,7 +46,9 @@ pub(crate) struct IterationParams {
     shift: u32,
     digit_bits: u32,
     radix: u32,
-    _pad: [u32; 3],
+    key_order: u32,
+    keys_only: u32,
+    _pad: u32,
 }
 
 #[repr(C)]
@@ -258,7 +260,9 @@ impl SortParams {
                 shift,
                 digit_bits: config.radix_bits.min(config.key_bits - shift),
                 radix: config.radix(),
-                _pad: [0; 3],
+                key_order: config.key_order_bits(),
+                keys_only: u32::from(config.keys_only),
+                _pad: 0,
             };
             let at = iteration as usize * stride;
             bytes[at..at + std::mem::size_of::<IterationParams>()].copy_from_slice(bytemuck::bytes_of(&params));
@@ -433,6 +437,8 @@ pub(crate) trait RadixPasses {
     fn config(&self) -> SortConfig;
     fn dispatch(&self) -> &SortDispatch;
     fn dispatch_mut(&mut self) -> &mut SortDispatch;
+    /// Writes what the sort's own uniforms need before a recording (through the queue).
+    fn prepare(&mut self, _queue: &wgpu::Queue) {}
     /// Records every iteration's passes, dispatched by `plan`.
     fn record_passes(
         &self,
@@ -501,6 +507,8 @@ pub(crate) fn record_cpu(
         });
     }
     if num_keys > 0 {
+        sort.prepare(queue);
+        let dispatch = sort.dispatch_mut();
         let tile_size = dispatch.tile_size;
         dispatch.params.prepare(queue, num_keys, config, tile_size);
         let d = sort.dispatch();
@@ -519,6 +527,7 @@ pub(crate) fn record_gpu(
     repeat: u32,
 ) -> usize {
     let config = sort.config();
+    sort.prepare(queue);
     let dispatch = sort.dispatch_mut();
     dispatch.gpu_count.prepare(queue, encoder, &mut dispatch.params, config);
     sort.record_passes(encoder, &sort.dispatch().gpu_count.plan(), timer, repeat);
@@ -586,7 +595,9 @@ struct PrepareSettings {
     tile_size: u32,
     keys_per_group: u32,
     max_per_dim: u32,
-    _pad: [u32; 3],
+    key_order: u32,
+    keys_only: u32,
+    _pad: u32,
 }
 
 /// What a sort needs to sort a count read from `SortBuffers::count()`: the prepare pass (one thread) that turns the
@@ -693,7 +704,9 @@ impl GpuCount {
                 tile_size: self.tile_size,
                 keys_per_group: self.keys_per_group,
                 max_per_dim: self.max_dim,
-                _pad: [0; 3],
+                key_order: config.key_order_bits(),
+                keys_only: u32::from(config.keys_only),
+                _pad: 0,
             };
             queue.write_buffer(&self.settings, 0, bytemuck::bytes_of(&settings));
             self.written_for = Some(config);
@@ -745,6 +758,8 @@ mod tests {
             "tile_size",
             "keys_per_group",
             "max_per_dim",
+            "key_order",
+            "keys_only",
         ];
         let names: Vec<&str> = members.iter().filter_map(|m| m.name.as_deref()).collect();
         assert_eq!(names, rust, "the shader's members, in order");

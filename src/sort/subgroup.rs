@@ -119,7 +119,7 @@ impl SubgroupSort {
     }
 
     fn check(config: SortConfig) -> Result<SortConfig, SortError> {
-        crate::sort::SortAlgorithm::Subgroup.config(config.radix_bits, config.key_bits)
+        crate::sort::SortAlgorithm::Subgroup.check(config)
     }
 
     pub fn config(&self) -> SortConfig {

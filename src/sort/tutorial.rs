@@ -85,7 +85,7 @@ impl TutorialSort {
     /// Makes the pipelines and the temporary buffers for `buffers`. Fails, before any GPU work, when they would pass
     /// the device's limits.
     pub fn new(device: &wgpu::Device, buffers: &SortBuffers, config: SortConfig) -> Result<Self, SortError> {
-        let config = SortConfig::new(config.radix_bits, config.key_bits)?;
+        let config = crate::sort::SortAlgorithm::Tutorial.check(config)?;
         let capacity = buffers.capacity();
         check_binding(device, "the digit count table", table_bytes(capacity, config))?;
         let rank_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
@@ -194,7 +194,7 @@ impl TutorialSort {
 
     /// Changes the radix settings, reallocating only the count table, and only if it must grow.
     pub fn set_config(&mut self, device: &wgpu::Device, config: SortConfig) -> Result<(), SortError> {
-        let config = SortConfig::new(config.radix_bits, config.key_bits)?;
+        let config = crate::sort::SortAlgorithm::Tutorial.check(config)?;
         let needed = table_bytes(self.capacity, config);
         if needed > self.counts.size() {
             check_binding(device, "the digit count table", needed)?;

@@ -47,3 +47,20 @@ pub fn sample_scene(n: usize, sh_degree: u32) -> Scene {
     }
     scene
 }
+
+/// Fails the whole test process if `work` has not returned within `seconds`: a GPU hang (a look-back that never
+/// ends, a poll that never returns) then fails the tests instead of stalling CI.
+pub fn within<T>(seconds: u64, what: &str, work: impl FnOnce() -> T) -> T {
+    let (done, wait) = std::sync::mpsc::channel::<()>();
+    let what = what.to_string();
+    let watchdog = std::thread::spawn(move || {
+        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = wait.recv_timeout(std::time::Duration::from_secs(seconds)) {
+            eprintln!("{what}: no result after {seconds} s: the GPU work hangs");
+            std::process::exit(101);
+        }
+    });
+    let out = work();
+    drop(done);
+    watchdog.join().expect("the watchdog thread");
+    out
+}

@@ -1,0 +1,436 @@
+//! OneSweep (`shaders/sort_onesweep.wgsl`): 8-bit digits, one histogram pass over all digit positions, then one
+//! pass per digit that finds each tile's output offsets by a chained scan with decoupled look-back.
+//!
+//! What it adds to the published algorithm:
+//! - **fallback** (Gridwise): a look-back that spins past a bounded number of rounds on an earlier tile's entry
+//!   counts that tile's digits from its keys and goes on, so no GPU without forward-progress guarantees can hang it;
+//! - **a circular status table** (AMD): a fixed number of slots reused by later tiles, guarded by a tail iterator
+//!   with out-of-order low bits and a bounded look-back length, each entry tagged with its generation, so temporary
+//!   memory is the same for 100 thousand keys and for 2^26 (`StatusTable::PerTile` is the classic layout, for
+//!   comparison);
+//! - tiles numbered by an atomic ticket, never by workgroup id.
+//!
+//! Per sort: `clear` + `histogram` (one timed pass), `scan`, then one `digit_pass` per digit (4 for 32-bit keys).
+
+use crate::sort::shared::{
+    Grid, Plan, RadixPasses, SortDispatch, begin_pass, data_buffer, iteration_params_entry,
+    pipeline_with, storage_entry, with_common,
+};
+use crate::sort::{OnesweepOptions, SortBuffers, SortConfig, SortError, StatusTable, TrafficModel, check_binding};
+use crate::timing::{GpuTimer, PassKind, PassLabel};
+
+/// Bits per digit: the sort takes 8 only.
+pub const RADIX_BITS: u32 = 8;
+const RADIX: u32 = 1 << RADIX_BITS;
+/// Keys per tile of a digit pass. Mirrors `TILE_SIZE` in `sort_onesweep.wgsl`.
+pub const TILE_SIZE: u32 = 2048;
+/// Keys per workgroup of the histogram pass. Mirrors `HISTOGRAM_TILE`.
+pub const HISTOGRAM_TILE: u32 = 8192;
+/// Words of the sort's state buffer. Mirrors `STATE_WORDS`.
+const STATE_WORDS: u32 = 2056;
+/// Where the fallback and table-free counters are in it. Mirror `STATE_FALLBACKS`, `STATE_TABLE_FREE`.
+const STATE_FALLBACKS: u32 = 2054;
+/// Workgroups of the clear dispatch. Mirrors `CLEAR_GROUPS`.
+const CLEAR_GROUPS: u32 = 256;
+/// Most keys: entries hold counts in 30 bits, and a 2 GiB binding holds 2^29 keys.
+pub const MAX_KEYS: u32 = 1 << 29;
+/// Rounds a look-back or tail wait spins on another tile before it stops waiting (then: the fallback).
+pub const SPIN_LIMIT: u32 = 1024;
+/// Smallest subgroup the shader's per-subgroup tables are sized for.
+pub const MIN_SUBGROUP_SIZE: u32 = 8;
+
+pub const ONESWEEP_WGSL: &str = include_str!("../../shaders/sort_onesweep.wgsl");
+
+/// The sort's shader module as compiled: (file name, source with the common parts prepended).
+pub fn shader_modules() -> [(&'static str, String); 1] {
+    [("sort_onesweep.wgsl", with_common(ONESWEEP_WGSL))]
+}
+
+/// The histogram reads each key once; each digit pass reads and writes each key and value once (the status table
+/// and the fallback's re-reads are left out: 1 KiB per 2048-key tile).
+pub fn traffic_model(config: SortConfig) -> TrafficModel {
+    let per_pair = if config.keys_only { 8.0 } else { 16.0 };
+    TrafficModel {
+        per_kind: vec![
+            (PassKind::SortHistogram, 4.0),
+            (PassKind::SortScan, 0.0),
+            (PassKind::SortDigitPass, f64::from(config.iterations()) * per_pair),
+        ],
+    }
+}
+
+/// Circular table entries when none are asked for: enough slots that the tiles a GPU runs at once (an H100 keeps
+/// about a thousand of these workgroups resident) never wait for a free one; fewer on a CPU driver, which runs a
+/// few at a time and clears the table on the CPU's bandwidth.
+pub fn default_status_entries(info: &wgpu::AdapterInfo) -> u32 {
+    if info.device_type == wgpu::DeviceType::Cpu { 1024 } else { 4096 }
+}
+
+/// Why the adapter cannot run this sort (beyond the SUBGROUP feature), or None.
+pub fn subgroup_size_problem(info: &wgpu::AdapterInfo) -> Option<String> {
+    (info.subgroup_min_size < MIN_SUBGROUP_SIZE || info.subgroup_max_size > 128).then(|| {
+        format!(
+            "its subgroups have {} to {} lanes; the OneSweep shader takes 8 to 128",
+            info.subgroup_min_size, info.subgroup_max_size
+        )
+    })
+}
+
+/// Mirrors `OnesweepSettings` in `sort_onesweep.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable, PartialEq, Eq)]
+struct Settings {
+    passes: u32,
+    key_bits: u32,
+    per_tile: u32,
+    entries: u32,
+    lookback: u32,
+    tail_bits: u32,
+    force: u32,
+    spin_limit: u32,
+}
+
+/// What the look-backs of the last recorded sorts did, read from the state buffer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct LookbackStats {
+    /// Look-back steps that counted a tile's digits from its keys instead of reading its entry.
+    pub fallbacks: u32,
+    /// Tiles that could not use the status table and computed their prefix from all earlier keys.
+    pub table_free_tiles: u32,
+}
+
+/// The status table's geometry for a config: (slots, look-back length, tail bits).
+fn table_shape(config: SortConfig, capacity: u32, default_entries: u32) -> (u32, u32, u32) {
+    match config.onesweep.status_table {
+        StatusTable::PerTile => (config.iterations() * capacity.div_ceil(TILE_SIZE).max(1), u32::MAX, 0),
+        StatusTable::Circular => {
+            let entries = config.onesweep.status_entries.unwrap_or(default_entries);
+            // A reader never looks back past `lookback` entries, and a slot is reused only once every tile that
+            // could read it has finished: entries >= 2 * lookback + 2.
+            let lookback = entries / 2 - 1;
+            // The tail's low bits count out of order within groups of at most lookback + 1 tiles, so that a tile's
+            // wait can be met before it finishes itself.
+            let tail_bits = (lookback + 1).ilog2().min(5);
+            (entries, lookback, tail_bits)
+        }
+    }
+}
+
+/// The sort: pipelines made once; the state, the status table and the parameters once per setting.
+pub struct OnesweepSort {
+    config: SortConfig,
+    layout: wgpu::BindGroupLayout,
+    clear_pipeline: wgpu::ComputePipeline,
+    histogram_pipeline: wgpu::ComputePipeline,
+    scan_pipeline: wgpu::ComputePipeline,
+    digit_pipeline: wgpu::ComputePipeline,
+    settings: wgpu::Buffer,
+    state: wgpu::Buffer,
+    status: wgpu::Buffer,
+    dispatch: SortDispatch,
+    /// Bind groups reading pair `src` and writing pair `1 - src`.
+    groups: [wgpu::BindGroup; 2],
+    keys: [wgpu::Buffer; 2],
+    values: [wgpu::Buffer; 2],
+    capacity: u32,
+    default_entries: u32,
+    /// Whether `settings` holds the current config.
+    settings_written: bool,
+}
+
+impl OnesweepSort {
+    /// Makes the pipelines and buffers for `buffers`. The caller (`GpuSort::new`) has checked the SUBGROUP feature.
+    pub fn new(device: &wgpu::Device, buffers: &SortBuffers, config: SortConfig) -> Result<Self, SortError> {
+        let config = crate::sort::SortAlgorithm::Onesweep.check(config)?;
+        let info = device.adapter_info();
+        if let Some(reason) = subgroup_size_problem(&info) {
+            return Err(SortError::Unavailable { algorithm: "onesweep", reason });
+        }
+        let capacity = buffers.capacity();
+        if capacity > MAX_KEYS {
+            return Err(SortError::OverCapacity { requested: capacity.into(), capacity: MAX_KEYS.into() });
+        }
+        let default_entries = default_status_entries(&info);
+        let status_bytes = Self::status_bytes(config, capacity, default_entries);
+        check_binding(device, "the OneSweep status table", status_bytes)?;
+        let mut entries = vec![iteration_params_entry()];
+        entries.push(wgpu::BindGroupLayoutEntry {
+            binding: 1,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Uniform,
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        });
+        entries.extend([
+            storage_entry(2, true),
+            storage_entry(3, true),
+            storage_entry(4, false),
+            storage_entry(5, false),
+            storage_entry(6, false),
+            storage_entry(7, false),
+        ]);
+        let layout = device
+            .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some("sort onesweep"), entries: &entries });
+        let source = with_common(ONESWEEP_WGSL);
+        // Every entry point writes the workgroup words it reads first, so WebGPU's zeroing is skipped.
+        let options = || wgpu::PipelineCompilationOptions { constants: &[], zero_initialize_workgroup_memory: false };
+        let make = |label, entry| pipeline_with(device, label, &source, entry, &layout, options());
+        let clear_pipeline = make("sort onesweep clear", "clear");
+        let histogram_pipeline = make("sort onesweep histogram", "histogram");
+        let scan_pipeline = make("sort onesweep scan", "scan");
+        let digit_pipeline = make("sort onesweep digit pass", "digit_pass");
+        let settings = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("sort onesweep settings"),
+            size: std::mem::size_of::<Settings>() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let state = data_buffer(device, "sort onesweep state", u64::from(STATE_WORDS) * 4);
+        let status = data_buffer(device, "sort onesweep status table", status_bytes);
+        let dispatch = SortDispatch::new(device, buffers, TILE_SIZE, HISTOGRAM_TILE);
+        let keys = [buffers.keys(0).clone(), buffers.keys(1).clone()];
+        let values = [buffers.values(0).clone(), buffers.values(1).clone()];
+        let groups = Self::bind_groups(device, &layout, (&dispatch, &settings, &state, &status), &keys, &values);
+        let mut sort = Self {
+            config,
+            layout,
+            clear_pipeline,
+            histogram_pipeline,
+            scan_pipeline,
+            digit_pipeline,
+            settings,
+            state,
+            status,
+            dispatch,
+            groups,
+            keys,
+            values,
+            capacity,
+            default_entries,
+            settings_written: false,
+        };
+        sort.set_config(device, config)?;
+        Ok(sort)
+    }
+
+    fn status_bytes(config: SortConfig, capacity: u32, default_entries: u32) -> u64 {
+        let (slots, ..) = table_shape(config, capacity, default_entries);
+        u64::from(slots) * u64::from(RADIX) * 4
+    }
+
+    fn bind_groups(
+        device: &wgpu::Device,
+        layout: &wgpu::BindGroupLayout,
+        (dispatch, settings, state, status): (&SortDispatch, &wgpu::Buffer, &wgpu::Buffer, &wgpu::Buffer),
+        keys: &[wgpu::Buffer; 2],
+        values: &[wgpu::Buffer; 2],
+    ) -> [wgpu::BindGroup; 2] {
+        let group = |src: usize| {
+            let dst = 1 - src;
+            device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("sort onesweep"),
+                layout,
+                entries: &[
+                    wgpu::BindGroupEntry { binding: 0, resource: dispatch.params.iteration_binding() },
+                    wgpu::BindGroupEntry { binding: 1, resource: settings.as_entire_binding() },
+                    wgpu::BindGroupEntry { binding: 2, resource: keys[src].as_entire_binding() },
+                    wgpu::BindGroupEntry { binding: 3, resource: values[src].as_entire_binding() },
+                    wgpu::BindGroupEntry { binding: 4, resource: keys[dst].as_entire_binding() },
+                    wgpu::BindGroupEntry { binding: 5, resource: values[dst].as_entire_binding() },
+                    wgpu::BindGroupEntry { binding: 6, resource: state.as_entire_binding() },
+                    wgpu::BindGroupEntry { binding: 7, resource: status.as_entire_binding() },
+                ],
+            })
+        };
+        [group(0), group(1)]
+    }
+
+    pub fn config(&self) -> SortConfig {
+        self.config
+    }
+
+    /// Changes the settings: the status table is remade only when its size changes.
+    pub fn set_config(&mut self, device: &wgpu::Device, config: SortConfig) -> Result<(), SortError> {
+        let config = crate::sort::SortAlgorithm::Onesweep.check(config)?;
+        let bytes = Self::status_bytes(config, self.capacity, self.default_entries);
+        if bytes != self.status.size() {
+            check_binding(device, "the OneSweep status table", bytes)?;
+            self.status = data_buffer(device, "sort onesweep status table", bytes);
+            self.groups = Self::bind_groups(
+                device,
+                &self.layout,
+                (&self.dispatch, &self.settings, &self.state, &self.status),
+                &self.keys,
+                &self.values,
+            );
+        }
+        self.config = config;
+        self.settings_written = false;
+        self.dispatch.params.invalidate();
+        Ok(())
+    }
+
+    /// The settings uniform for the current config (written by `write_settings` before each recording).
+    fn settings_for(&self) -> Settings {
+        let config = self.config;
+        let (entries, lookback, tail_bits) = table_shape(config, self.capacity, self.default_entries);
+        let OnesweepOptions { status_table, force_fallback, .. } = config.onesweep;
+        Settings {
+            passes: config.iterations(),
+            key_bits: config.key_bits,
+            per_tile: u32::from(status_table == StatusTable::PerTile),
+            entries,
+            lookback,
+            tail_bits,
+            force: u32::from(force_fallback) | (u32::from(config.onesweep.force_table_free) << 1),
+            spin_limit: SPIN_LIMIT,
+        }
+    }
+
+
+    /// The circular table's entries (None for the per-tile layout).
+    pub fn status_entries(&self) -> Option<u32> {
+        (self.config.onesweep.status_table == StatusTable::Circular).then(|| self.settings_for().entries)
+    }
+
+    /// GPU memory held beyond the caller's key and value buffers.
+    pub fn allocated_bytes(&self) -> u64 {
+        self.settings.size() + self.state.size() + self.status.size() + self.dispatch.allocated_bytes()
+    }
+
+    /// Copies the look-back counters of the last recorded sort (2 words) into `dst` at `offset`.
+    pub fn copy_stats(&self, encoder: &mut wgpu::CommandEncoder, dst: &wgpu::Buffer, offset: u64) {
+        encoder.copy_buffer_to_buffer(&self.state, u64::from(STATE_FALLBACKS) * 4, dst, offset, 8);
+    }
+
+    /// The look-back counters of the last sort (blocking: tests, benchmarks).
+    pub fn stats_blocking(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> LookbackStats {
+        let bytes = crate::gpu::read_buffer_blocking(device, queue, &self.state, u64::from(STATE_WORDS) * 4);
+        let words: Vec<u32> = bytemuck::pod_collect_to_vec(&bytes);
+        LookbackStats {
+            fallbacks: words[STATE_FALLBACKS as usize],
+            table_free_tiles: words[STATE_FALLBACKS as usize + 1],
+        }
+    }
+}
+
+impl RadixPasses for OnesweepSort {
+    fn config(&self) -> SortConfig {
+        self.config
+    }
+
+    fn dispatch(&self) -> &SortDispatch {
+        &self.dispatch
+    }
+
+    fn dispatch_mut(&mut self) -> &mut SortDispatch {
+        &mut self.dispatch
+    }
+
+    fn prepare(&mut self, queue: &wgpu::Queue) {
+        if !self.settings_written {
+            queue.write_buffer(&self.settings, 0, bytemuck::bytes_of(&self.settings_for()));
+            self.settings_written = true;
+        }
+    }
+
+    fn record_passes(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        plan: &Plan<'_>,
+        mut timer: Option<&mut GpuTimer>,
+        repeat: u32,
+    ) {
+        let params = &self.dispatch.params;
+        let label = |kind, iteration| PassLabel { kind, iteration, repeat };
+        {
+            let mut pass =
+                begin_pass(encoder, timer.as_deref_mut(), "sort histogram", label(PassKind::SortHistogram, None));
+            pass.set_bind_group(0, &self.groups[0], &[params.iteration_offset(0)]);
+            pass.set_pipeline(&self.clear_pipeline);
+            pass.dispatch_workgroups(CLEAR_GROUPS, 1, 1);
+            pass.set_pipeline(&self.histogram_pipeline);
+            plan.dispatch(&mut pass, Grid::PerKey);
+        }
+        {
+            let mut pass = begin_pass(encoder, timer.as_deref_mut(), "sort scan", label(PassKind::SortScan, None));
+            pass.set_bind_group(0, &self.groups[0], &[params.iteration_offset(0)]);
+            pass.set_pipeline(&self.scan_pipeline);
+            pass.dispatch_workgroups(1, 1, 1);
+        }
+        for iteration in 0..self.config.iterations() {
+            let src = (iteration % 2) as usize;
+            let mut pass = begin_pass(
+                encoder,
+                timer.as_deref_mut(),
+                "sort digit pass",
+                label(PassKind::SortDigitPass, Some(iteration)),
+            );
+            pass.set_bind_group(0, &self.groups[src], &[params.iteration_offset(iteration)]);
+            pass.set_pipeline(&self.digit_pipeline);
+            plan.dispatch(&mut pass, Grid::Tiles);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn circular_table_shapes_keep_readers_safe() {
+        // entries >= 2 * lookback + 2 (no slot is reused while a tile may read it) and a tail group of at most
+        // lookback + 1 tiles (a tile's slot wait can be met before it finishes), for every accepted size.
+        for entries in OnesweepOptions::STATUS_ENTRIES.step_by(97).chain([4, 5, 8, 4096, 65_536]) {
+            let mut config = SortConfig::new(8, 32).unwrap();
+            config.onesweep.status_entries = Some(entries);
+            let (slots, lookback, tail_bits) = table_shape(config, 1 << 20, 4096);
+            assert_eq!(slots, entries);
+            assert!(lookback >= 1, "{entries} entries");
+            assert!(slots >= 2 * lookback + 2, "{entries} entries");
+            assert!(1 << tail_bits <= lookback + 1, "{entries} entries");
+        }
+    }
+
+    #[test]
+    fn settings_match_the_shader() {
+        let module = naga::front::wgsl::parse_str(&with_common(ONESWEEP_WGSL)).expect("the shader parses");
+        let members = module
+            .types
+            .iter()
+            .find_map(|(_, t)| match &t.inner {
+                naga::TypeInner::Struct { members, .. } if t.name.as_deref() == Some("OnesweepSettings") => {
+                    Some(members.clone())
+                }
+                _ => None,
+            })
+            .expect("OnesweepSettings in the shader");
+        let names: Vec<&str> = members.iter().filter_map(|m| m.name.as_deref()).collect();
+        assert_eq!(
+            names,
+            ["passes", "key_bits", "per_tile", "entries", "lookback", "tail_bits", "force", "spin_limit"],
+            "the shader's members, in the Rust order"
+        );
+        assert_eq!(std::mem::size_of::<Settings>(), 4 * names.len());
+        let constant = |name: &str| {
+            module
+                .constants
+                .iter()
+                .find(|(_, c)| c.name.as_deref() == Some(name))
+                .and_then(|(_, c)| match module.global_expressions[c.init] {
+                    naga::Expression::Literal(naga::Literal::U32(v)) => Some(v),
+                    _ => None,
+                })
+                .unwrap_or_else(|| panic!("{name} in the shader"))
+        };
+        assert_eq!(constant("TILE_SIZE"), TILE_SIZE);
+        assert_eq!(constant("HISTOGRAM_TILE"), HISTOGRAM_TILE);
+        assert_eq!(constant("STATE_WORDS"), STATE_WORDS);
+        assert_eq!(constant("STATE_FALLBACKS"), STATE_FALLBACKS);
+        assert_eq!(constant("CLEAR_GROUPS"), CLEAR_GROUPS);
+        assert_eq!(constant("TILE_SIZE"), crate::sort::shared::WORKGROUP_SIZE * 8);
+    }
+}

@@ -1,0 +1,234 @@
+//! OneSweep against the stable CPU sort, exactly: sizes around its 2048-key tiles, far more tiles than a small
+//! circular status table has slots, forced fallback, table-free tiles, the per-tile table, key types and orders,
+//! keys-only, and 16-bit keys. Every sort runs under a deadline, so a look-back that hangs fails the tests instead
+//! of stalling CI.
+
+mod common;
+
+use splatsort::keys::KeyDistribution;
+use splatsort::sort::{
+    GpuSort, KeyType, OnesweepOptions, SortAlgorithm, SortBuffers, SortConfig, SortError, SortOrder, StatusTable, cpu,
+};
+
+/// Seconds any one sort may take on lavapipe before the test process fails (the largest here takes about 2 s).
+const DEADLINE: u64 = 120;
+
+fn available() -> bool {
+    let ctx = common::context();
+    match SortAlgorithm::Onesweep.unavailable_reason(ctx.device.features()) {
+        None => true,
+        Some(reason) => {
+            eprintln!("skipped: the onesweep sort cannot run on this device: {reason}");
+            false
+        }
+    }
+}
+
+fn config(f: impl FnOnce(&mut SortConfig)) -> SortConfig {
+    let mut config = SortAlgorithm::Onesweep.config(8, 32).unwrap();
+    f(&mut config);
+    config
+}
+
+/// Sorts `keys` (values = indices) with `sorter` and checks the result exactly; returns the fallback count.
+fn sort_and_check(buffers: &SortBuffers, sorter: &mut GpuSort, keys: &[u32], what: &str) -> u32 {
+    let ctx = common::context();
+    let config = sorter.config();
+    let values: Vec<u32> = (0..keys.len() as u32).collect();
+    let what = format!("onesweep, {what}, {} keys, {config:?}", keys.len());
+    let ((gpu_keys, gpu_values), stats) = common::within(DEADLINE, &what, || {
+        common::checked(ctx, &what, || {
+            buffers.write_input(&ctx.queue, keys, &values).expect("fits the capacity");
+            let mut encoder = ctx.device.create_command_encoder(&Default::default());
+            let output = sorter.record(&ctx.queue, &mut encoder, keys.len() as u32, None, 0).expect("records");
+            ctx.queue.submit([encoder.finish()]);
+            let sorted = buffers.read_blocking(&ctx.device, &ctx.queue, output.slot, keys.len() as u32);
+            (sorted, sorter.lookback_stats_blocking(&ctx.device, &ctx.queue).expect("onesweep has stats"))
+        })
+    });
+    let (want_keys, want_values) = cpu::stable_sort_pairs(keys, &values, config);
+    let gpu_values = if config.keys_only { want_values.clone() } else { gpu_values };
+    if let Err(mismatch) = cpu::compare((&want_keys, &want_values), (&gpu_keys, &gpu_values)) {
+        panic!("{what}: {mismatch}");
+    }
+    if stats.fallbacks + stats.table_free_tiles > 0 && !config.onesweep.force_fallback && !config.onesweep.force_table_free {
+        // Allowed (a GPU may schedule unfairly), but worth seeing: on lavapipe and the H100 it does not happen.
+        eprintln!("{what}: {stats:?}");
+    }
+    if config.onesweep.force_table_free {
+        let tiles = keys.len().div_ceil(2048) as u32;
+        assert_eq!(stats.table_free_tiles, tiles * config.iterations(), "{what}: every tile went table-free");
+    }
+    stats.fallbacks
+}
+
+fn sorter(capacity: u32, config: SortConfig) -> (SortBuffers, GpuSort) {
+    let ctx = common::context();
+    let buffers = SortBuffers::new(&ctx.device, capacity).expect("buffers");
+    let sorter = GpuSort::new(&ctx.device, SortAlgorithm::Onesweep, &buffers, config).expect("sorter");
+    (buffers, sorter)
+}
+
+#[test]
+fn sizes_around_tiles_with_each_status_table() {
+    if !available() {
+        return;
+    }
+    let sizes = [0u32, 1, 3, 2047, 2048, 2049, 4095, 4096, 4097, 8191, 8193, 100_000, 1_000_003];
+    let tables = [
+        (StatusTable::Circular, None),
+        (StatusTable::Circular, Some(8)),
+        (StatusTable::Circular, Some(64)),
+        (StatusTable::PerTile, None),
+    ];
+    for (status_table, status_entries) in tables {
+        let config = config(|c| c.onesweep = OnesweepOptions { status_table, status_entries, ..Default::default() });
+        let (buffers, mut sorter) = sorter(1_000_003, config);
+        for (i, &n) in sizes.iter().enumerate() {
+            let keys = KeyDistribution::Uniform.generate(n as usize, 40 + i as u64);
+            sort_and_check(&buffers, &mut sorter, &keys, &format!("{status_table:?} {status_entries:?}"));
+        }
+    }
+}
+
+#[test]
+fn forced_fallback_and_table_free_tiles_sort_exactly() {
+    if !available() {
+        return;
+    }
+    // Forced fallback: every tile after the first counts its predecessor from the keys, so the count is at least
+    // (tiles - 1) per digit pass, for any scheduling.
+    for n in [4097u32, 300_001] {
+        let config = config(|c| {
+            c.onesweep = OnesweepOptions { status_entries: Some(8), force_fallback: true, ..Default::default() }
+        });
+        let (buffers, mut sorter) = sorter(n, config);
+        let keys = KeyDistribution::Depth.generate(n as usize, 8);
+        let fallbacks = sort_and_check(&buffers, &mut sorter, &keys, "forced fallback");
+        let tiles = n.div_ceil(2048);
+        assert!(fallbacks >= (tiles - 1) * 4, "{fallbacks} fallbacks for {tiles} tiles x 4 passes");
+    }
+    // Table-free: every tile computes its prefix from all earlier keys and touches no entry.
+    let config = config(|c| c.onesweep.force_table_free = true);
+    let (buffers, mut sorter) = sorter(100_000, config);
+    for n in [1u32, 2049, 100_000] {
+        let keys = KeyDistribution::Uniform.generate(n as usize, 9);
+        sort_and_check(&buffers, &mut sorter, &keys, "table-free");
+    }
+}
+
+/// Keys of `key_type` with the awkward values: negatives, zeros of both signs, infinities, NaNs of both signs,
+/// extremes, and many duplicates (so stability shows).
+fn awkward_keys(key_type: KeyType, n: usize) -> Vec<u32> {
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        (seed >> 32) as u32
+    };
+    let special: Vec<u32> = match key_type {
+        KeyType::U32 => vec![0, 1, u32::MAX, 0x8000_0000, 0x7fff_ffff],
+        KeyType::I32 => [0i32, -1, 1, i32::MIN, i32::MAX, -1000, 1000].iter().map(|&v| v as u32).collect(),
+        KeyType::F32 => [
+            0.0f32,
+            -0.0,
+            1.0,
+            -1.0,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            -f32::NAN,
+            f32::MIN_POSITIVE,
+            -f32::MIN_POSITIVE,
+            f32::MAX,
+            f32::MIN,
+            1e-40,
+            -1e-40,
+        ]
+        .iter()
+        .map(|v| v.to_bits())
+        .chain([0x7f80_0001, 0xffc0_1234])
+        .collect(),
+    };
+    (0..n)
+        .map(|i| match i % 4 {
+            0 => special[next() as usize % special.len()],
+            1 => match key_type {
+                KeyType::F32 => ((next() as f32 / u32::MAX as f32) * 200.0 - 100.0).to_bits(),
+                _ => next(),
+            },
+            _ => match key_type {
+                KeyType::F32 => ((next() % 64) as f32 - 32.0).to_bits(),
+                _ => (next() % 64).wrapping_sub(32),
+            },
+        })
+        .collect()
+}
+
+#[test]
+fn key_types_orders_and_keys_only() {
+    if !available() {
+        return;
+    }
+    for key_type in [KeyType::U32, KeyType::I32, KeyType::F32] {
+        for order in [SortOrder::Ascending, SortOrder::Descending] {
+            for keys_only in [false, true] {
+                let config = config(|c| *c = c.with_keys(key_type, order).unwrap().with_keys_only(keys_only));
+                let (buffers, mut sorter) = sorter(70_001, config);
+                for n in [13usize, 70_001] {
+                    let keys = awkward_keys(key_type, n);
+                    sort_and_check(&buffers, &mut sorter, &keys, "awkward keys");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn every_key_shape_and_16_bit_keys() {
+    if !available() {
+        return;
+    }
+    let (buffers, mut sorter) = sorter(200_000, config(|_| {}));
+    for dist in KeyDistribution::ALL {
+        let keys = dist.generate(200_000, 17);
+        sort_and_check(&buffers, &mut sorter, &keys, &format!("{dist:?}"));
+    }
+    for key_bits in [16, 12] {
+        let config = SortAlgorithm::Onesweep.config(8, key_bits).unwrap();
+        assert_eq!(config.iterations(), key_bits.div_ceil(8));
+        sorter.set_config(&common::context().device, config).unwrap();
+        let keys = KeyDistribution::Uniform.generate(200_000, 18);
+        sort_and_check(&buffers, &mut sorter, &keys, "low key bits");
+    }
+}
+
+#[test]
+fn temporary_memory_does_not_grow_with_the_key_count() {
+    if !available() {
+        return;
+    }
+    let ctx = common::context();
+    let bytes = |capacity: u32, status_table: StatusTable| {
+        let buffers = SortBuffers::new(&ctx.device, capacity).unwrap();
+        let config = config(|c| c.onesweep.status_table = status_table);
+        GpuSort::new(&ctx.device, SortAlgorithm::Onesweep, &buffers, config).unwrap().allocated_bytes()
+    };
+    let small = bytes(100_000, StatusTable::Circular);
+    let large = bytes(1 << 25, StatusTable::Circular);
+    assert_eq!(small, large, "the circular table's temporaries are the same for 100k and 2^25 keys");
+    assert!(bytes(1 << 25, StatusTable::PerTile) > bytes(100_000, StatusTable::PerTile), "per tile grows");
+}
+
+#[test]
+fn bad_onesweep_settings_are_clear_errors() {
+    let mut options = OnesweepOptions { status_entries: Some(3), ..Default::default() };
+    let base = SortAlgorithm::Onesweep.config(8, 32).unwrap();
+    assert_eq!(base.with_onesweep(options), Err(SortError::StatusEntries(3)));
+    options.status_entries = Some(1 << 24);
+    let error = base.with_onesweep(options).unwrap_err();
+    assert!(error.to_string().contains("4 to 65536 entries"), "{error}");
+    let error = SortAlgorithm::Onesweep.config(4, 32).unwrap_err();
+    assert!(error.to_string().contains("onesweep sort takes [8] radix bits"), "{error}");
+    let error = SortConfig::new(8, 16).unwrap().with_keys(KeyType::F32, SortOrder::Ascending).unwrap_err();
+    assert!(matches!(error, SortError::KeyBitsForType { .. }), "{error}");
+}
