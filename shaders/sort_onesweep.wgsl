@@ -26,14 +26,20 @@
 
 const RADIX: u32 = 256u;
 const DIGIT_BITS: u32 = 8u;
+// Set by the pipeline when every subgroup of the device has at most 32 lanes (NVIDIA, Intel, Apple, lavapipe):
+// ballots then fit one u32, a quarter of the mask arithmetic of the general 128-lane path.
+override SCALAR_LANES: bool = false;
+// Keys per thread of a digit pass: the steps of `digit_pass` are unrolled by hand for 8.
 const KEYS_PER_THREAD: u32 = 8u;
-const TILE_SIZE: u32 = 2048u; // WORKGROUP_SIZE * KEYS_PER_THREAD
+const TILE_SIZE: u32 = WORKGROUP_SIZE * KEYS_PER_THREAD;
 // Keys per workgroup of the histogram pass.
 const HISTOGRAM_TILE: u32 = 8192u;
 const HISTOGRAM_KEYS_PER_THREAD: u32 = 32u;
 // Most digit passes: 32-bit keys.
 const MAX_PASSES: u32 = 4u;
-// Subgroups per workgroup at the smallest subgroup size taken, 8.
+// Subgroups per workgroup at the device's smallest subgroup size, which sizes the per-subgroup counts in workgroup
+// memory: 32 for 8 lanes. `sort::onesweep` rewrites this line for the device (8 for 32 lanes: 12 KiB less per
+// workgroup, more workgroups per SM); an override cannot size a workgroup array in naga 30.
 const MAX_SUBGROUPS: u32 = 32u;
 // A tail wait spins this many loads per look-back round of the spin limit (a load costs far less than a round).
 const TAIL_SPINS_PER_ROUND: u32 = 1024u;
@@ -53,6 +59,8 @@ const STATE_WORDS: u32 = 2056u;
 const FLAG_INCLUSIVE: u32 = 0x40000000u;
 const TAG_EVEN: u32 = 0x80000000u;
 const COUNT_MASK: u32 = 0x3fffffffu;
+// Set by `read_entry` on an entry of the generation looked for (in place of the tag bit).
+const ENTRY_READY: u32 = 0x80000000u;
 
 struct OnesweepSettings {
     // Digit passes: ceil(key_bits / 8).
@@ -153,7 +161,7 @@ fn scan(@builtin(local_invocation_index) tid: u32) {
 
 // Per subgroup, two 16-bit digit counts per word (digits 2w and 2w + 1): while ranking, the running count of each
 // digit in the subgroup's segment; then the subgroup's first position among the tile's keys of that digit.
-var<workgroup> subgroup_counts: array<atomic<u32>, 4096>; // MAX_SUBGROUPS * RADIX / 2
+var<workgroup> subgroup_counts: array<atomic<u32>, MAX_SUBGROUPS * 128u>; // MAX_SUBGROUPS * RADIX / 2
 // The tile's keys sorted by digit; then its values.
 var<workgroup> tile_data: array<u32, TILE_SIZE>;
 var<workgroup> tile_count: array<u32, RADIX>;
@@ -163,12 +171,13 @@ var<workgroup> tile_start: array<u32, RADIX>;
 var<workgroup> digit_base: array<u32, RADIX>;
 // Counts of a tile's digits computed from its keys (the fallback).
 var<workgroup> fallback_counts: array<atomic<u32>, RADIX>;
-// Look-back votes of the last three rounds (rotated so that one barrier per round suffices).
-var<workgroup> votes: array<atomic<u32>, 3>;
+// Look-back votes of the last three rounds (rotated, so that no extra barrier is needed to reset them): the latest
+// tile (+1) a thread is stuck on.
+var<workgroup> fallback_votes: array<atomic<u32>, 3>;
 var<workgroup> broadcast: u32;
+// The scan of the tile's digit counts: each subgroup's total, then (from MAX_SUBGROUPS) each one's exclusive prefix.
+var<workgroup> subgroup_totals: array<u32, 64>; // 2 * MAX_SUBGROUPS at most
 
-const VOTE_NOT_READY: u32 = 1u;
-const VOTE_NOT_DONE: u32 = 2u;
 
 fn lane_count(lanes: vec4<u32>) -> u32 {
     let c = countOneBits(lanes);
@@ -232,10 +241,164 @@ fn count_keys(tid: u32, first: u32, len: u32) -> u32 {
     return count;
 }
 
+// Where this invocation's keys are: set once per tile, read by the per-key steps below.
+struct TileGeometry {
+    first: u32,
+    len: u32,
+    // The first tile position of this subgroup's segment.
+    segment: u32,
+    lane: u32,
+    sg_size: u32,
+    sg_id: u32,
+}
+
+var<private> at_tile: TileGeometry;
+
+// Tile position of this invocation's key of step `k`: (subgroup, step, lane) order, which keeps the sort stable.
+fn local_index(k: u32) -> u32 {
+    return at_tile.segment + k * at_tile.sg_size + at_tile.lane;
+}
+
+fn load_key(k: u32) -> u32 {
+    return keys_in[at_tile.first + min(local_index(k), at_tile.len - 1u)];
+}
+
+// Ranks the key of step `k` among the subgroup's keys of its digit so far: the lanes with equal digits find each
+// other with ballots; the lowest of them adds their number to the subgroup's running count of that digit and
+// shares the count before the add, so the rank is that count plus the equal lanes below. Subgroup-uniform.
+fn rank_key(key: u32, k: u32) -> u32 {
+    let valid = local_index(k) < at_tile.len;
+    let digit = pass_digit(key);
+    var below = 0u;
+    var count = 0u;
+    var leader = at_tile.lane;
+    if (SCALAR_LANES) {
+        // Subgroups of at most 32 lanes: one u32 per ballot.
+        var lanes = subgroupBallot(valid).x;
+        for (var b = 0u; b < DIGIT_BITS; b++) {
+            let bit_set = ((digit >> b) & 1u) != 0u;
+            let ballot = subgroupBallot(bit_set).x;
+            lanes &= select(~ballot, ballot, bit_set);
+        }
+        below = countOneBits(lanes & ((1u << at_tile.lane) - 1u));
+        count = countOneBits(lanes);
+        if (valid) {
+            leader = firstTrailingBit(lanes);
+        }
+    } else {
+        let lanes = same_digit_lanes(valid, digit);
+        below = lane_count(lanes & lanes_below(at_tile.lane));
+        count = lane_count(lanes);
+        if (valid) {
+            leader = first_lane(lanes);
+        }
+    }
+    var before = 0u;
+    if (valid && below == 0u) {
+        let shift = 16u * (digit & 1u);
+        let word = atomicAdd(&subgroup_counts[at_tile.sg_id * (RADIX / 2u) + digit / 2u], count << shift);
+        before = (word >> shift) & 0xffffu;
+    }
+    return subgroupShuffle(before, min(leader, at_tile.sg_size - 1u)) + below;
+}
+
+// Puts the key of step `k` at its tile position (sorted by digit) and returns the position.
+fn place_key(key: u32, rank: u32, k: u32) -> u32 {
+    if (local_index(k) >= at_tile.len) {
+        return 0u;
+    }
+    let d = pass_digit(key);
+    let position = tile_start[d] + subgroup_count(at_tile.sg_id, d) + rank;
+    tile_data[position] = key;
+    return position;
+}
+
+// Writes the key at tile position `i` to its output slot and returns the slot.
+fn write_key(i: u32) -> u32 {
+    if (i >= at_tile.len) {
+        return 0u;
+    }
+    let key = tile_data[i];
+    let out = digit_base[pass_digit(key)] + i;
+    keys_out[out] = key;
+    return out;
+}
+
+fn place_value(position: u32, k: u32) {
+    let local = local_index(k);
+    if (local < at_tile.len) {
+        tile_data[position] = values_in[at_tile.first + local];
+    }
+}
+
+fn write_value(i: u32, out: u32) {
+    if (i < at_tile.len) {
+        values_out[out] = tile_data[i];
+    }
+}
+
+// The status entry of digit `digit` of the pass's tile `position - 1` as seen by tile `tile` (`global_tile`
+// across passes), with ENTRY_READY set when it holds that tile's value (its generation tag matches); 0 when it does
+// not yet, or when there is no such tile (position 0 or past `tile`, after a wrap-around).
+fn read_entry(position: u32, tile: u32, global_tile: u32, digit: u32) -> u32 {
+    if (position == 0u || position > tile) {
+        return 0u;
+    }
+    let prior = global_tile - (tile + 1u - position);
+    var slot = prior;
+    var tag = TAG_EVEN;
+    if (settings.per_tile == 0u) {
+        slot = prior % settings.entries;
+        tag = select(0u, TAG_EVEN, ((prior / settings.entries) & 1u) == 0u);
+    }
+    let word = atomicLoad(&status[slot * RADIX + digit]);
+    return select(0u, (word & ~TAG_EVEN) | ENTRY_READY, (word & TAG_EVEN) == tag);
+}
+
+// `tile_start`: the exclusive prefix sum of `tile_count` over digits, and `digit_base` (holding each digit's first
+// output slot) less it. Digit sg_id * sg_size + lane is scanned by its subgroup, so no assumption is made about
+// which invocations share a subgroup; subgroup totals are scanned by subgroup 0. Ends with a barrier.
+fn tile_exclusive_scan(lane: u32, sg_size: u32, sg_id: u32, num_sg: u32) {
+    workgroupBarrier();
+    let d = sg_id * sg_size + lane;
+    let count = tile_count[d];
+    let within = subgroupExclusiveAdd(count);
+    if (lane == sg_size - 1u) {
+        subgroup_totals[sg_id] = within + count;
+    }
+    workgroupBarrier();
+    if (sg_id == 0u) {
+        var carry = 0u;
+        for (var first = 0u; first < num_sg; first += sg_size) {
+            let i = first + lane;
+            var total = 0u;
+            if (i < num_sg) {
+                total = subgroup_totals[i];
+            }
+            let before = subgroupExclusiveAdd(total);
+            if (i < num_sg) {
+                subgroup_totals[MAX_SUBGROUPS + i] = carry + before;
+            }
+            carry += subgroupAdd(total);
+        }
+    }
+    workgroupBarrier();
+    let start = subgroup_totals[MAX_SUBGROUPS + sg_id] + within;
+    tile_start[d] = start;
+    digit_base[d] = digit_base[d] - start;
+    workgroupBarrier();
+}
+
 // Whether thread 0's bounded spin on the tail succeeded, shared with the workgroup. `wait_slot`: wait until every
 // tile before `tile - lookback` has finished (the slot is free and a look-back ends by then); otherwise wait until
 // every tile of earlier tail groups has finished, then count this tile in.
 fn tail_wait(tid: u32, tile: u32, wait_slot: bool) -> bool {
+    tail_spin(tid, tile, wait_slot);
+    return workgroupUniformLoad(&broadcast) != 0u;
+}
+
+// Thread 0's part of `tail_wait`: its result goes to `broadcast`.
+fn tail_spin(tid: u32, tile: u32, wait_slot: bool) {
     if (tid == 0u) {
         var ok = atomicLoad(&state[STATE_BROKEN]) == 0u;
         let high = ~((1u << settings.tail_bits) - 1u);
@@ -262,7 +425,6 @@ fn tail_wait(tid: u32, tile: u32, wait_slot: bool) -> bool {
         }
         broadcast = select(0u, 1u, ok);
     }
-    return workgroupUniformLoad(&broadcast) != 0u;
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -303,33 +465,31 @@ fn digit_pass(
     }
 
     // 2. Rank: subgroup s owns keys [s * KEYS_PER_THREAD * sg_size, ...) of the tile and walks them in
-    //    KEYS_PER_THREAD steps of sg_size keys. In each step the lanes with equal digits find each other with
-    //    ballots; the lowest of them adds their number to the subgroup's running count of that digit and shares
-    //    the count before the add, so a key's rank in its subgroup is that count plus the equal lanes below it.
+    //    KEYS_PER_THREAD steps of sg_size keys (`rank_key`).
     for (var i = tid; i < MAX_SUBGROUPS * RADIX / 2u; i += WORKGROUP_SIZE) {
         atomicStore(&subgroup_counts[i], 0u);
     }
     workgroupBarrier();
-    let segment = sg_id * KEYS_PER_THREAD * sg_size;
+    at_tile = TileGeometry(tile_first, tile_len, sg_id * KEYS_PER_THREAD * sg_size, lane, sg_size, sg_id);
+    // Unrolled by hand (constant indices keep the keys in registers; loops over these arrays spilled them).
     var keys: array<u32, KEYS_PER_THREAD>;
+    keys[0] = load_key(0u);
+    keys[1] = load_key(1u);
+    keys[2] = load_key(2u);
+    keys[3] = load_key(3u);
+    keys[4] = load_key(4u);
+    keys[5] = load_key(5u);
+    keys[6] = load_key(6u);
+    keys[7] = load_key(7u);
     var ranks: array<u32, KEYS_PER_THREAD>;
-    for (var k = 0u; k < KEYS_PER_THREAD; k++) {
-        let local = segment + k * sg_size + lane;
-        let valid = local < tile_len;
-        let key = keys_in[tile_first + min(local, tile_len - 1u)];
-        let digit = pass_digit(key);
-        let lanes = same_digit_lanes(valid, digit);
-        let below = lane_count(lanes & lanes_below(lane));
-        var before = 0u;
-        if (valid && below == 0u) {
-            let shift = 16u * (digit & 1u);
-            let word = atomicAdd(&subgroup_counts[sg_id * (RADIX / 2u) + digit / 2u], lane_count(lanes) << shift);
-            before = (word >> shift) & 0xffffu;
-        }
-        let leader = select(lane, first_lane(lanes), valid);
-        keys[k] = key;
-        ranks[k] = subgroupShuffle(before, min(leader, sg_size - 1u)) + below;
-    }
+    ranks[0] = rank_key(keys[0], 0u);
+    ranks[1] = rank_key(keys[1], 1u);
+    ranks[2] = rank_key(keys[2], 2u);
+    ranks[3] = rank_key(keys[3], 3u);
+    ranks[4] = rank_key(keys[4], 4u);
+    ranks[5] = rank_key(keys[5], 5u);
+    ranks[6] = rank_key(keys[6], 6u);
+    ranks[7] = rank_key(keys[7], 7u);
     workgroupBarrier();
 
     // 3. The tile's count of each digit, and each subgroup's first position among them (two digits per word).
@@ -345,7 +505,7 @@ fn digit_pass(
         tile_count[2u * tid + 1u] = running >> 16u;
     }
     if (tid == 0u) {
-        atomicStore(&votes[0], 0u);
+        atomicStore(&fallback_votes[0], 0u);
     }
     workgroupBarrier();
     let digit = tid;
@@ -353,10 +513,12 @@ fn digit_pass(
     let global_offset = atomicLoad(&state[STATE_OFFSETS + d_pass * RADIX + digit]);
     let entry = &status[slot * RADIX + digit];
 
-    // 4. Publish the count (tile 0 knows its inclusive prefix at once), then look back for the exclusive prefix:
-    //    all 256 threads (one per digit) read the same earlier tile each round and move on together once every
-    //    one has a ready entry; a thread that met an inclusive prefix is done. A round where some entry is not
-    //    ready spins; past the spin limit the workgroup counts that tile's digits from its keys.
+    // 4. Publish the count (tile 0 knows its inclusive prefix at once), then look back for the exclusive prefix.
+    //    Each thread walks back over its own digit's entries, without barriers: it adds counts until it meets an
+    //    inclusive prefix, and publishes its own inclusive prefix at once (later tiles then stop here for this
+    //    digit, whatever the other digits do). A thread that spins past the spin limit on an entry stops; then the
+    //    workgroup counts the digits of the latest such tile from its keys (the fallback), the threads stuck on it
+    //    take their count and move past it, and every thread walks on.
     var exclusive = 0u;
     if (!use_table) {
         exclusive = global_offset + count_keys(tid, 0u, tile_first);
@@ -370,120 +532,112 @@ fn digit_pass(
         atomicStore(entry, tag | count);
         let force = (settings.force & 1u) != 0u;
         var done = false;
-        var predecessor = tile - 1u;
-        var spins = 0u;
+        // The next earlier tile to read, as (its index in the pass) + 1: 0 means the pass's start.
+        var next = tile;
         var round = 0u;
         loop {
-            let vote = &votes[round % 3u];
-            // The vote word of two rounds ahead was last read a round ago: clear it for its turn.
-            if (tid == 0u) {
-                atomicStore(&votes[(round + 1u) % 3u], 0u);
-            }
-            var word = 0u;
-            var ready = done;
-            let skip = force && predecessor + 1u == tile;
-            if (!done && !skip) {
-                let prior = global_tile - (tile - predecessor);
-                var prior_slot = prior;
-                var prior_tag = TAG_EVEN;
-                if (circular) {
-                    prior_slot = prior % settings.entries;
-                    prior_tag = select(0u, TAG_EVEN, ((prior / settings.entries) & 1u) == 0u);
-                }
-                word = atomicLoad(&status[prior_slot * RADIX + digit]);
-                ready = (word & TAG_EVEN) == prior_tag;
-            }
-            let finishes = done || (ready && (word & FLAG_INCLUSIVE) != 0u);
-            let mine = select(VOTE_NOT_READY, 0u, ready) | select(VOTE_NOT_DONE, 0u, finishes);
-            if (mine != 0u) {
-                atomicOr(vote, mine);
-            }
-            let all = workgroupUniformLoad(vote);
-            round++;
-            if ((all & VOTE_NOT_READY) == 0u) {
-                if (!done) {
-                    exclusive += word & COUNT_MASK;
-                    done = finishes;
-                }
-                if ((all & VOTE_NOT_DONE) == 0u) {
+            var stuck = false;
+            var spins = 0u;
+            while (!done) {
+                if (next == 0u) {
+                    exclusive += global_offset;
+                    done = true;
                     break;
                 }
-            } else {
-                spins++;
-                if (spins <= settings.spin_limit && !force) {
-                    continue;
+                if (force && next == tile) {
+                    stuck = true;
+                    break;
                 }
-                // The fallback: this tile's digits, from its keys.
-                let counted = count_keys(tid, predecessor * TILE_SIZE, TILE_SIZE);
-                if (!done) {
-                    exclusive += counted;
-                }
-                if (tid == 0u) {
-                    atomicAdd(&state[STATE_FALLBACKS], 1u);
+                let word = read_entry(next, tile, global_tile, digit);
+                if ((word & ENTRY_READY) != 0u) {
+                    exclusive += word & COUNT_MASK;
+                    spins = 0u;
+                    next -= 1u;
+                    done = (word & FLAG_INCLUSIVE) != 0u;
+                } else {
+                    spins++;
+                    if (spins > settings.spin_limit || force) {
+                        stuck = true;
+                        break;
+                    }
                 }
             }
-            spins = 0u;
-            if (predecessor == 0u) {
-                // Past the pass's first tile: what precedes it is the digit's global offset.
-                if (!done) {
-                    exclusive += global_offset;
-                }
+            if (done && !stuck) {
+                atomicStore(entry, tag | FLAG_INCLUSIVE | (exclusive + count));
+            }
+            // The latest tile a thread is stuck on (+1), or 0 when none is: then every digit is done.
+            let vote = &fallback_votes[round % 3u];
+            if (tid == 0u) {
+                atomicStore(&fallback_votes[(round + 1u) % 3u], 0u);
+            }
+            if (stuck) {
+                atomicMax(vote, next);
+            }
+            let latest = workgroupUniformLoad(vote);
+            round++;
+            if (latest == 0u) {
                 break;
             }
-            predecessor--;
+            let counted = count_keys(tid, (latest - 1u) * TILE_SIZE, TILE_SIZE);
+            if (tid == 0u) {
+                atomicAdd(&state[STATE_FALLBACKS], 1u);
+            }
+            if (stuck && next == latest) {
+                exclusive += counted;
+                next -= 1u;
+            }
         }
-        atomicStore(entry, tag | FLAG_INCLUSIVE | (exclusive + count));
     }
 
     // 5. Sort the tile by digit in workgroup memory: a key goes to its digit's first tile position, plus the
     //    counts of earlier subgroups, plus its rank in its subgroup.
-    let start = workgroup_exclusive_scan(tid, count).x;
-    tile_start[digit] = start;
-    digit_base[digit] = exclusive - start;
-    workgroupBarrier();
-    var positions: array<u32, KEYS_PER_THREAD>;
-    for (var k = 0u; k < KEYS_PER_THREAD; k++) {
-        let local = segment + k * sg_size + lane;
-        if (local < tile_len) {
-            let d = pass_digit(keys[k]);
-            let position = tile_start[d] + subgroup_count(sg_id, d) + ranks[k];
-            tile_data[position] = keys[k];
-            positions[k] = position;
-        }
-    }
-    workgroupBarrier();
-
-    // 6. Write keys out in tile order: consecutive threads write consecutive slots of each digit's run.
-    var outputs: array<u32, KEYS_PER_THREAD>;
-    for (var k = 0u; k < KEYS_PER_THREAD; k++) {
-        let i = tid + k * WORKGROUP_SIZE;
-        if (i < tile_len) {
-            let key = tile_data[i];
-            let out = digit_base[pass_digit(key)] + i;
-            keys_out[out] = key;
-            outputs[k] = out;
-        }
-    }
-    if (params.keys_only == 0u) {
-        workgroupBarrier();
-        for (var k = 0u; k < KEYS_PER_THREAD; k++) {
-            let local = segment + k * sg_size + lane;
-            if (local < tile_len) {
-                tile_data[positions[k]] = values_in[tile_first + local];
-            }
-        }
-        workgroupBarrier();
-        for (var k = 0u; k < KEYS_PER_THREAD; k++) {
-            let i = tid + k * WORKGROUP_SIZE;
-            if (i < tile_len) {
-                values_out[outputs[k]] = tile_data[i];
-            }
-        }
-    }
-
-    // 7. Count this tile into the tail (circular table only): its slot and the entries it read are free.
+    digit_base[digit] = exclusive;
+    tile_exclusive_scan(lane, sg_size, sg_id, num_sg);
+    // 6. The table is done with: count this tile into the tail (circular table only), so that its slot and the
+    //    entries it read can be reused. Every thread's look-back ended before the barriers of the scan.
     if (use_table && circular) {
+        tail_spin(tid, global_tile, false);
+    }
+    var positions: array<u32, KEYS_PER_THREAD>;
+    positions[0] = place_key(keys[0], ranks[0], 0u);
+    positions[1] = place_key(keys[1], ranks[1], 1u);
+    positions[2] = place_key(keys[2], ranks[2], 2u);
+    positions[3] = place_key(keys[3], ranks[3], 3u);
+    positions[4] = place_key(keys[4], ranks[4], 4u);
+    positions[5] = place_key(keys[5], ranks[5], 5u);
+    positions[6] = place_key(keys[6], ranks[6], 6u);
+    positions[7] = place_key(keys[7], ranks[7], 7u);
+    workgroupBarrier();
+
+    // 7. Write keys out in tile order: consecutive threads write consecutive slots of each digit's run.
+    var outputs: array<u32, KEYS_PER_THREAD>;
+    outputs[0] = write_key(tid);
+    outputs[1] = write_key(tid + WORKGROUP_SIZE);
+    outputs[2] = write_key(tid + 2u * WORKGROUP_SIZE);
+    outputs[3] = write_key(tid + 3u * WORKGROUP_SIZE);
+    outputs[4] = write_key(tid + 4u * WORKGROUP_SIZE);
+    outputs[5] = write_key(tid + 5u * WORKGROUP_SIZE);
+    outputs[6] = write_key(tid + 6u * WORKGROUP_SIZE);
+    outputs[7] = write_key(tid + 7u * WORKGROUP_SIZE);
+    if (params.keys_only == 0u) {
+        // The values take the same way: into their keys' tile positions, then out in tile order.
         workgroupBarrier();
-        tail_wait(tid, global_tile, false);
+        place_value(positions[0], 0u);
+        place_value(positions[1], 1u);
+        place_value(positions[2], 2u);
+        place_value(positions[3], 3u);
+        place_value(positions[4], 4u);
+        place_value(positions[5], 5u);
+        place_value(positions[6], 6u);
+        place_value(positions[7], 7u);
+        workgroupBarrier();
+        write_value(tid, outputs[0]);
+        write_value(tid + WORKGROUP_SIZE, outputs[1]);
+        write_value(tid + 2u * WORKGROUP_SIZE, outputs[2]);
+        write_value(tid + 3u * WORKGROUP_SIZE, outputs[3]);
+        write_value(tid + 4u * WORKGROUP_SIZE, outputs[4]);
+        write_value(tid + 5u * WORKGROUP_SIZE, outputs[5]);
+        write_value(tid + 6u * WORKGROUP_SIZE, outputs[6]);
+        write_value(tid + 7u * WORKGROUP_SIZE, outputs[7]);
     }
 }

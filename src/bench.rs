@@ -64,7 +64,12 @@ pub struct BenchResult {
     pub correct: bool,
     pub mismatch: Option<String>,
     pub iterations: u32,
+    /// GPU memory of the keys, values and the sort's temporaries.
     pub allocated_bytes: u64,
+    /// The sort's temporary memory: everything beyond the two key/value buffer pairs.
+    pub temp_bytes: u64,
+    /// OneSweep: what the look-backs of the last timed sort did.
+    pub lookback: Option<crate::sort::onesweep::LookbackStats>,
     pub traffic: TrafficModel,
     pub repeat: u32,
     pub gpu: Option<GpuTimes>,
@@ -218,8 +223,11 @@ pub fn run_case(
     })?;
     let (timings, unavailable, wall_ms_per_sort) = (run.timings, run.unavailable, run.wall_ms_per_unit);
 
+    let lookback = sorter.lookback_stats_blocking(device, queue);
     let (gpu_keys, gpu_values) = buffers.read_blocking(device, queue, sorter.output_slot(), n);
     let (want_keys, want_values) = cpu::stable_sort_pairs(&keys, &values, case.config);
+    // Keys-only sorts leave the values alone: only keys are compared.
+    let gpu_values = if case.config.keys_only { want_values.clone() } else { gpu_values };
     let check = cpu::compare((&want_keys, &want_values), (&gpu_keys, &gpu_values));
 
     let traffic = sorter.traffic();
@@ -236,6 +244,8 @@ pub fn run_case(
         mismatch: check.err().map(|m| m.to_string()),
         iterations: case.config.iterations(),
         allocated_bytes: buffers.allocated_bytes() + sorter.allocated_bytes(),
+        temp_bytes: sorter.allocated_bytes(),
+        lookback,
         traffic,
         repeat,
         gpu,
@@ -302,10 +312,27 @@ pub fn format_result(result: &BenchResult) -> String {
             format!("MISMATCH: {}", result.mismatch.as_deref().unwrap_or("?"))
         }
     );
+    let c = case.config;
+    let _ = write!(out, "  keys {:?} {:?}{}", c.key_type, c.order, if c.keys_only { ", keys only" } else { "" });
+    if case.algorithm == crate::sort::SortAlgorithm::Onesweep {
+        let _ = write!(out, "; status table {:?}", c.onesweep.status_table);
+        if let Some(entries) = c.onesweep.status_entries {
+            let _ = write!(out, " of {entries} entries");
+        }
+        if c.onesweep.force_fallback {
+            let _ = write!(out, ", forced fallback");
+        }
+        if let Some(stats) = result.lookback {
+            let _ =
+                write!(out, "; last sort: {} fallbacks, {} table-free tiles", stats.fallbacks, stats.table_free_tiles);
+        }
+    }
+    let _ = writeln!(out);
     let _ = write!(
         out,
-        "  allocated {:.1} MiB; modelled traffic {:.0} B/key (",
+        "  allocated {:.1} MiB, of which temporaries {:.2} MiB; modelled traffic {:.0} B/key (",
         result.allocated_bytes as f64 / (1024.0 * 1024.0),
+        result.temp_bytes as f64 / (1024.0 * 1024.0),
         result.traffic.total_bytes_per_key(),
     );
     for (i, (kind, bytes)) in result.traffic.per_kind.iter().enumerate() {

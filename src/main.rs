@@ -12,7 +12,7 @@ use splatsort::gpu::{AdapterPreference, GpuContext, describe_adapter};
 use splatsort::keys::KeyDistribution;
 use splatsort::render::{self, RenderSettings, SplatRenderer};
 use splatsort::scene::{self, PlyEncoding, Scene};
-use splatsort::sort::{SortAlgorithm, SortConfig};
+use splatsort::sort::{KeyType, OnesweepOptions, SortAlgorithm, SortConfig, SortOrder, StatusTable};
 use splatsort::timing::{GpuTimer, PassKind};
 
 #[derive(Parser)]
@@ -100,6 +100,33 @@ struct SortArgs {
     /// Key bits sorted, 1 to 32 (depth keys are quantized to this many bits).
     #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=32))]
     key_bits: u32,
+    #[command(flatten)]
+    onesweep: OnesweepArgs,
+}
+
+/// OneSweep's settings (other algorithms ignore them).
+#[derive(clap::Args, Clone, Copy, Default)]
+struct OnesweepArgs {
+    /// OneSweep's look-back status table: a fixed ring of entries (circular) or one entry per tile (per-tile).
+    #[arg(long, value_enum, default_value = "circular")]
+    status_table: StatusTable,
+    /// Entries of the circular status table, 4 to 65536 (default: sized for the device).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(4..=65_536))]
+    status_entries: Option<u32>,
+    /// Make every OneSweep look-back take the fallback path (count the predecessor's keys).
+    #[arg(long)]
+    force_fallback: bool,
+}
+
+impl OnesweepArgs {
+    fn options(self) -> OnesweepOptions {
+        OnesweepOptions {
+            status_table: self.status_table,
+            status_entries: self.status_entries,
+            force_fallback: self.force_fallback,
+            ..Default::default()
+        }
+    }
 }
 
 /// Where the camera comes from.
@@ -178,6 +205,17 @@ struct SortBenchArgs {
     /// Key bits sorted, 1 to 32: only the low bits count (several: a sweep).
     #[arg(long, value_delimiter = ',', default_value = "32", value_parser = clap::value_parser!(u32).range(1..=32))]
     key_bits: Vec<u32>,
+    /// How keys compare: as u32, i32 or f32 (i32 and f32 use all 32 bits).
+    #[arg(long, value_enum, default_value = "u32")]
+    key_type: KeyType,
+    /// Sort order (stable either way; NaNs last in both).
+    #[arg(long, value_enum, default_value = "ascending")]
+    order: SortOrder,
+    /// Sort keys alone, without values.
+    #[arg(long)]
+    keys_only: bool,
+    #[command(flatten)]
+    onesweep: OnesweepArgs,
     /// Numbers of key-value pairs, 0 to 4294967295 (several: a sweep; the device's limits are checked first).
     #[arg(long, value_delimiter = ',', default_value = "1000000")]
     n: Vec<u32>,
@@ -288,7 +326,11 @@ fn sort_bench(args: SortBenchArgs) -> anyhow::Result<()> {
         if args.radix_bits.is_empty() { vec![args.algorithm.default_radix_bits()] } else { args.radix_bits.clone() };
     for &radix_bits in &radix_bits {
         for &key_bits in &args.key_bits {
-            configs.push(args.algorithm.config(radix_bits, key_bits)?);
+            let config = SortConfig::new(radix_bits, key_bits)?
+                .with_keys(args.key_type, args.order)?
+                .with_keys_only(args.keys_only)
+                .with_onesweep(args.onesweep.options())?;
+            configs.push(args.algorithm.check(config)?);
         }
     }
     let ctx = GpuContext::headless(AdapterPreference::Hardware).context("no GPU for the benchmark")?;
@@ -381,7 +423,9 @@ fn settings_for(sort: SortArgs, sh_degree: u32, background: [f32; 3]) -> anyhow:
     let radix_bits = sort.radix_bits.unwrap_or(sort.algorithm.default_radix_bits());
     Ok(RenderSettings {
         algorithm: sort.algorithm,
-        sort: sort.algorithm.config(radix_bits, sort.key_bits)?,
+        sort: sort
+            .algorithm
+            .check(SortConfig::new(radix_bits, sort.key_bits)?.with_onesweep(sort.onesweep.options())?)?,
         sh_degree: sh_degree.min(scene::MAX_SH_DEGREE),
         splat_scale: 1.0,
         background,
@@ -520,7 +564,10 @@ fn demo_scene_path() -> PathBuf {
 
 fn view(args: ViewArgs) -> anyhow::Result<()> {
     let radix_bits = args.sort.radix_bits.unwrap_or(args.sort.algorithm.default_radix_bits());
-    let sort = args.sort.algorithm.config(radix_bits, args.sort.key_bits)?;
+    let sort = args
+        .sort
+        .algorithm
+        .check(SortConfig::new(radix_bits, args.sort.key_bits)?.with_onesweep(args.sort.onesweep.options())?)?;
     let options = splatsort::viewer::ViewerOptions {
         scene: args.scene.unwrap_or_else(demo_scene_path),
         camera: args.camera,

@@ -51,12 +51,15 @@ fn sort_and_check(buffers: &SortBuffers, sorter: &mut GpuSort, keys: &[u32], wha
     if let Err(mismatch) = cpu::compare((&want_keys, &want_values), (&gpu_keys, &gpu_values)) {
         panic!("{what}: {mismatch}");
     }
-    if stats.fallbacks + stats.table_free_tiles > 0 && !config.onesweep.force_fallback && !config.onesweep.force_table_free {
+    if stats.fallbacks + stats.table_free_tiles > 0
+        && !config.onesweep.force_fallback
+        && !config.onesweep.force_table_free
+    {
         // Allowed (a GPU may schedule unfairly), but worth seeing: on lavapipe and the H100 it does not happen.
         eprintln!("{what}: {stats:?}");
     }
     if config.onesweep.force_table_free {
-        let tiles = keys.len().div_ceil(2048) as u32;
+        let tiles = keys.len().div_ceil(sorter.onesweep_tile_size().unwrap() as usize) as u32;
         assert_eq!(stats.table_free_tiles, tiles * config.iterations(), "{what}: every tile went table-free");
     }
     stats.fallbacks
@@ -105,7 +108,7 @@ fn forced_fallback_and_table_free_tiles_sort_exactly() {
         let (buffers, mut sorter) = sorter(n, config);
         let keys = KeyDistribution::Depth.generate(n as usize, 8);
         let fallbacks = sort_and_check(&buffers, &mut sorter, &keys, "forced fallback");
-        let tiles = n.div_ceil(2048);
+        let tiles = n.div_ceil(sorter.onesweep_tile_size().unwrap());
         assert!(fallbacks >= (tiles - 1) * 4, "{fallbacks} fallbacks for {tiles} tiles x 4 passes");
     }
     // Table-free: every tile computes its prefix from all earlier keys and touches no entry.
@@ -180,6 +183,20 @@ fn key_types_orders_and_keys_only() {
                 }
             }
         }
+    }
+}
+
+#[test]
+fn the_general_lane_path_sorts_exactly() {
+    // The path 64- and 128-lane subgroups take (128-bit ballots), run here on the test device's subgroups.
+    if !available() {
+        return;
+    }
+    let config = config(|c| c.onesweep.force_general_lanes = true);
+    let (buffers, mut sorter) = sorter(300_001, config);
+    for n in [1u32, 2049, 300_001] {
+        let keys = KeyDistribution::Depth.generate(n as usize, 31);
+        sort_and_check(&buffers, &mut sorter, &keys, "general lanes");
     }
 }
 

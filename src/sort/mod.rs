@@ -166,6 +166,10 @@ pub struct OnesweepOptions {
     /// path a tile takes when it cannot get a slot in time): for tests.
     #[doc(hidden)]
     pub force_table_free: bool,
+    /// Rank with the general 128-lane ballot path even where subgroups have at most 32 lanes (read when the sort
+    /// is made): for tests, so that a 32-lane device covers the path 64-lane GPUs take.
+    #[doc(hidden)]
+    pub force_general_lanes: bool,
     /// Every look-back computes its immediate predecessor's counts from the keys (the fallback), and any other
     /// predecessor whose entry is not ready at the first read, without spinning: for tests and benchmarks.
     pub force_fallback: bool,
@@ -525,6 +529,14 @@ impl GpuSort {
             Self::Tutorial(s) => shared::record_gpu(s, queue, encoder, timer, repeat),
             Self::Subgroup(s) => shared::record_gpu(s, queue, encoder, timer, repeat),
             Self::Onesweep(s) => shared::record_gpu(s, queue, encoder, timer, repeat),
+        }
+    }
+
+    /// OneSweep's keys per tile on this device (None for other algorithms).
+    pub fn onesweep_tile_size(&self) -> Option<u32> {
+        match self {
+            Self::Onesweep(s) => Some(s.tile_size()),
+            _ => None,
         }
     }
 

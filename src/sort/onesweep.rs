@@ -13,7 +13,7 @@
 //! Per sort: `clear` + `histogram` (one timed pass), `scan`, then one `digit_pass` per digit (4 for 32-bit keys).
 
 use crate::sort::shared::{
-    Grid, Plan, RadixPasses, SortDispatch, begin_pass, data_buffer, iteration_params_entry,
+    Grid, Plan, RadixPasses, SortDispatch, WORKGROUP_SIZE, begin_pass, data_buffer, iteration_params_entry,
     pipeline_with, storage_entry, with_common,
 };
 use crate::sort::{OnesweepOptions, SortBuffers, SortConfig, SortError, StatusTable, TrafficModel, check_binding};
@@ -22,8 +22,11 @@ use crate::timing::{GpuTimer, PassKind, PassLabel};
 /// Bits per digit: the sort takes 8 only.
 pub const RADIX_BITS: u32 = 8;
 const RADIX: u32 = 1 << RADIX_BITS;
-/// Keys per tile of a digit pass. Mirrors `TILE_SIZE` in `sort_onesweep.wgsl`.
-pub const TILE_SIZE: u32 = 2048;
+/// Keys per thread of a digit pass (`KEYS_PER_THREAD` in `sort_onesweep.wgsl`, whose steps are unrolled by hand
+/// for 8): a tile is `WORKGROUP_SIZE` times this. On the H100, 16 and 32 (in loops) were slower than 8.
+pub const KEYS_PER_THREAD: u32 = 8;
+/// Keys per tile of a digit pass.
+pub const TILE_SIZE: u32 = WORKGROUP_SIZE * KEYS_PER_THREAD;
 /// Keys per workgroup of the histogram pass. Mirrors `HISTOGRAM_TILE`.
 pub const HISTOGRAM_TILE: u32 = 8192;
 /// Words of the sort's state buffer. Mirrors `STATE_WORDS`.
@@ -66,6 +69,14 @@ pub fn default_status_entries(info: &wgpu::AdapterInfo) -> u32 {
     if info.device_type == wgpu::DeviceType::Cpu { 1024 } else { 4096 }
 }
 
+/// The shader with its per-subgroup tables sized for the most subgroups a workgroup has on this adapter.
+fn shader_for(info: &wgpu::AdapterInfo) -> String {
+    let max_subgroups = WORKGROUP_SIZE / info.subgroup_min_size.max(MIN_SUBGROUP_SIZE);
+    let line = "const MAX_SUBGROUPS: u32 = 32u;";
+    assert!(ONESWEEP_WGSL.contains(line), "sort_onesweep.wgsl declares `{line}`");
+    ONESWEEP_WGSL.replace(line, &format!("const MAX_SUBGROUPS: u32 = {max_subgroups}u;"))
+}
+
 /// Why the adapter cannot run this sort (beyond the SUBGROUP feature), or None.
 pub fn subgroup_size_problem(info: &wgpu::AdapterInfo) -> Option<String> {
     (info.subgroup_min_size < MIN_SUBGROUP_SIZE || info.subgroup_max_size > 128).then(|| {
@@ -100,17 +111,18 @@ pub struct LookbackStats {
 }
 
 /// The status table's geometry for a config: (slots, look-back length, tail bits).
-fn table_shape(config: SortConfig, capacity: u32, default_entries: u32) -> (u32, u32, u32) {
+fn table_shape(config: SortConfig, capacity: u32, tile_size: u32, default_entries: u32) -> (u32, u32, u32) {
     match config.onesweep.status_table {
-        StatusTable::PerTile => (config.iterations() * capacity.div_ceil(TILE_SIZE).max(1), u32::MAX, 0),
+        StatusTable::PerTile => (config.iterations() * capacity.div_ceil(tile_size).max(1), u32::MAX, 0),
         StatusTable::Circular => {
             let entries = config.onesweep.status_entries.unwrap_or(default_entries);
             // A reader never looks back past `lookback` entries, and a slot is reused only once every tile that
             // could read it has finished: entries >= 2 * lookback + 2.
             let lookback = entries / 2 - 1;
-            // The tail's low bits count out of order within groups of at most lookback + 1 tiles, so that a tile's
-            // wait can be met before it finishes itself.
-            let tail_bits = (lookback + 1).ilog2().min(5);
+            // The tail's low bits count out of order within groups of tiles: a finished tile waits only for the
+            // tiles of earlier groups. Groups of up to 1024 (more than an H100 keeps resident) make that wait
+            // rare; at most (lookback + 1) / 2 tiles, so that a tile's slot wait is met long before it finishes.
+            let tail_bits = lookback.div_ceil(2).max(1).ilog2().min(10);
             (entries, lookback, tail_bits)
         }
     }
@@ -133,6 +145,8 @@ pub struct OnesweepSort {
     keys: [wgpu::Buffer; 2],
     values: [wgpu::Buffer; 2],
     capacity: u32,
+    /// Keys per tile on this device.
+    tile_size: u32,
     default_entries: u32,
     /// Whether `settings` holds the current config.
     settings_written: bool,
@@ -151,7 +165,8 @@ impl OnesweepSort {
             return Err(SortError::OverCapacity { requested: capacity.into(), capacity: MAX_KEYS.into() });
         }
         let default_entries = default_status_entries(&info);
-        let status_bytes = Self::status_bytes(config, capacity, default_entries);
+        let tile_size = TILE_SIZE;
+        let status_bytes = Self::status_bytes(config, capacity, tile_size, default_entries);
         check_binding(device, "the OneSweep status table", status_bytes)?;
         let mut entries = vec![iteration_params_entry()];
         entries.push(wgpu::BindGroupLayoutEntry {
@@ -172,11 +187,16 @@ impl OnesweepSort {
             storage_entry(6, false),
             storage_entry(7, false),
         ]);
-        let layout = device
-            .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some("sort onesweep"), entries: &entries });
-        let source = with_common(ONESWEEP_WGSL);
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("sort onesweep"),
+            entries: &entries,
+        });
+        let source = with_common(&shader_for(&info));
+        let scalar = info.subgroup_max_size <= 32 && !config.onesweep.force_general_lanes;
+        let constants = [("SCALAR_LANES", if scalar { 1.0 } else { 0.0 })];
         // Every entry point writes the workgroup words it reads first, so WebGPU's zeroing is skipped.
-        let options = || wgpu::PipelineCompilationOptions { constants: &[], zero_initialize_workgroup_memory: false };
+        let options =
+            || wgpu::PipelineCompilationOptions { constants: &constants, zero_initialize_workgroup_memory: false };
         let make = |label, entry| pipeline_with(device, label, &source, entry, &layout, options());
         let clear_pipeline = make("sort onesweep clear", "clear");
         let histogram_pipeline = make("sort onesweep histogram", "histogram");
@@ -190,7 +210,7 @@ impl OnesweepSort {
         });
         let state = data_buffer(device, "sort onesweep state", u64::from(STATE_WORDS) * 4);
         let status = data_buffer(device, "sort onesweep status table", status_bytes);
-        let dispatch = SortDispatch::new(device, buffers, TILE_SIZE, HISTOGRAM_TILE);
+        let dispatch = SortDispatch::new(device, buffers, tile_size, HISTOGRAM_TILE);
         let keys = [buffers.keys(0).clone(), buffers.keys(1).clone()];
         let values = [buffers.values(0).clone(), buffers.values(1).clone()];
         let groups = Self::bind_groups(device, &layout, (&dispatch, &settings, &state, &status), &keys, &values);
@@ -209,6 +229,7 @@ impl OnesweepSort {
             keys,
             values,
             capacity,
+            tile_size,
             default_entries,
             settings_written: false,
         };
@@ -216,8 +237,8 @@ impl OnesweepSort {
         Ok(sort)
     }
 
-    fn status_bytes(config: SortConfig, capacity: u32, default_entries: u32) -> u64 {
-        let (slots, ..) = table_shape(config, capacity, default_entries);
+    fn status_bytes(config: SortConfig, capacity: u32, tile_size: u32, default_entries: u32) -> u64 {
+        let (slots, ..) = table_shape(config, capacity, tile_size, default_entries);
         u64::from(slots) * u64::from(RADIX) * 4
     }
 
@@ -255,7 +276,7 @@ impl OnesweepSort {
     /// Changes the settings: the status table is remade only when its size changes.
     pub fn set_config(&mut self, device: &wgpu::Device, config: SortConfig) -> Result<(), SortError> {
         let config = crate::sort::SortAlgorithm::Onesweep.check(config)?;
-        let bytes = Self::status_bytes(config, self.capacity, self.default_entries);
+        let bytes = Self::status_bytes(config, self.capacity, self.tile_size, self.default_entries);
         if bytes != self.status.size() {
             check_binding(device, "the OneSweep status table", bytes)?;
             self.status = data_buffer(device, "sort onesweep status table", bytes);
@@ -276,7 +297,7 @@ impl OnesweepSort {
     /// The settings uniform for the current config (written by `write_settings` before each recording).
     fn settings_for(&self) -> Settings {
         let config = self.config;
-        let (entries, lookback, tail_bits) = table_shape(config, self.capacity, self.default_entries);
+        let (entries, lookback, tail_bits) = table_shape(config, self.capacity, self.tile_size, self.default_entries);
         let OnesweepOptions { status_table, force_fallback, .. } = config.onesweep;
         Settings {
             passes: config.iterations(),
@@ -290,10 +311,14 @@ impl OnesweepSort {
         }
     }
 
-
     /// The circular table's entries (None for the per-tile layout).
     pub fn status_entries(&self) -> Option<u32> {
         (self.config.onesweep.status_table == StatusTable::Circular).then(|| self.settings_for().entries)
+    }
+
+    /// Keys per tile of a digit pass on this device.
+    pub fn tile_size(&self) -> u32 {
+        self.tile_size
     }
 
     /// GPU memory held beyond the caller's key and value buffers.
@@ -387,7 +412,7 @@ mod tests {
         for entries in OnesweepOptions::STATUS_ENTRIES.step_by(97).chain([4, 5, 8, 4096, 65_536]) {
             let mut config = SortConfig::new(8, 32).unwrap();
             config.onesweep.status_entries = Some(entries);
-            let (slots, lookback, tail_bits) = table_shape(config, 1 << 20, 4096);
+            let (slots, lookback, tail_bits) = table_shape(config, 1 << 20, 2048, 4096);
             assert_eq!(slots, entries);
             assert!(lookback >= 1, "{entries} entries");
             assert!(slots >= 2 * lookback + 2, "{entries} entries");
@@ -426,11 +451,10 @@ mod tests {
                 })
                 .unwrap_or_else(|| panic!("{name} in the shader"))
         };
-        assert_eq!(constant("TILE_SIZE"), TILE_SIZE);
         assert_eq!(constant("HISTOGRAM_TILE"), HISTOGRAM_TILE);
         assert_eq!(constant("STATE_WORDS"), STATE_WORDS);
         assert_eq!(constant("STATE_FALLBACKS"), STATE_FALLBACKS);
         assert_eq!(constant("CLEAR_GROUPS"), CLEAR_GROUPS);
-        assert_eq!(constant("TILE_SIZE"), crate::sort::shared::WORKGROUP_SIZE * 8);
+        assert_eq!(constant("KEYS_PER_THREAD"), KEYS_PER_THREAD);
     }
 }

@@ -54,7 +54,9 @@ pub fn within<T>(seconds: u64, what: &str, work: impl FnOnce() -> T) -> T {
     let (done, wait) = std::sync::mpsc::channel::<()>();
     let what = what.to_string();
     let watchdog = std::thread::spawn(move || {
-        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = wait.recv_timeout(std::time::Duration::from_secs(seconds)) {
+        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+            wait.recv_timeout(std::time::Duration::from_secs(seconds))
+        {
             eprintln!("{what}: no result after {seconds} s: the GPU work hangs");
             std::process::exit(101);
         }
