@@ -25,6 +25,7 @@ fn sort_settings() -> Vec<(SortAlgorithm, SortConfig)> {
     [(SortAlgorithm::Tutorial, 2, 32), (SortAlgorithm::Tutorial, 8, 32), (SortAlgorithm::Tutorial, 4, 16)]
         .into_iter()
         .chain([(SortAlgorithm::Subgroup, 4, 32), (SortAlgorithm::Subgroup, 4, 16)])
+        .chain([(SortAlgorithm::Onesweep, 8, 32), (SortAlgorithm::Onesweep, 8, 16)])
         .filter(|(algorithm, ..)| algorithm.unavailable_reason(features).is_none())
         .map(|(algorithm, radix_bits, key_bits)| (algorithm, algorithm.config(radix_bits, key_bits).unwrap()))
         .collect()

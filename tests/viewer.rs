@@ -45,6 +45,25 @@ fn the_viewer_starts_with_the_sort_asked_for() {
 }
 
 #[test]
+fn the_viewer_sorts_with_onesweep_and_reports_its_fallbacks() {
+    // `view --algorithm onesweep --force-fallback`: every look-back falls back, the check passes, and the count
+    // reaches the panel through the frame's asynchronous readback.
+    let dir = std::env::temp_dir().join(format!("splatsort-viewer-onesweep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let scene = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/semarang_stadium_sh3.ply");
+    let args = ["view", "--frames", "8", "--width", "640", "--height", "360", "--algorithm", "onesweep", "--force-fallback"];
+    let mut all: Vec<&std::ffi::OsStr> = vec![args[0].as_ref(), scene.as_os_str()];
+    all.extend(args[1..].iter().map(|a| std::ffi::OsStr::new(*a)));
+    let summary = run_viewer(&all, &dir);
+    assert_eq!(summary["verify_passed"], serde_json::json!(true), "the sort check must pass: {summary}");
+    // 55,599 splats in view at most: up to 28 tiles of 2048 keys, 4 digit passes; every tile after the first of
+    // each pass falls back at least once.
+    let fallbacks = summary["sort_fallbacks"].as_u64().unwrap_or(0);
+    assert!(fallbacks >= 4, "forced fallbacks must show: {summary}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn viewer_shows_the_panel_and_the_splats() {
     let dir = std::env::temp_dir().join(format!("splatsort-viewer-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("scratch dir");

@@ -65,13 +65,17 @@ pub struct FrameCounts {
     pub visible: u32,
     /// Splats culled because their projected covariance is not finite (scales too large for f32).
     pub culled_nonfinite: u32,
+    /// OneSweep: look-back steps of the frame's sort that counted a tile's keys (the fallback); 0 otherwise.
+    pub sort_fallbacks: u32,
+    /// OneSweep: tiles of the frame's sort that could not use the status table.
+    pub sort_table_free_tiles: u32,
 }
 
 impl FrameCounts {
     /// From the first `DRAW_ARGS_BYTES` of the draw-arguments buffer.
     pub fn from_bytes(bytes: &[u8]) -> Self {
         let word = |i: usize| bytes.get(4 * i..4 * i + 4).map_or(0, |w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
-        Self { visible: word(1), culled_nonfinite: word(4) }
+        Self { visible: word(1), culled_nonfinite: word(4), sort_fallbacks: word(5), sort_table_free_tiles: word(6) }
     }
 
     /// A warning for the user when splats vanished for non-finite values.
@@ -614,6 +618,11 @@ impl SplatRenderer {
         (self.scene.allocated_bytes() + frame, self.sort_buffers.allocated_bytes() + self.sorter.allocated_bytes())
     }
 
+    /// The sort's temporary memory: everything beyond its two key/value buffer pairs.
+    pub fn sort_temp_bytes(&self) -> u64 {
+        self.sorter.allocated_bytes()
+    }
+
     /// Timed passes per frame: depth keys, the sort's passes, draw.
     pub fn timed_passes(&self) -> u32 {
         2 + self.sorter.timed_passes()
@@ -705,6 +714,8 @@ impl SplatRenderer {
         }
         // Only the visible splats are sorted: their number stays on the GPU.
         let output_slot = self.sorter.record_gpu_count(queue, encoder, timer.as_deref_mut(), repeat);
+        // The sort's look-back counters ride along with the counts (words 5 and 6), read back without a stall.
+        self.sorter.copy_lookback_stats(encoder, &self.draw_args, 20);
         {
             let (_, view, _) = self.target.as_ref().expect("target made above");
             let [r, g, b] = s.background.map(f64::from);

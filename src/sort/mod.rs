@@ -540,6 +540,14 @@ impl GpuSort {
         }
     }
 
+    /// Copies OneSweep's look-back counters of the sort recorded last (fallbacks, table-free tiles: two u32) into
+    /// `dst` at `offset`; records nothing for other algorithms.
+    pub fn copy_lookback_stats(&self, encoder: &mut wgpu::CommandEncoder, dst: &wgpu::Buffer, offset: u64) {
+        if let Self::Onesweep(s) = self {
+            s.copy_stats(encoder, dst, offset);
+        }
+    }
+
     /// The look-back counters of the last OneSweep sort (blocking), or None for other algorithms.
     pub fn lookback_stats_blocking(
         &self,

@@ -62,6 +62,8 @@ pub struct ViewerSummary {
     pub timings_unavailable: Option<String>,
     pub verify_passed: Option<bool>,
     pub verify_out_of_order: Option<u64>,
+    /// OneSweep's look-back fallbacks in the newest frame read back.
+    pub sort_fallbacks: u32,
     pub screenshot: Option<PathBuf>,
     pub adapter: String,
     pub surface_format: String,
@@ -247,6 +249,8 @@ struct Running {
     visible: Option<u32>,
     /// Splats of the last counted frame culled for a non-finite projection.
     culled_nonfinite: u32,
+    /// The newest frame's OneSweep look-back counters (fallbacks, table-free tiles).
+    lookback: (u32, u32),
     verify: Option<PendingVerify>,
     verify_report: Option<VerifyReport>,
     images: Vec<PendingImage>,
@@ -369,6 +373,7 @@ impl Running {
             visible_ring,
             visible: None,
             culled_nonfinite: 0,
+            lookback: (0, 0),
             verify: None,
             verify_report: None,
             images: Vec::new(),
@@ -401,6 +406,7 @@ impl Running {
             timings_unavailable: self.timings_unavailable.clone(),
             verify_passed: self.verify_report.as_ref().map(VerifyReport::passed),
             verify_out_of_order: self.verify_report.as_ref().map(|r| r.out_of_order),
+            sort_fallbacks: self.lookback.0,
             screenshot: self.saved_window_screenshot.clone(),
             adapter: describe_adapter(&self.ctx.info),
             surface_format: format!("{:?}", self.config.format),
@@ -527,6 +533,7 @@ impl Running {
                 let counts = FrameCounts::from_bytes(&bytes);
                 self.visible = Some(counts.visible);
                 self.culled_nonfinite = counts.culled_nonfinite;
+                self.lookback = (counts.sort_fallbacks, counts.sort_table_free_tiles);
             }
         }
         if let Some(pending) = &self.verify {
@@ -650,6 +657,8 @@ impl Running {
                 num_splats: self.renderer.scene().num_splats(),
                 visible: self.visible,
                 culled_nonfinite: self.culled_nonfinite,
+                lookback: self.lookback,
+                sort_temp_bytes: self.renderer.sort_temp_bytes(),
                 file_sh_degree: self.file_sh_degree,
                 adapter: &self.adapter_label,
                 scene_bytes,

@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 
 use egui_plot::{Bar, BarChart, Legend, Line, Plot, PlotPoint, PlotPoints, Text};
 
-use crate::sort::{SortAlgorithm, SortConfig};
+use crate::sort::{SortAlgorithm, SortConfig, StatusTable};
 use crate::timing::{FrameTimings, PassKind};
 use crate::viewer::controls::UpAxis;
 
@@ -214,6 +214,10 @@ pub struct PanelInfo<'a> {
     pub adapter: &'a str,
     pub scene_bytes: u64,
     pub sort_bytes: u64,
+    /// The sort's temporaries (beyond its key/value buffers).
+    pub sort_temp_bytes: u64,
+    /// OneSweep's look-back counters of the newest frame read back: (fallbacks, table-free tiles).
+    pub lookback: (u32, u32),
     pub timings: &'a TimingStats,
     pub timings_unavailable: Option<&'a str>,
     pub cpu: &'a CpuStats,
@@ -290,7 +294,17 @@ pub fn show(ui: &mut egui::Ui, state: &mut PanelState, info: &PanelInfo<'_>) -> 
                 ui.radio_value(&mut state.sort.key_bits, bits, bits.to_string());
             }
         });
-        ui.label(format!("{} iterations x {} passes", state.sort.iterations(), state.algorithm.pass_kinds().len()));
+        if state.algorithm == SortAlgorithm::Onesweep {
+            ui.label(format!("{} digit passes after one histogram pass", state.sort.iterations()));
+            onesweep_settings(ui, state, info);
+        } else {
+            ui.label(format!(
+                "{} iterations x {} passes",
+                state.sort.iterations(),
+                state.algorithm.pass_kinds().len()
+            ));
+        }
+        ui.small(format!("sort temporaries: {}", mib(info.sort_temp_bytes)));
 
         ui.separator();
         ui.strong("GPU time per pass (median of 30 frames)");
@@ -390,10 +404,40 @@ pub fn show(ui: &mut egui::Ui, state: &mut PanelState, info: &PanelInfo<'_>) -> 
     actions
 }
 
+/// OneSweep's status table, its size, the forced fallback, and what the newest frame's look-backs did.
+fn onesweep_settings(ui: &mut egui::Ui, state: &mut PanelState, info: &PanelInfo<'_>) {
+    let options = &mut state.sort.onesweep;
+    ui.horizontal(|ui| {
+        ui.label("status table");
+        ui.radio_value(&mut options.status_table, StatusTable::Circular, "circular");
+        ui.radio_value(&mut options.status_table, StatusTable::PerTile, "per tile");
+    });
+    if options.status_table == StatusTable::Circular {
+        ui.horizontal(|ui| {
+            ui.label("entries");
+            ui.radio_value(&mut options.status_entries, None, "auto");
+            for entries in [64, 1024, 4096, 16384] {
+                ui.radio_value(&mut options.status_entries, Some(entries), entries.to_string());
+            }
+        });
+    }
+    ui.checkbox(&mut options.force_fallback, "force fallback (every look-back counts keys)");
+    let (fallbacks, table_free) = info.lookback;
+    ui.small(format!("last frame: {fallbacks} look-back fallbacks, {table_free} table-free tiles"));
+}
+
 fn timings_table(ui: &mut egui::Ui, state: &mut PanelState, stats: &TimingStats) {
     egui::Grid::new("timings").num_columns(2).striped(true).show(ui, |ui| {
         let mut rows = vec![("depth keys".to_string(), stats.kind_ms(PassKind::DepthKeys))];
-        rows.extend(stats.sort_kinds().iter().map(|k| (format!("sort: {}", k.short_name()), stats.kind_ms(*k))));
+        for (index, kind) in stats.sort_kinds().iter().enumerate() {
+            rows.push((format!("sort: {}", kind.short_name()), stats.kind_ms(*kind)));
+            // OneSweep's digit passes are the sort: one row each.
+            if *kind == PassKind::SortDigitPass {
+                for i in 0..stats.iterations() {
+                    rows.push((format!("      digit {i}"), stats.iteration_ms(i, index)));
+                }
+            }
+        }
         rows.push(("sort total".into(), stats.sort_ms()));
         rows.push(("draw".into(), stats.kind_ms(PassKind::Draw)));
         rows.push(("GPU frame".into(), stats.frame_ms()));
