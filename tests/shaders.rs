@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use splatsort::render;
-use splatsort::sort::{shared, subgroup, tutorial};
+use splatsort::sort::{onesweep, shared, subgroup, tutorial};
 
 fn validate(name: &str, source: &str) -> naga::Module {
     let module =
@@ -19,6 +19,7 @@ fn modules() -> Vec<(&'static str, String)> {
     tutorial::shader_modules()
         .into_iter()
         .chain(subgroup::shader_modules())
+        .chain(onesweep::shader_modules())
         .chain(shared::shader_modules())
         .chain(render::shader_modules())
         .collect()
