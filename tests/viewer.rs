@@ -51,7 +51,8 @@ fn the_viewer_sorts_with_onesweep_and_reports_its_fallbacks() {
     let dir = std::env::temp_dir().join(format!("splatsort-viewer-onesweep-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("scratch dir");
     let scene = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/semarang_stadium_sh3.ply");
-    let args = ["view", "--frames", "8", "--width", "640", "--height", "360", "--algorithm", "onesweep", "--force-fallback"];
+    let args =
+        ["view", "--frames", "8", "--width", "640", "--height", "360", "--algorithm", "onesweep", "--force-fallback"];
     let mut all: Vec<&std::ffi::OsStr> = vec![args[0].as_ref(), scene.as_os_str()];
     all.extend(args[1..].iter().map(|a| std::ffi::OsStr::new(*a)));
     let summary = run_viewer(&all, &dir);

@@ -298,11 +298,7 @@ pub fn show(ui: &mut egui::Ui, state: &mut PanelState, info: &PanelInfo<'_>) -> 
             ui.label(format!("{} digit passes after one histogram pass", state.sort.iterations()));
             onesweep_settings(ui, state, info);
         } else {
-            ui.label(format!(
-                "{} iterations x {} passes",
-                state.sort.iterations(),
-                state.algorithm.pass_kinds().len()
-            ));
+            ui.label(format!("{} iterations x {} passes", state.sort.iterations(), state.algorithm.pass_kinds().len()));
         }
         ui.small(format!("sort temporaries: {}", mib(info.sort_temp_bytes)));
 
