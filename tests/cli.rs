@@ -53,6 +53,12 @@ fn numeric_flags_out_of_range_are_refused_by_the_parser() {
     refused(&["sort-bench", "--warmup-secs", "inf"], &["seconds from 0 to 60"]);
     refused(&["sort-bench", "--warmup-secs", "NaN"], &["seconds from 0 to 60"]);
     refused(&["sort-bench", "--n", "x"], &["--n"]);
+    refused(&["sort-bench", "--algorithm", "onesweep", "--status-entries", "3"], &["--status-entries", "4..=65536"]);
+    refused(&["sort-bench", "--status-entries", "1000000"], &["--status-entries"]);
+    refused(&["sort-bench", "--key-type", "f64"], &["--key-type"]);
+    // Settings that parse but do not go together: refused before any GPU work.
+    refused(&["sort-bench", "--key-type", "f32", "--key-bits", "16"], &["all 32 bits"]);
+    refused(&["sort-bench", "--algorithm", "onesweep", "--radix-bits", "4"], &["onesweep sort takes [8]"]);
     refused(&["render-bench", &scene, "--frames", "0"], &["--frames"]);
     refused(&["render-bench", &scene, "--tile", "1025"], &["--tile"]);
     refused(&["tile", &scene, "out.ply", "--copies", "0"], &["--copies"]);
