@@ -10,7 +10,7 @@ use splatsort::bench::{self, BenchCase};
 use splatsort::camera::{Camera, frame_bounds};
 use splatsort::gpu::{AdapterPreference, GpuContext, describe_adapter};
 use splatsort::keys::KeyDistribution;
-use splatsort::render::{self, RenderSettings, SplatRenderer};
+use splatsort::render::{self, DrawPath, RenderSettings, SplatRenderer};
 use splatsort::scene::{self, PlyEncoding, Scene};
 use splatsort::sort::{KeyType, OnesweepOptions, SortAlgorithm, SortConfig, SortOrder, StatusTable};
 use splatsort::timing::{GpuTimer, PassKind};
@@ -102,6 +102,9 @@ struct SortArgs {
     key_bits: u32,
     #[command(flatten)]
     onesweep: OnesweepArgs,
+    /// Draw path: quads through the raster pipeline, or the compute tile rasterizer.
+    #[arg(long, value_enum, default_value = "raster")]
+    draw: DrawPath,
 }
 
 /// OneSweep's settings (other algorithms ignore them).
@@ -426,6 +429,8 @@ fn settings_for(sort: SortArgs, sh_degree: u32, background: [f32; 3]) -> anyhow:
         sort: sort
             .algorithm
             .check(SortConfig::new(radix_bits, sort.key_bits)?.with_onesweep(sort.onesweep.options())?)?,
+        draw: sort.draw,
+        tile_pair_cap: None,
         sh_degree: sh_degree.min(scene::MAX_SH_DEGREE),
         splat_scale: 1.0,
         background,
@@ -577,6 +582,7 @@ fn view(args: ViewArgs) -> anyhow::Result<()> {
         height: args.height,
         algorithm: args.sort.algorithm,
         sort,
+        draw: args.sort.draw,
     };
     let scripted = options.frames.is_some();
     let summary = splatsort::viewer::run(options)?;

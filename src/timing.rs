@@ -28,12 +28,22 @@ pub enum PassKind {
     SortHistogram,
     /// OneSweep, per digit: rank, publish, look back, reorder and write, in one pass.
     SortDigitPass,
-    /// The splat draw.
+    /// The splat draw (quads through the raster pipeline; with the compute path, only the clear).
     Draw,
+    /// Compute draw path: tiles touched per splat.
+    TileCount,
+    /// Compute draw path: scan of the tile counts and the (tile, splat) pairs written.
+    TileScan,
+    /// Compute draw path: the pairs sorted by tile (every pass of that sort).
+    TileSort,
+    /// Compute draw path: each tile's range of pairs.
+    TileRanges,
+    /// Compute draw path: each tile blended front to back.
+    Rasterize,
 }
 
 impl PassKind {
-    pub const ALL: [PassKind; 9] = [
+    pub const ALL: [PassKind; 14] = [
         Self::DepthKeys,
         Self::SortHistogram,
         Self::SortRank,
@@ -42,8 +52,17 @@ impl PassKind {
         Self::SortScatter,
         Self::SortReorder,
         Self::SortDigitPass,
+        Self::TileCount,
+        Self::TileScan,
+        Self::TileSort,
+        Self::TileRanges,
         Self::Draw,
+        Self::Rasterize,
     ];
+
+    /// The compute draw path's passes, in order.
+    pub const TILES: [PassKind; 5] =
+        [Self::TileCount, Self::TileScan, Self::TileSort, Self::TileRanges, Self::Rasterize];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -56,6 +75,11 @@ impl PassKind {
             Self::SortHistogram => "sort: histogram of every digit",
             Self::SortDigitPass => "sort: digit pass (rank, look back, reorder)",
             Self::Draw => "draw",
+            Self::TileCount => "tiles: count per splat",
+            Self::TileScan => "tiles: scan and pairs",
+            Self::TileSort => "tiles: sort pairs by tile",
+            Self::TileRanges => "tiles: ranges",
+            Self::Rasterize => "tiles: rasterize",
         }
     }
 
@@ -71,6 +95,11 @@ impl PassKind {
             Self::SortHistogram => "histogram",
             Self::SortDigitPass => "digit pass",
             Self::Draw => "draw",
+            Self::TileCount => "tile count",
+            Self::TileScan => "tile scan",
+            Self::TileSort => "tile sort",
+            Self::TileRanges => "tile ranges",
+            Self::Rasterize => "rasterize",
         }
     }
 

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use glam::{Quat, Vec3};
 use splatsort::camera::{Camera, CameraFile};
-use splatsort::render::{self, Image, RenderSettings, SplatRenderer, cpu};
+use splatsort::render::{self, DrawPath, Image, RenderSettings, SplatRenderer, cpu};
 use splatsort::scene::{Scene, load_ply};
 use splatsort::sort::{SortAlgorithm, SortConfig};
 
@@ -106,12 +106,21 @@ fn assert_matches_reference(
     settings: RenderSettings,
     tol: (f64, f64),
 ) -> Image {
-    let gpu = gpu_render(scene, camera, settings);
+    // Both draw paths, against the same reference and tolerances; the quad image is returned.
     let reference = cpu::render(scene, camera, &settings);
-    let (mean, p99, max) = compare(&gpu, &reference);
-    eprintln!("{what}: mean {mean:.3}, p99 {p99:.3}, max {max:.1} (8-bit steps)");
-    assert!(mean <= tol.0 && p99 <= tol.1, "{what}: mean {mean:.3} (<= {}), p99 {p99:.3} (<= {})", tol.0, tol.1);
-    gpu
+    let mut images = [DrawPath::Raster, DrawPath::Compute].map(|draw| {
+        let gpu = gpu_render(scene, camera, RenderSettings { draw, ..settings });
+        let (mean, p99, max) = compare(&gpu, &reference);
+        eprintln!("{what}, {draw:?}: mean {mean:.3}, p99 {p99:.3}, max {max:.1} (8-bit steps)");
+        assert!(
+            mean <= tol.0 && p99 <= tol.1,
+            "{what}, {draw:?} draw: mean {mean:.3} (<= {}), p99 {p99:.3} (<= {})",
+            tol.0,
+            tol.1
+        );
+        Some(gpu)
+    });
+    images[0].take().expect("the quad image")
 }
 
 const SYNTHETIC: (f64, f64) = (0.25, 1.5);
@@ -222,6 +231,68 @@ fn view_dependent_colour_from_sh_degrees_1_to_3() {
         let c = assert_matches_reference(&format!("SH degree {degree} used as 0"), &scene, &side, flat, SYNTHETIC);
         assert_ne!(c.pixel(32, 24), cb, "degree 0 must differ from degree {degree}");
     }
+}
+
+#[test]
+fn tiles_big_splats_empty_tiles_and_odd_sizes() {
+    // The compute path's edge cases, each against the reference with both paths: one splat over every tile of an
+    // image whose sides are not multiples of 16; a small splat in a corner (most tiles empty); a 1x1 image.
+    let big = scene_of(&[splat([0.0, 0.0, 0.0], 1.2, 0.8, [0.3, 0.7, 0.9])], 0, |_, _| [0.0; 3]);
+    let cam = camera(203, 141, [0.0, 0.0, -3.0], [0.0, 0.0, 0.0]);
+    // Every pixel is lit, so rounding to 8 bits alone averages a quarter step (both paths measure 0.252, max 0.7):
+    // the mean tolerance is a little above that, the p99 one tighter than SYNTHETIC's.
+    let lit = (0.3, 1.0);
+    let image = assert_matches_reference("one splat over every tile", &big, &cam, RenderSettings::default(), lit);
+    assert!(lit_pixels(&image) > 203 * 141 / 2, "the splat covers most of the image");
+    let corner = scene_of(&[splat([-1.6, -1.0, 0.0], 0.1, 0.9, [1.0, 0.5, 0.0])], 0, |_, _| [0.0; 3]);
+    let cam = camera(200, 120, [0.0, 0.0, -4.0], [0.0, 0.0, 0.0]);
+    let image = assert_matches_reference("a splat in a corner", &corner, &cam, RenderSettings::default(), SYNTHETIC);
+    assert!(lit_pixels(&image) > 4, "the corner splat is drawn");
+    let tiny = camera(1, 1, [0.0, 0.0, -3.0], [0.0, 0.0, 0.0]);
+    assert_matches_reference("a 1x1 image", &big, &tiny, RenderSettings::default(), lit);
+}
+
+#[test]
+fn every_pixel_saturating_early_matches() {
+    // Forty nearly opaque layers over the whole view: every pixel stops early on the compute path (transmittance
+    // under 1e-4 after three layers), which must not change the image beyond the tolerances.
+    let splats: Vec<Splat> = (0..40)
+        .map(|i| {
+            let t = i as f32;
+            splat([0.05 * (t % 5.0), -0.04 * (t % 3.0), 0.1 * t], 1.5, 0.98, [0.1 + 0.02 * t, 0.8 - 0.015 * t, 0.4])
+        })
+        .collect();
+    let scene = scene_of(&splats, 0, |_, _| [0.0; 3]);
+    let cam = camera(120, 80, [0.0, 0.0, -3.0], [0.0, 0.0, 0.0]);
+    let background = RenderSettings { background: [0.2, 0.3, 0.9], ..Default::default() };
+    assert_matches_reference("saturated layers", &scene, &cam, background, (0.3, 1.0));
+}
+
+#[test]
+fn a_frame_past_the_tile_pair_cap_is_drawn_with_quads() {
+    // A cap of 16 pairs for a scene that needs hundreds: the frame is drawn by the quad path (decided on the GPU),
+    // matches the reference, and reports the pairs it needed; growing the cap brings the compute path back.
+    let ctx = common::context();
+    let scene = demo_crop();
+    let cam = camera(160, 120, [140.0, -25.0, -30.0], [140.0, 0.0, 0.0]);
+    let settings = RenderSettings { draw: DrawPath::Compute, tile_pair_cap: Some(16), ..Default::default() };
+    let reference = cpu::render(&scene, &cam, &settings);
+    let (image, counts, mut renderer) = common::checked(ctx, "capped frame", || {
+        let mut renderer = SplatRenderer::new(&ctx.device, &ctx.queue, &scene, settings).expect("renderer");
+        let image = render::render_image(&ctx.device, &ctx.queue, &mut renderer, &cam, None).expect("frame");
+        let counts = renderer.counts_blocking(&ctx.device, &ctx.queue);
+        (image, counts, renderer)
+    });
+    assert!(counts.tile_pairs > 16, "the frame needed more pairs than the cap: {counts:?}");
+    let (mean, p99, _) = compare(&image, &reference);
+    assert!(mean <= REAL.0 && p99 <= REAL.1, "the quad fallback matches: mean {mean:.3}, p99 {p99:.3}");
+    renderer.grow_tile_pairs(&ctx.device, &ctx.queue, counts.tile_pairs).expect("grows");
+    assert!(renderer.tile_pair_cap().expect("compute path") >= counts.tile_pairs);
+    let image = render::render_image(&ctx.device, &ctx.queue, &mut renderer, &cam, None).expect("frame");
+    let after = renderer.counts_blocking(&ctx.device, &ctx.queue);
+    assert_eq!(after.tile_pairs, counts.tile_pairs, "the same view needs the same pairs");
+    let (mean, p99, _) = compare(&image, &reference);
+    assert!(mean <= REAL.0 && p99 <= REAL.1, "the grown compute path matches: mean {mean:.3}, p99 {p99:.3}");
 }
 
 fn demo_scene() -> Scene {

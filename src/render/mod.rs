@@ -17,6 +17,7 @@
 //! Nothing is read back in a frame; all pipelines and buffers are made when the scene is set up.
 
 pub mod cpu;
+pub mod tile;
 
 use std::collections::HashMap;
 
@@ -65,6 +66,8 @@ pub struct FrameCounts {
     pub visible: u32,
     /// Splats culled because their projected covariance is not finite (scales too large for f32).
     pub culled_nonfinite: u32,
+    /// Compute path: the (tile, splat) pairs the frame needed (past the cap, the frame was drawn with quads).
+    pub tile_pairs: u32,
     /// OneSweep: look-back steps of the frame's sort that counted a tile's keys (the fallback); 0 otherwise.
     pub sort_fallbacks: u32,
     /// OneSweep: tiles of the frame's sort that could not use the status table.
@@ -75,7 +78,13 @@ impl FrameCounts {
     /// From the first `DRAW_ARGS_BYTES` of the draw-arguments buffer.
     pub fn from_bytes(bytes: &[u8]) -> Self {
         let word = |i: usize| bytes.get(4 * i..4 * i + 4).map_or(0, |w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
-        Self { visible: word(1), culled_nonfinite: word(4), sort_fallbacks: word(5), sort_table_free_tiles: word(6) }
+        Self {
+            visible: word(1),
+            culled_nonfinite: word(4),
+            sort_fallbacks: word(5),
+            sort_table_free_tiles: word(6),
+            tile_pairs: word(7),
+        }
     }
 
     /// A warning for the user when splats vanished for non-finite values.
@@ -89,11 +98,26 @@ impl FrameCounts {
     }
 }
 
+/// How sorted splats become pixels.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum DrawPath {
+    /// Instanced quads through the raster pipeline, blended back to front.
+    #[default]
+    Raster,
+    /// A compute tile rasterizer: splats binned to 16x16 tiles, each tile blended front to back with an early stop.
+    Compute,
+}
+
 /// Settings that may change from one frame to the next.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RenderSettings {
     pub algorithm: SortAlgorithm,
     pub sort: SortConfig,
+    pub draw: DrawPath,
+    /// The compute path's cap on (tile, splat) pairs; None: `tile::default_pair_cap`. A frame past it is drawn
+    /// with quads, and the renderer grows the cap when `grow_tile_pairs` is called with the count.
+    pub tile_pair_cap: Option<u32>,
     /// SH degree used, at most the scene's.
     pub sh_degree: u32,
     /// Multiplies every splat's scale.
@@ -106,6 +130,8 @@ impl Default for RenderSettings {
         Self {
             algorithm: SortAlgorithm::Tutorial,
             sort: SortConfig::default(),
+            draw: DrawPath::Raster,
+            tile_pair_cap: None,
             sh_degree: 3,
             splat_scale: 1.0,
             background: [0.0; 3],
@@ -341,6 +367,10 @@ pub struct SplatRenderer {
     draw_groups: [wgpu::BindGroup; 2],
     /// The accumulation image, its view, and its blit bind groups for non-sRGB and sRGB targets.
     target: Option<(wgpu::Texture, wgpu::TextureView, [wgpu::BindGroup; 2])>,
+    /// Counts the accumulation images made, so bind groups on the image know when to be made anew.
+    image_generation: u64,
+    /// The compute draw path, made when first chosen.
+    tiles: Option<tile::TileRaster>,
     max_workgroups_per_dim: u32,
 }
 
@@ -543,7 +573,7 @@ impl SplatRenderer {
                 ],
             })
         });
-        Ok(Self {
+        let mut renderer = Self {
             scene: gpu_scene,
             sort_buffers,
             sorter,
@@ -565,8 +595,12 @@ impl SplatRenderer {
             compact_group,
             draw_groups,
             target: None,
+            image_generation: 0,
+            tiles: None,
             max_workgroups_per_dim: device.limits().max_compute_workgroups_per_dimension,
-        })
+        };
+        renderer.set_settings(device, queue, settings)?;
+        Ok(renderer)
     }
 
     pub fn settings(&self) -> RenderSettings {
@@ -575,15 +609,48 @@ impl SplatRenderer {
 
     /// Changes settings for the next frame. A new algorithm makes only that algorithm's pipelines and temporaries
     /// (the key/value buffers and every bind group of the frame stay); new radix settings reuse even those unless a
-    /// larger count table is needed. On an error the old settings stay in force.
-    pub fn set_settings(&mut self, device: &wgpu::Device, settings: RenderSettings) -> Result<(), RenderError> {
-        if settings.algorithm != self.settings.algorithm {
+    /// larger count table is needed. The compute draw path is made when first chosen (and its tile sort follows the
+    /// depth sort's algorithm). On an error the old settings stay in force.
+    pub fn set_settings(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        settings: RenderSettings,
+    ) -> Result<(), RenderError> {
+        let old = self.settings;
+        if settings.algorithm != old.algorithm {
             self.sorter = GpuSort::new(device, settings.algorithm, &self.sort_buffers, settings.sort)?;
-        } else if settings.sort != self.settings.sort {
+        } else if settings.sort != old.sort {
             self.sorter.set_config(device, settings.sort)?;
+        }
+        if settings.draw == DrawPath::Compute {
+            let cap = settings.tile_pair_cap.unwrap_or(tile::default_pair_cap(device, self.scene.num_splats));
+            let sort = (settings.algorithm, settings.sort.radix_bits);
+            match self.tiles.as_mut() {
+                Some(tiles) if tiles.pair_cap() == cap => tiles.set_sort(device, sort.0, sort.1)?,
+                _ => self.tiles = Some(tile::TileRaster::new(device, queue, self.scene.num_splats, sort, cap)?),
+            }
         }
         self.settings = settings;
         Ok(())
+    }
+
+    /// Grows the compute path's cap on pairs to hold `pairs` (a frame's `FrameCounts::tile_pairs` past the cap),
+    /// within the device's limits. The frames that overflowed were drawn with quads.
+    pub fn grow_tile_pairs(&mut self, device: &wgpu::Device, queue: &wgpu::Queue, pairs: u32) -> Result<(), RenderError> {
+        let Some(tiles) = self.tiles.as_ref() else { return Ok(()) };
+        if pairs <= tiles.pair_cap() {
+            return Ok(());
+        }
+        let limit = tile::default_pair_cap(device, u32::MAX);
+        let cap = pairs.saturating_add(pairs / 4).min(limit);
+        let settings = RenderSettings { tile_pair_cap: Some(cap), ..self.settings };
+        self.set_settings(device, queue, settings)
+    }
+
+    /// The compute path's cap on pairs (None while it has not been made).
+    pub fn tile_pair_cap(&self) -> Option<u32> {
+        self.tiles.as_ref().map(tile::TileRaster::pair_cap)
     }
 
     pub fn scene(&self) -> &GpuScene {
@@ -623,9 +690,11 @@ impl SplatRenderer {
         self.sorter.allocated_bytes()
     }
 
-    /// Timed passes per frame: depth keys, the sort's passes, draw.
+    /// Timed passes per frame: depth keys, the sort's passes, draw, and the compute path's (the tile sort's
+    /// passes counted at their most).
     pub fn timed_passes(&self) -> u32 {
-        2 + self.sorter.timed_passes()
+        let tiles = self.tiles.as_ref().map_or(0, |t| 4 + t.sort_timed_passes());
+        2 + self.sorter.timed_passes() + tiles
     }
 
     fn ensure_target(&mut self, device: &wgpu::Device, width: u32, height: u32) {
@@ -639,9 +708,12 @@ impl SplatRenderer {
             sample_count: 1,
             dimension: wgpu::TextureDimension::D2,
             format: ACCUMULATION_FORMAT,
-            usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::TEXTURE_BINDING,
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT
+                | wgpu::TextureUsages::TEXTURE_BINDING
+                | wgpu::TextureUsages::STORAGE_BINDING,
             view_formats: &[],
         });
+        self.image_generation += 1;
         let view = texture.create_view(&Default::default());
         let groups = [0, 1].map(|srgb| {
             device.create_bind_group(&wgpu::BindGroupDescriptor {
@@ -716,10 +788,29 @@ impl SplatRenderer {
         let output_slot = self.sorter.record_gpu_count(queue, encoder, timer.as_deref_mut(), repeat);
         // The sort's look-back counters ride along with the counts (words 5 and 6), read back without a stall.
         self.sorter.copy_lookback_stats(encoder, &self.draw_args, 20);
+        let compute = s.draw == DrawPath::Compute;
+        if compute {
+            let tiles = self.tiles.as_mut().expect("made by set_settings for the compute path");
+            let (_, view, _) = self.target.as_ref().expect("target made above");
+            let inputs = tile::FrameInputs {
+                uniforms: &self.uniforms,
+                projected: &self.projected,
+                depth: &self.sort_buffers,
+                depth_slot: output_slot,
+                accumulation: view,
+                image_generation: self.image_generation,
+                width: camera.width,
+                height: camera.height,
+                background: s.background,
+            };
+            tiles.record_binning(device, queue, encoder, &inputs, (timer.as_deref_mut(), repeat))?;
+            // The pairs the frame needed ride along too (word 7).
+            encoder.copy_buffer_to_buffer(tiles.draw_args(), tile::ARGS_PAIRS, &self.draw_args, 28, 4);
+        }
         {
             let (_, view, _) = self.target.as_ref().expect("target made above");
             let [r, g, b] = s.background.map(f64::from);
-            let timestamp_writes = timer.and_then(|t| t.render_pass_writes(label(PassKind::Draw)));
+            let timestamp_writes = timer.as_deref_mut().and_then(|t| t.render_pass_writes(label(PassKind::Draw)));
             let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
                 label: Some("splat draw"),
                 color_attachments: &[Some(wgpu::RenderPassColorAttachment {
@@ -738,7 +829,14 @@ impl SplatRenderer {
             });
             pass.set_pipeline(&self.draw_pipeline);
             pass.set_bind_group(0, &self.draw_groups[output_slot], &[]);
-            pass.draw_indirect(&self.draw_args, 0);
+            // With the compute path the quads draw only a frame whose pairs passed the cap (decided on the GPU).
+            match self.tiles.as_ref().filter(|_| compute) {
+                Some(tiles) => pass.draw_indirect(tiles.draw_args(), 0),
+                None => pass.draw_indirect(&self.draw_args, 0),
+            }
+        }
+        if let Some(tiles) = self.tiles.as_ref().filter(|_| compute) {
+            tiles.record_rasterize(encoder, timer, repeat);
         }
         Ok(())
     }

@@ -532,6 +532,17 @@ impl GpuSort {
         }
     }
 
+    /// Times every pass of this sort as `kind` (None: each as its own kind), for a sort used inside another
+    /// stage (the renderer's tile sort).
+    pub fn time_as(&mut self, kind: Option<PassKind>) {
+        let dispatch = match self {
+            Self::Tutorial(s) => shared::RadixPasses::dispatch_mut(s),
+            Self::Subgroup(s) => shared::RadixPasses::dispatch_mut(s),
+            Self::Onesweep(s) => shared::RadixPasses::dispatch_mut(s),
+        };
+        dispatch.timed_as = kind;
+    }
+
     /// OneSweep's keys per tile on this device (None for other algorithms).
     pub fn onesweep_tile_size(&self) -> Option<u32> {
         match self {

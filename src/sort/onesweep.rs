@@ -17,7 +17,7 @@ use crate::sort::shared::{
     pipeline_with, storage_entry, with_common,
 };
 use crate::sort::{OnesweepOptions, SortBuffers, SortConfig, SortError, StatusTable, TrafficModel, check_binding};
-use crate::timing::{GpuTimer, PassKind, PassLabel};
+use crate::timing::{GpuTimer, PassKind};
 
 /// Bits per digit: the sort takes 8 only.
 pub const RADIX_BITS: u32 = 8;
@@ -370,7 +370,7 @@ impl RadixPasses for OnesweepSort {
         repeat: u32,
     ) {
         let params = &self.dispatch.params;
-        let label = |kind, iteration| PassLabel { kind, iteration, repeat };
+        let label = |kind, iteration| self.dispatch.label(kind, iteration, repeat);
         {
             let mut pass =
                 begin_pass(encoder, timer.as_deref_mut(), "sort histogram", label(PassKind::SortHistogram, None));

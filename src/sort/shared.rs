@@ -403,6 +403,8 @@ impl ScanTable {
 /// parameters buffer, the GPU-count machinery, and the sizes its passes dispatch by.
 pub(crate) struct SortDispatch {
     pub params: SortParams,
+    /// The kind every pass of this sort is timed as, instead of its own (the renderer's tile sort).
+    pub timed_as: Option<PassKind>,
     gpu_count: GpuCount,
     capacity: u32,
     tile_size: u32,
@@ -419,6 +421,7 @@ impl SortDispatch {
         let gpu_count = GpuCount::new(device, buffers.count(), &params, capacity, (tile_size, keys_per_group));
         Self {
             params,
+            timed_as: None,
             gpu_count,
             capacity,
             tile_size,
@@ -429,6 +432,11 @@ impl SortDispatch {
 
     pub fn allocated_bytes(&self) -> u64 {
         self.params.size() + self.gpu_count.allocated_bytes()
+    }
+
+    /// The label of a pass of `kind` (or of `timed_as`).
+    pub fn label(&self, kind: PassKind, iteration: Option<u32>, repeat: u32) -> PassLabel {
+        PassLabel { kind: self.timed_as.unwrap_or(kind), iteration, repeat }
     }
 }
 
@@ -465,15 +473,16 @@ pub(crate) fn record_iterations(
     encoder: &mut wgpu::CommandEncoder,
     plan: &Plan<'_>,
     (mut timer, repeat): (Option<&mut GpuTimer>, u32),
-    (config, params): (SortConfig, &SortParams),
+    (config, dispatch): (SortConfig, &SortDispatch),
     (scan, scan_group): (&Scan, &wgpu::BindGroup),
     [before, after]: [DigitPass<'_>; 2],
 ) {
     debug_assert!(config.iterations() <= MAX_ITERATIONS, "at most 32 iterations");
+    let params = &dispatch.params;
     for iteration in 0..config.iterations() {
         let src = (iteration % 2) as usize;
         let offset = params.iteration_offset(iteration);
-        let label = |kind| PassLabel { kind, iteration: Some(iteration), repeat };
+        let label = |kind| dispatch.label(kind, Some(iteration), repeat);
         let digit_pass = |encoder: &mut wgpu::CommandEncoder, pass: &DigitPass<'_>, timer: Option<&mut GpuTimer>| {
             let mut compute = begin_pass(encoder, timer, pass.name, label(pass.kind));
             compute.set_pipeline(pass.pipeline);

@@ -174,7 +174,7 @@ impl RadixPasses for SubgroupSort {
             grid: Grid::Tiles,
         };
         let scan = (&self.scan, &self.scan_group);
-        record_iterations(encoder, plan, (timer, repeat), (self.config, &self.dispatch.params), scan, [count, reorder]);
+        record_iterations(encoder, plan, (timer, repeat), (self.config, &self.dispatch), scan, [count, reorder]);
     }
 }
 

@@ -251,7 +251,7 @@ impl RadixPasses for TutorialSort {
             grid: Grid::PerKey,
         };
         let scan = (&self.scan, &self.scan_group);
-        record_iterations(encoder, plan, (timer, repeat), (self.config, &self.dispatch.params), scan, [rank, scatter]);
+        record_iterations(encoder, plan, (timer, repeat), (self.config, &self.dispatch), scan, [rank, scatter]);
     }
 }
 

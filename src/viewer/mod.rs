@@ -46,6 +46,7 @@ pub struct ViewerOptions {
     /// The sort the viewer starts with (changed live in the panel).
     pub algorithm: crate::sort::SortAlgorithm,
     pub sort: crate::sort::SortConfig,
+    pub draw: crate::render::DrawPath,
 }
 
 /// What a run with `--frames` measured, printed as JSON for tests and scripts.
@@ -251,6 +252,8 @@ struct Running {
     culled_nonfinite: u32,
     /// The newest frame's OneSweep look-back counters (fallbacks, table-free tiles).
     lookback: (u32, u32),
+    /// The newest frame's (tile, splat) pairs (compute draw path).
+    tile_pairs: u32,
     verify: Option<PendingVerify>,
     verify_report: Option<VerifyReport>,
     images: Vec<PendingImage>,
@@ -321,6 +324,7 @@ impl Running {
         let panel = PanelState {
             algorithm: options.algorithm,
             sort: options.sort,
+            draw: options.draw,
             unavailable: crate::sort::SortAlgorithm::ALL
                 .into_iter()
                 .filter_map(|a| a.unavailable_reason(ctx.device.features()).map(|reason| (a, reason)))
@@ -336,6 +340,8 @@ impl Running {
         let settings = RenderSettings {
             algorithm: panel.algorithm,
             sort: panel.sort,
+            draw: panel.draw,
+            tile_pair_cap: None,
             sh_degree: panel.sh_degree,
             splat_scale: panel.splat_scale,
             background: panel.background,
@@ -374,6 +380,7 @@ impl Running {
             visible: None,
             culled_nonfinite: 0,
             lookback: (0, 0),
+            tile_pairs: 0,
             verify: None,
             verify_report: None,
             images: Vec::new(),
@@ -534,6 +541,11 @@ impl Running {
                 self.visible = Some(counts.visible);
                 self.culled_nonfinite = counts.culled_nonfinite;
                 self.lookback = (counts.sort_fallbacks, counts.sort_table_free_tiles);
+                self.tile_pairs = counts.tile_pairs;
+                // A frame whose pairs passed the cap was drawn with quads: grow the cap for the next ones.
+                if let Err(e) = self.renderer.grow_tile_pairs(&self.ctx.device, &self.ctx.queue, counts.tile_pairs) {
+                    self.messages.push(e.to_string());
+                }
             }
         }
         if let Some(pending) = &self.verify {
@@ -593,6 +605,8 @@ impl Running {
         let settings = RenderSettings {
             algorithm: p.algorithm,
             sort: p.sort,
+            draw: p.draw,
+            tile_pair_cap: self.renderer.settings().tile_pair_cap,
             sh_degree: p.sh_degree,
             splat_scale: p.splat_scale,
             background: p.background,
@@ -600,11 +614,12 @@ impl Running {
         if settings != self.renderer.settings() {
             let current = self.renderer.settings();
             let sort_changed = settings.sort != current.sort || settings.algorithm != current.algorithm;
-            if let Err(e) = self.renderer.set_settings(&self.ctx.device, settings) {
+            if let Err(e) = self.renderer.set_settings(&self.ctx.device, &self.ctx.queue, settings) {
                 // The frame keeps running with the settings in force.
                 self.messages.push(e.to_string());
                 self.panel.algorithm = current.algorithm;
                 self.panel.sort = current.sort;
+                self.panel.draw = current.draw;
             } else if sort_changed {
                 self.stats.reset_window();
                 self.verify_report = None;
@@ -658,6 +673,8 @@ impl Running {
                 visible: self.visible,
                 culled_nonfinite: self.culled_nonfinite,
                 lookback: self.lookback,
+                tile_pairs: (self.panel.draw == crate::render::DrawPath::Compute)
+                    .then(|| (self.tile_pairs, self.renderer.tile_pair_cap().unwrap_or(0))),
                 sort_temp_bytes: self.renderer.sort_temp_bytes(),
                 file_sh_degree: self.file_sh_degree,
                 adapter: &self.adapter_label,

@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 
 use egui_plot::{Bar, BarChart, Legend, Line, Plot, PlotPoint, PlotPoints, Text};
 
+use crate::render::DrawPath;
 use crate::sort::{SortAlgorithm, SortConfig, StatusTable};
 use crate::timing::{FrameTimings, PassKind};
 use crate::viewer::controls::UpAxis;
@@ -192,6 +193,7 @@ impl VerifyReport {
 pub struct PanelState {
     pub algorithm: SortAlgorithm,
     pub sort: SortConfig,
+    pub draw: DrawPath,
     /// Algorithms this device cannot run, and why (shown greyed in the list).
     pub unavailable: Vec<(SortAlgorithm, String)>,
     pub sh_degree: u32,
@@ -218,6 +220,8 @@ pub struct PanelInfo<'a> {
     pub sort_temp_bytes: u64,
     /// OneSweep's look-back counters of the newest frame read back: (fallbacks, table-free tiles).
     pub lookback: (u32, u32),
+    /// Compute draw path: the newest frame's (tile, splat) pairs and the cap.
+    pub tile_pairs: Option<(u32, u32)>,
     pub timings: &'a TimingStats,
     pub timings_unavailable: Option<&'a str>,
     pub cpu: &'a CpuStats,
@@ -301,6 +305,21 @@ pub fn show(ui: &mut egui::Ui, state: &mut PanelState, info: &PanelInfo<'_>) -> 
             ui.label(format!("{} iterations x {} passes", state.sort.iterations(), state.algorithm.pass_kinds().len()));
         }
         ui.small(format!("sort temporaries: {}", mib(info.sort_temp_bytes)));
+        ui.horizontal(|ui| {
+            ui.label("draw");
+            ui.radio_value(&mut state.draw, DrawPath::Raster, "quads (raster)");
+            ui.radio_value(&mut state.draw, DrawPath::Compute, "tiles (compute)");
+        });
+        if let Some((pairs, cap)) = info.tile_pairs {
+            let per_splat = info.visible.filter(|&v| v > 0).map_or(0.0, |v| f64::from(pairs) / f64::from(v));
+            ui.small(format!("{pairs} tile-splat pairs, {per_splat:.2} per visible splat (cap {cap})"));
+            if pairs > cap {
+                ui.colored_label(
+                    egui::Color32::YELLOW,
+                    "pairs over the cap: this frame was drawn with quads; the cap grows for the next",
+                );
+            }
+        }
 
         ui.separator();
         ui.strong("GPU time per pass (median of 30 frames)");
@@ -436,6 +455,9 @@ fn timings_table(ui: &mut egui::Ui, state: &mut PanelState, stats: &TimingStats)
         }
         rows.push(("sort total".into(), stats.sort_ms()));
         rows.push(("draw".into(), stats.kind_ms(PassKind::Draw)));
+        if state.draw == DrawPath::Compute {
+            rows.extend(PassKind::TILES.iter().map(|k| (k.name().to_string(), stats.kind_ms(*k))));
+        }
         rows.push(("GPU frame".into(), stats.frame_ms()));
         for (name, value) in rows {
             ui.label(name);

@@ -1,0 +1,348 @@
+//! The compute draw path (`shaders/splat_tiles.wgsl`): splats binned to 16x16 tiles from the depth order, the
+//! (tile, position) pairs ordered by tile with splatsort's own radix sort (stable, so each tile's list stays in depth
+//! order), each tile blended front to back in one workgroup with an early stop.
+//!
+//! Made when the compute path is first chosen: pipelines once, the count table and the pair buffers once per scene
+//! (pairs up to a cap), the tile ranges once per resolution, bind groups when the depth sort's output slot or the
+//! image changes. A frame whose pairs pass the cap is drawn by the quad path instead, decided on the GPU (the emit
+//! pass writes both paths' indirect arguments), and the renderer grows the cap for later frames when the count comes
+//! back.
+
+use crate::render::RenderError;
+use crate::sort::shared::ScanTable;
+use crate::sort::{GpuSort, SortAlgorithm, SortBuffers, SortConfig};
+use crate::timing::{GpuTimer, PassKind, PassLabel};
+
+/// Tile side in pixels. Mirrors `TILE` in `splat_tiles.wgsl`.
+pub const TILE: u32 = 16;
+/// Threads per workgroup of the per-splat and per-pair passes. Mirrors `GROUP`.
+const GROUP: u32 = 256;
+/// Bytes of `TileArgs`.
+const ARGS_BYTES: u64 = 48;
+/// Where `TileArgs` keeps the quad draw's arguments, the ranges pass's and the rasterizer's workgroups, the pairs.
+const ARGS_RANGES: u64 = 16;
+const ARGS_RASTER: u64 = 28;
+pub const ARGS_PAIRS: u64 = 40;
+
+pub const TILES_WGSL: &str = include_str!("../../shaders/splat_tiles.wgsl");
+
+/// Mirrors `TileSettings` in `splat_tiles.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+struct TileSettings {
+    tiles_x: u32,
+    tiles_y: u32,
+    pair_cap: u32,
+    background: [f32; 3],
+    total_index: u32,
+    _pad: u32,
+}
+
+/// The default cap on (tile, splat) pairs for `num_splats` splats: 8 per splat (a 1080p frame of a framed scene
+/// needs 2-4), at least 2^18, at most what the device binds.
+pub fn default_pair_cap(device: &wgpu::Device, num_splats: u32) -> u32 {
+    let limit = (device.limits().max_storage_buffer_binding_size / 4).min(u64::from(u32::MAX)) as u32;
+    num_splats.saturating_mul(8).max(1 << 18).min(limit)
+}
+
+/// Key bits of a tile id for `tiles` tiles.
+fn tile_bits(tiles: u32) -> u32 {
+    (32 - tiles.saturating_sub(1).leading_zeros()).max(1)
+}
+
+/// What the tile passes read from the rest of the frame.
+pub struct FrameInputs<'a> {
+    pub uniforms: &'a wgpu::Buffer,
+    pub projected: &'a wgpu::Buffer,
+    pub depth: &'a SortBuffers,
+    pub depth_slot: usize,
+    pub accumulation: &'a wgpu::TextureView,
+    /// Changes whenever the accumulation image is made anew.
+    pub image_generation: u64,
+    pub width: u32,
+    pub height: u32,
+    pub background: [f32; 3],
+}
+
+/// The bind groups of one (depth slot, image) combination.
+struct Groups {
+    key: (usize, u64),
+    count: wgpu::BindGroup,
+    emit: wgpu::BindGroup,
+    ranges: wgpu::BindGroup,
+    raster: wgpu::BindGroup,
+}
+
+pub struct TileRaster {
+    count_pipeline: wgpu::ComputePipeline,
+    emit_pipeline: wgpu::ComputePipeline,
+    ranges_pipeline: wgpu::ComputePipeline,
+    raster_pipeline: wgpu::ComputePipeline,
+    settings: wgpu::Buffer,
+    settings_written: Option<TileSettings>,
+    /// Tiles touched per sorted position, scanned into each position's first pair.
+    counts: ScanTable,
+    pairs: SortBuffers,
+    sorter: GpuSort,
+    args: wgpu::Buffer,
+    ranges: wgpu::Buffer,
+    tiles: (u32, u32),
+    groups: Option<Groups>,
+    num_splats: u32,
+    max_dim: u32,
+}
+
+impl TileRaster {
+    /// For a scene of `num_splats`, sorting pairs with `algorithm` at `radix_bits`, up to `pair_cap` pairs.
+    pub fn new(
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        num_splats: u32,
+        (algorithm, radix_bits): (SortAlgorithm, u32),
+        pair_cap: u32,
+    ) -> Result<Self, RenderError> {
+        let source = format!("{}\n{TILES_WGSL}", super::COMMON_WGSL);
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("splat tiles"),
+            source: wgpu::ShaderSource::Wgsl(source.into()),
+        });
+        let pipeline = |entry: &str| {
+            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(entry),
+                layout: None,
+                module: &module,
+                entry_point: Some(entry),
+                compilation_options: Default::default(),
+                cache: None,
+            })
+        };
+        let pairs = SortBuffers::new(device, pair_cap.max(1))?;
+        let mut sorter = GpuSort::new(device, algorithm, &pairs, Self::sort_config(algorithm, radix_bits, 1)?)?;
+        sorter.time_as(Some(PassKind::TileSort));
+        let buffer = |label: &str, size: u64, usage: wgpu::BufferUsages| {
+            device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size, usage, mapped_at_creation: false })
+        };
+        Ok(Self {
+            count_pipeline: pipeline("tile_count"),
+            emit_pipeline: pipeline("tile_emit"),
+            ranges_pipeline: pipeline("tile_ranges"),
+            raster_pipeline: pipeline("rasterize"),
+            settings: buffer(
+                "tile settings",
+                std::mem::size_of::<TileSettings>() as u64,
+                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            ),
+            settings_written: None,
+            counts: ScanTable::new(device, queue, num_splats.max(1)),
+            pairs,
+            sorter,
+            args: buffer(
+                "tile args",
+                ARGS_BYTES,
+                wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::COPY_SRC,
+            ),
+            ranges: buffer("tile ranges", 8, wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST),
+            tiles: (0, 0),
+            groups: None,
+            num_splats,
+            max_dim: device.limits().max_compute_workgroups_per_dimension,
+        })
+    }
+
+    fn sort_config(algorithm: SortAlgorithm, radix_bits: u32, tiles: u32) -> Result<SortConfig, RenderError> {
+        Ok(algorithm.config(radix_bits, tile_bits(tiles))?)
+    }
+
+    /// Timed passes of the tile sort at its most (32-bit tile ids; the image's size sets the real width later).
+    pub fn sort_timed_passes(&self) -> u32 {
+        let algorithm = self.sorter.algorithm();
+        algorithm.timed_passes(32u32.div_ceil(self.sorter.config().radix_bits))
+    }
+
+    /// The cap on pairs.
+    pub fn pair_cap(&self) -> u32 {
+        self.pairs.capacity()
+    }
+
+    /// GPU memory held.
+    pub fn allocated_bytes(&self) -> u64 {
+        self.pairs.allocated_bytes()
+            + self.sorter.allocated_bytes()
+            + self.counts.allocated_bytes()
+            + self.ranges.size()
+            + self.args.size()
+            + self.settings.size()
+    }
+
+    /// The quad draw's indirect arguments for a frame drawn by this path: no instances, unless the pairs overflowed.
+    pub fn draw_args(&self) -> &wgpu::Buffer {
+        &self.args
+    }
+
+    /// Follows a change of the depth sort's algorithm or radix bits.
+    pub fn set_sort(
+        &mut self,
+        device: &wgpu::Device,
+        algorithm: SortAlgorithm,
+        radix_bits: u32,
+    ) -> Result<(), RenderError> {
+        let tiles = self.tiles.0 * self.tiles.1;
+        let config = Self::sort_config(algorithm, radix_bits, tiles.max(1))?;
+        if algorithm != self.sorter.algorithm() {
+            let mut sorter = GpuSort::new(device, algorithm, &self.pairs, config)?;
+            sorter.time_as(Some(PassKind::TileSort));
+            self.sorter = sorter;
+            self.groups = None;
+        } else if config != self.sorter.config() {
+            self.sorter.set_config(device, config)?;
+            self.groups = None;
+        }
+        Ok(())
+    }
+
+    /// Sizes the ranges for the image and makes the bind groups the frame needs (only when something changed).
+    fn prepare(&mut self, device: &wgpu::Device, queue: &wgpu::Queue, inputs: &FrameInputs<'_>) -> Result<(), RenderError> {
+        let tiles = (inputs.width.div_ceil(TILE), inputs.height.div_ceil(TILE));
+        if tiles != self.tiles {
+            self.tiles = tiles;
+            self.ranges = device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("tile ranges"),
+                size: u64::from(tiles.0 * tiles.1) * 8,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            let config = self.sorter.config();
+            self.sorter.set_config(device, Self::sort_config(self.sorter.algorithm(), config.radix_bits, tiles.0 * tiles.1)?)?;
+            self.groups = None;
+        }
+        let settings = TileSettings {
+            tiles_x: tiles.0,
+            tiles_y: tiles.1,
+            pair_cap: self.pairs.capacity(),
+            background: inputs.background,
+            total_index: self.counts.total_index(),
+            _pad: 0,
+        };
+        if self.settings_written != Some(settings) {
+            queue.write_buffer(&self.settings, 0, bytemuck::bytes_of(&settings));
+            self.settings_written = Some(settings);
+        }
+        let key = (inputs.depth_slot, inputs.image_generation);
+        if self.groups.as_ref().is_none_or(|g| g.key != key) {
+            self.groups = Some(self.make_groups(device, inputs, key));
+        }
+        Ok(())
+    }
+
+    fn make_groups(&self, device: &wgpu::Device, inputs: &FrameInputs<'_>, key: (usize, u64)) -> Groups {
+        let out = self.sorter.output_slot();
+        let group = |pipeline: &wgpu::ComputePipeline, entries: &[(u32, wgpu::BindingResource<'_>)]| {
+            let entries: Vec<wgpu::BindGroupEntry<'_>> = entries
+                .iter()
+                .map(|(binding, resource)| wgpu::BindGroupEntry { binding: *binding, resource: resource.clone() })
+                .collect();
+            device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("splat tiles"),
+                layout: &pipeline.get_bind_group_layout(0),
+                entries: &entries,
+            })
+        };
+        let frame = || inputs.uniforms.as_entire_binding();
+        let settings = || self.settings.as_entire_binding();
+        let projected = || inputs.projected.as_entire_binding();
+        let order = || inputs.depth.values(inputs.depth_slot).as_entire_binding();
+        let visible = || inputs.depth.count().as_entire_binding();
+        let counts = || self.counts.table().as_entire_binding();
+        let view = wgpu::BindingResource::TextureView(inputs.accumulation);
+        Groups {
+            key,
+            count: group(
+                &self.count_pipeline,
+                &[(0, frame()), (1, settings()), (2, projected()), (3, order()), (4, visible()), (5, counts())],
+            ),
+            emit: group(
+                &self.emit_pipeline,
+                &[
+                    (0, frame()),
+                    (1, settings()),
+                    (2, projected()),
+                    (3, order()),
+                    (4, visible()),
+                    (5, counts()),
+                    (6, self.pairs.keys(0).as_entire_binding()),
+                    (7, self.pairs.values(0).as_entire_binding()),
+                    (8, self.pairs.count().as_entire_binding()),
+                    (9, self.args.as_entire_binding()),
+                ],
+            ),
+            ranges: group(
+                &self.ranges_pipeline,
+                &[
+                    (6, self.pairs.keys(out).as_entire_binding()),
+                    (8, self.pairs.count().as_entire_binding()),
+                    (10, self.ranges.as_entire_binding()),
+                ],
+            ),
+            raster: group(
+                &self.raster_pipeline,
+                &[
+                    (0, frame()),
+                    (1, settings()),
+                    (2, projected()),
+                    (3, order()),
+                    (7, self.pairs.values(out).as_entire_binding()),
+                    (10, self.ranges.as_entire_binding()),
+                    (11, view),
+                ],
+            ),
+        }
+    }
+
+    /// Records the passes before the draw: tile count, scan and pairs, the tile sort, the ranges.
+    pub fn record_binning(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        encoder: &mut wgpu::CommandEncoder,
+        inputs: &FrameInputs<'_>,
+        (mut timer, repeat): (Option<&mut GpuTimer>, u32),
+    ) -> Result<(), RenderError> {
+        self.prepare(device, queue, inputs)?;
+        let groups = self.groups.as_ref().expect("made by prepare");
+        let label = |kind| PassLabel { kind, iteration: None, repeat };
+        let per_splat = crate::gpu::dispatch_grid(self.num_splats.max(1).div_ceil(GROUP), self.max_dim);
+        encoder.clear_buffer(&self.ranges, 0, None);
+        {
+            let mut pass = crate::sort::shared::begin_pass(encoder, timer.as_deref_mut(), "tile count", label(PassKind::TileCount));
+            pass.set_pipeline(&self.count_pipeline);
+            pass.set_bind_group(0, &groups.count, &[]);
+            pass.dispatch_workgroups(per_splat.0, per_splat.1, 1);
+        }
+        {
+            let mut pass = crate::sort::shared::begin_pass(encoder, timer.as_deref_mut(), "tile scan", label(PassKind::TileScan));
+            self.counts.record(&mut pass);
+            pass.set_pipeline(&self.emit_pipeline);
+            pass.set_bind_group(0, &groups.emit, &[]);
+            pass.dispatch_workgroups(per_splat.0, per_splat.1, 1);
+        }
+        self.sorter.record_gpu_count(queue, encoder, timer.as_deref_mut(), repeat);
+        let groups = self.groups.as_ref().expect("made by prepare");
+        {
+            let mut pass = crate::sort::shared::begin_pass(encoder, timer, "tile ranges", label(PassKind::TileRanges));
+            pass.set_pipeline(&self.ranges_pipeline);
+            pass.set_bind_group(0, &groups.ranges, &[]);
+            pass.dispatch_workgroups_indirect(&self.args, ARGS_RANGES);
+        }
+        Ok(())
+    }
+
+    /// Records the rasterizer: every tile, or no workgroup when the frame's pairs passed the cap.
+    pub fn record_rasterize(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&mut GpuTimer>, repeat: u32) {
+        let groups = self.groups.as_ref().expect("binning recorded first");
+        let label = PassLabel { kind: PassKind::Rasterize, iteration: None, repeat };
+        let mut pass = crate::sort::shared::begin_pass(encoder, timer, "rasterize", label);
+        pass.set_pipeline(&self.raster_pipeline);
+        pass.set_bind_group(0, &groups.raster, &[]);
+        pass.dispatch_workgroups_indirect(&self.args, ARGS_RASTER);
+    }
+}
