@@ -10,7 +10,8 @@
 // - `tile_ranges`: each tile's first and last pair;
 // - `rasterize`: one workgroup per tile walks its list from the nearest splat, 256 at a time through workgroup
 //   memory, blending with transmittance T: colour += T * alpha * rgb, T *= 1 - alpha. A pixel stops when T < 1e-4,
-//   the tile when all its pixels have stopped. Writes colour + T * background.
+//   the tile when all its pixels have stopped. Writes colour + T * background (only the background when the pairs
+//   passed the cap: the quad draw then draws over it).
 //
 // Coverage agrees with the quad draw: a pixel takes a splat when its centre is inside the quad the projection fitted
 // (the ellipse's axes, capped at 3 sigma), power <= 0, and alpha = min(0.99, opacity * exp(power)) >= 1/255.
@@ -66,6 +67,8 @@ struct TileArgs {
 @group(0) @binding(9) var<storage, read_write> args: TileArgs;
 @group(0) @binding(10) var<storage, read_write> ranges: array<vec2<u32>>;
 @group(0) @binding(11) var accumulation: texture_storage_2d<rgba16float, write>;
+// What `rasterize` reads of `args` (bound alone, read-only): 1 when the frame's pairs passed the cap.
+@group(0) @binding(12) var<storage, read> overflow_flag: array<u32>;
 
 fn linear_id(workgroup_id: vec3<u32>, num_workgroups: vec3<u32>, tid: u32) -> u32 {
     return (workgroup_id.x + workgroup_id.y * num_workgroups.x) * GROUP + tid;
@@ -138,7 +141,7 @@ fn tile_emit(
         args.ranges_x = ranges.x;
         args.ranges_y = ranges.y;
         args.ranges_z = 1u;
-        args.raster_x = select(tiles.tiles_x, 0u, overflow);
+        args.raster_x = tiles.tiles_x;
         args.raster_y = tiles.tiles_y;
         args.raster_z = 1u;
         args.pairs = total;
@@ -182,7 +185,8 @@ fn tile_ranges(
 // One batch of splats in workgroup memory.
 var<workgroup> batch_center: array<vec2<f32>, GROUP>;
 var<workgroup> batch_conic: array<vec4<f32>, GROUP>; // xy, z, then minor extent
-var<workgroup> batch_major: array<vec2<f32>, GROUP>;
+// The quad's major half-axis, and the unit vector of its minor axis.
+var<workgroup> batch_axes: array<vec4<f32>, GROUP>;
 var<workgroup> batch_color: array<vec4<f32>, GROUP>;
 var<workgroup> pixels_done: atomic<u32>;
 
@@ -196,7 +200,12 @@ fn rasterize(
     let pixel = workgroup_id.xy * TILE + local.xy;
     let inside = pixel.x < u32(frame.viewport.x) && pixel.y < u32(frame.viewport.y);
     let centre = vec2<f32>(pixel) + 0.5;
-    let range = ranges[tile];
+    // Past the cap the quads draw this frame over the background written here.
+    let overflow = overflow_flag[11] != 0u;
+    var range = ranges[tile];
+    if (overflow) {
+        range = vec2<u32>(0u);
+    }
     if (tid == 0u) {
         atomicStore(&pixels_done, 0u);
     }
@@ -219,7 +228,7 @@ fn rasterize(
             let p = projected[depth_order[pair_positions[end - 1u - tid]]];
             batch_center[tid] = p.center;
             batch_conic[tid] = vec4<f32>(p.conic_xy, p.conic_z, p.minor_extent);
-            batch_major[tid] = p.major;
+            batch_axes[tid] = vec4<f32>(p.major, normalize(vec2<f32>(-p.major.y, p.major.x)));
             batch_color[tid] = vec4<f32>(unpack2x16float(p.color_rg), unpack2x16float(p.color_b_opacity));
         }
         workgroupBarrier();
@@ -228,10 +237,8 @@ fn rasterize(
                 let conic = batch_conic[j];
                 let d = centre - batch_center[j];
                 // Inside the quad: within the half-extent along each of the ellipse's axes.
-                let major = batch_major[j];
-                let major_length2 = dot(major, major);
-                let minor_dir = normalize(vec2<f32>(-major.y, major.x));
-                if (abs(dot(d, major)) > major_length2 || abs(dot(d, minor_dir)) > conic.w) {
+                let axes = batch_axes[j];
+                if (abs(dot(d, axes.xy)) > dot(axes.xy, axes.xy) || abs(dot(d, axes.zw)) > conic.w) {
                     continue;
                 }
                 let power = -0.5 * (conic.x * d.x * d.x + conic.z * d.y * d.y) - conic.y * d.x * d.y;

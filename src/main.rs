@@ -455,7 +455,14 @@ fn render_command(args: RenderArgs) -> anyhow::Result<()> {
     } else {
         None
     };
-    let image = render::render_image(&ctx.device, &ctx.queue, &mut renderer, &camera, timer.as_mut())?;
+    let mut image = render::render_image(&ctx.device, &ctx.queue, &mut renderer, &camera, timer.as_mut())?;
+    let pairs = renderer.counts_blocking(&ctx.device, &ctx.queue).tile_pairs;
+    if let Some(cap) = renderer.tile_pair_cap().filter(|&cap| pairs > cap) {
+        // The frame was drawn with quads: draw it again with room for every pair.
+        eprintln!("note: the view needs {pairs} tile-splat pairs, over the cap of {cap}; growing it and drawing again");
+        renderer.grow_tile_pairs(&ctx.device, &ctx.queue, pairs)?;
+        image = render::render_image(&ctx.device, &ctx.queue, &mut renderer, &camera, None)?;
+    }
     write_file(&args.out, |out| image.write_png(out))?;
     println!("wrote {} ({}x{})", args.out.display(), image.width, image.height);
     if let Some(warning) = renderer.counts_blocking(&ctx.device, &ctx.queue).warning() {
@@ -499,19 +506,21 @@ fn render_bench(args: RenderBenchArgs) -> anyhow::Result<()> {
                 "tile": args.tile,
                 "visible_splats": visible,
                 "culled_nonfinite_splats": counts.culled_nonfinite,
+                "tile_pairs": counts.tile_pairs,
                 "result": result,
             }))?
         );
         return Ok(());
     }
     println!(
-        "{} x{} = {} splats ({} visible) at {}x{}, {} sort, radix {} bits, key {} bits, {} frames on {}",
+        "{} x{} = {} splats ({} visible) at {}x{}, {:?} draw, {} sort, radix {} bits, key {} bits, {} frames on {}",
         args.scene.display(),
         args.tile,
         result.num_splats,
         visible,
         result.width,
         result.height,
+        result.draw_path,
         result.algorithm.name(),
         result.config.radix_bits,
         result.config.key_bits,
@@ -530,6 +539,13 @@ fn render_bench(args: RenderBenchArgs) -> anyhow::Result<()> {
                 if let Some(s) = stat {
                     println!("    {name:<20} {:>10.3} {:>9.3}", s.median_ms, s.min_ms);
                 }
+            }
+            for (kind, s) in &result.tiles {
+                println!("      {:<18} {:>10.3} {:>9.3}", kind.short_name(), s.median_ms, s.min_ms);
+            }
+            if result.draw_path == DrawPath::Compute {
+                let per_splat = if visible > 0 { f64::from(counts.tile_pairs) / f64::from(visible) } else { 0.0 };
+                println!("  {} tile-splat pairs, {per_splat:.2} per visible splat", counts.tile_pairs);
             }
         }
         (None, reason) => println!("  no GPU timings: {}", reason.as_deref().unwrap_or("unknown")),

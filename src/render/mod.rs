@@ -807,20 +807,27 @@ impl SplatRenderer {
             // The pairs the frame needed ride along too (word 7).
             encoder.copy_buffer_to_buffer(tiles.draw_args(), tile::ARGS_PAIRS, &self.draw_args, 28, 4);
         }
+        // The compute path writes every pixel first; the quad pass then loads the image and draws over it only
+        // in a frame whose pairs passed the cap (its instance count is decided on the GPU).
+        if let Some(tiles) = self.tiles.as_ref().filter(|_| compute) {
+            tiles.record_rasterize(encoder, timer.as_deref_mut(), repeat);
+        }
         {
             let (_, view, _) = self.target.as_ref().expect("target made above");
             let [r, g, b] = s.background.map(f64::from);
-            let timestamp_writes = timer.as_deref_mut().and_then(|t| t.render_pass_writes(label(PassKind::Draw)));
+            let load = if compute {
+                wgpu::LoadOp::Load
+            } else {
+                wgpu::LoadOp::Clear(wgpu::Color { r, g, b, a: 1.0 })
+            };
+            let timestamp_writes = timer.and_then(|t| t.render_pass_writes(label(PassKind::Draw)));
             let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
                 label: Some("splat draw"),
                 color_attachments: &[Some(wgpu::RenderPassColorAttachment {
                     view,
                     depth_slice: None,
                     resolve_target: None,
-                    ops: wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(wgpu::Color { r, g, b, a: 1.0 }),
-                        store: wgpu::StoreOp::Store,
-                    },
+                    ops: wgpu::Operations { load, store: wgpu::StoreOp::Store },
                 })],
                 depth_stencil_attachment: None,
                 timestamp_writes,
@@ -829,14 +836,10 @@ impl SplatRenderer {
             });
             pass.set_pipeline(&self.draw_pipeline);
             pass.set_bind_group(0, &self.draw_groups[output_slot], &[]);
-            // With the compute path the quads draw only a frame whose pairs passed the cap (decided on the GPU).
             match self.tiles.as_ref().filter(|_| compute) {
                 Some(tiles) => pass.draw_indirect(tiles.draw_args(), 0),
                 None => pass.draw_indirect(&self.draw_args, 0),
             }
-        }
-        if let Some(tiles) = self.tiles.as_ref().filter(|_| compute) {
-            tiles.record_rasterize(encoder, timer, repeat);
         }
         Ok(())
     }

@@ -293,6 +293,7 @@ impl TileRaster {
                     (7, self.pairs.values(out).as_entire_binding()),
                     (10, self.ranges.as_entire_binding()),
                     (11, view),
+                    (12, self.args.as_entire_binding()),
                 ],
             ),
         }
@@ -336,7 +337,7 @@ impl TileRaster {
         Ok(())
     }
 
-    /// Records the rasterizer: every tile, or no workgroup when the frame's pairs passed the cap.
+    /// Records the rasterizer: every tile (only the background when the frame's pairs passed the cap).
     pub fn record_rasterize(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&mut GpuTimer>, repeat: u32) {
         let groups = self.groups.as_ref().expect("binning recorded first");
         let label = PassLabel { kind: PassKind::Rasterize, iteration: None, repeat };
