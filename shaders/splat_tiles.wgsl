@@ -4,8 +4,9 @@
 //
 // - `tile_count`: for the splat at each sorted position, the number of tiles its quad's bounding box touches;
 // - (the renderer's shared scan turns the counts into each position's first pair);
-// - `tile_emit`: writes one (tile id, sorted position) pair per touched tile, in sorted-position order, and the
-//   indirect arguments of what follows; past the cap on pairs it writes none and hands the frame to the quad draw;
+// - `tile_prepare` (one thread): the number of pairs and the indirect arguments of what follows; past the cap on
+//   pairs, none are written and the frame goes to the quad draw;
+// - `tile_emit`: one thread per (tile id, sorted position) pair, in sorted-position order;
 // - (splatsort's radix sort orders the pairs by tile id, stably: each tile's positions stay in depth order);
 // - `tile_ranges`: each tile's first and last pair;
 // - `rasterize`: one workgroup per tile walks its list from the nearest splat, 256 at a time through workgroup
@@ -44,13 +45,18 @@ struct TileArgs {
     ranges_x: u32,
     ranges_y: u32,
     ranges_z: u32,
-    // `rasterize`'s workgroups: every tile, or none when the pairs overflow.
+    // `rasterize`'s workgroups: every tile.
     raster_x: u32,
     raster_y: u32,
     raster_z: u32,
+    // `tile_emit`'s workgroups: one thread per pair (none when the pairs overflow).
+    emit_x: u32,
+    emit_y: u32,
+    emit_z: u32,
     // Pairs the frame needed (may pass the cap), and 1 when it did.
     pairs: u32,
     overflow: u32,
+    _pad: u32,
 }
 
 @group(0) @binding(0) var<uniform> frame: FrameUniforms;
@@ -121,44 +127,60 @@ fn grid(groups: u32) -> vec3<u32> {
     return vec3<u32>(x, y, 1u);
 }
 
+// One thread: the pair count and every indirect argument of what follows, from the scan's total.
+@compute @workgroup_size(1)
+fn tile_prepare() {
+    let total = counts[tiles.total_index];
+    let overflow = total > tiles.pair_cap;
+    let pairs = select(total, 0u, overflow);
+    pair_count[0] = pairs;
+    args.draw_vertices = 4u;
+    args.draw_instances = select(0u, visible[0], overflow);
+    args.draw_first_vertex = 0u;
+    args.draw_first_instance = 0u;
+    let per_pair = grid((pairs + GROUP - 1u) / GROUP);
+    args.ranges_x = per_pair.x;
+    args.ranges_y = per_pair.y;
+    args.ranges_z = 1u;
+    args.raster_x = tiles.tiles_x;
+    args.raster_y = tiles.tiles_y;
+    args.raster_z = 1u;
+    args.emit_x = per_pair.x;
+    args.emit_y = per_pair.y;
+    args.emit_z = 1u;
+    args.pairs = total;
+    args.overflow = select(0u, 1u, overflow);
+}
+
+// One thread per pair (load-balanced: a splat over a thousand tiles costs no thread more than one over a single
+// tile): finds its sorted position by binary search in the scanned counts, then its tile in that splat's rectangle.
 @compute @workgroup_size(GROUP)
 fn tile_emit(
     @builtin(local_invocation_index) tid: u32,
     @builtin(workgroup_id) workgroup_id: vec3<u32>,
     @builtin(num_workgroups) num_workgroups: vec3<u32>,
 ) {
-    let total = counts[tiles.total_index];
-    let overflow = total > tiles.pair_cap;
-    let position = linear_id(workgroup_id, num_workgroups, tid);
-    if (position == 0u) {
-        let pairs = select(total, 0u, overflow);
-        pair_count[0] = pairs;
-        args.draw_vertices = 4u;
-        args.draw_instances = select(0u, visible[0], overflow);
-        args.draw_first_vertex = 0u;
-        args.draw_first_instance = 0u;
-        let ranges = grid((pairs + GROUP - 1u) / GROUP);
-        args.ranges_x = ranges.x;
-        args.ranges_y = ranges.y;
-        args.ranges_z = 1u;
-        args.raster_x = tiles.tiles_x;
-        args.raster_y = tiles.tiles_y;
-        args.raster_z = 1u;
-        args.pairs = total;
-        args.overflow = select(0u, 1u, overflow);
-    }
-    if (overflow || position >= frame.num_splats || position >= visible[0]) {
+    let i = linear_id(workgroup_id, num_workgroups, tid);
+    if (i >= pair_count[0]) {
         return;
     }
-    let r = tile_rect(projected[depth_order[position]]);
-    var at = counts[position];
-    for (var y = r.y; y < r.w; y++) {
-        for (var x = r.x; x < r.z; x++) {
-            pair_tiles[at] = y * tiles.tiles_x + x;
-            pair_positions[at] = position;
-            at++;
+    // The last position whose first pair is at or before i (positions without tiles share the next one's first
+    // pair, and the last of equals is the one with tiles).
+    var low = 0u;
+    var high = min(frame.num_splats, visible[0]);
+    while (high - low > 1u) {
+        let mid = (low + high) / 2u;
+        if (counts[mid] <= i) {
+            low = mid;
+        } else {
+            high = mid;
         }
     }
+    let r = tile_rect(projected[depth_order[low]]);
+    let k = i - counts[low];
+    let width = r.z - r.x;
+    pair_tiles[i] = (r.y + k / width) * tiles.tiles_x + r.x + k % width;
+    pair_positions[i] = low;
 }
 
 // Reads the sorted pairs (the tile sort's output pair, bound at the same bindings).
@@ -201,7 +223,7 @@ fn rasterize(
     let inside = pixel.x < u32(frame.viewport.x) && pixel.y < u32(frame.viewport.y);
     let centre = vec2<f32>(pixel) + 0.5;
     // Past the cap the quads draw this frame over the background written here.
-    let overflow = overflow_flag[11] != 0u;
+    let overflow = overflow_flag[14] != 0u;
     var range = ranges[tile];
     if (overflow) {
         range = vec2<u32>(0u);

@@ -637,7 +637,12 @@ impl SplatRenderer {
 
     /// Grows the compute path's cap on pairs to hold `pairs` (a frame's `FrameCounts::tile_pairs` past the cap),
     /// within the device's limits. The frames that overflowed were drawn with quads.
-    pub fn grow_tile_pairs(&mut self, device: &wgpu::Device, queue: &wgpu::Queue, pairs: u32) -> Result<(), RenderError> {
+    pub fn grow_tile_pairs(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        pairs: u32,
+    ) -> Result<(), RenderError> {
         let Some(tiles) = self.tiles.as_ref() else { return Ok(()) };
         if pairs <= tiles.pair_cap() {
             return Ok(());
@@ -693,7 +698,7 @@ impl SplatRenderer {
     /// Timed passes per frame: depth keys, the sort's passes, draw, and the compute path's (the tile sort's
     /// passes counted at their most).
     pub fn timed_passes(&self) -> u32 {
-        let tiles = self.tiles.as_ref().map_or(0, |t| 4 + t.sort_timed_passes());
+        let tiles = self.tiles.as_ref().map_or(0, |t| 5 + t.sort_timed_passes());
         2 + self.sorter.timed_passes() + tiles
     }
 
@@ -815,11 +820,7 @@ impl SplatRenderer {
         {
             let (_, view, _) = self.target.as_ref().expect("target made above");
             let [r, g, b] = s.background.map(f64::from);
-            let load = if compute {
-                wgpu::LoadOp::Load
-            } else {
-                wgpu::LoadOp::Clear(wgpu::Color { r, g, b, a: 1.0 })
-            };
+            let load = if compute { wgpu::LoadOp::Load } else { wgpu::LoadOp::Clear(wgpu::Color { r, g, b, a: 1.0 }) };
             let timestamp_writes = timer.and_then(|t| t.render_pass_writes(label(PassKind::Draw)));
             let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
                 label: Some("splat draw"),

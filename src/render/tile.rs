@@ -18,11 +18,13 @@ pub const TILE: u32 = 16;
 /// Threads per workgroup of the per-splat and per-pair passes. Mirrors `GROUP`.
 const GROUP: u32 = 256;
 /// Bytes of `TileArgs`.
-const ARGS_BYTES: u64 = 48;
-/// Where `TileArgs` keeps the quad draw's arguments, the ranges pass's and the rasterizer's workgroups, the pairs.
+const ARGS_BYTES: u64 = 64;
+/// Where `TileArgs` keeps the workgroups of the ranges pass, the rasterizer and the emit pass, and the pairs (the
+/// quad draw's arguments are first).
 const ARGS_RANGES: u64 = 16;
 const ARGS_RASTER: u64 = 28;
-pub const ARGS_PAIRS: u64 = 40;
+const ARGS_EMIT: u64 = 40;
+pub const ARGS_PAIRS: u64 = 52;
 
 pub const TILES_WGSL: &str = include_str!("../../shaders/splat_tiles.wgsl");
 
@@ -68,6 +70,7 @@ pub struct FrameInputs<'a> {
 struct Groups {
     key: (usize, u64),
     count: wgpu::BindGroup,
+    prepare: wgpu::BindGroup,
     emit: wgpu::BindGroup,
     ranges: wgpu::BindGroup,
     raster: wgpu::BindGroup,
@@ -75,6 +78,7 @@ struct Groups {
 
 pub struct TileRaster {
     count_pipeline: wgpu::ComputePipeline,
+    prepare_pipeline: wgpu::ComputePipeline,
     emit_pipeline: wgpu::ComputePipeline,
     ranges_pipeline: wgpu::ComputePipeline,
     raster_pipeline: wgpu::ComputePipeline,
@@ -124,6 +128,7 @@ impl TileRaster {
         };
         Ok(Self {
             count_pipeline: pipeline("tile_count"),
+            prepare_pipeline: pipeline("tile_prepare"),
             emit_pipeline: pipeline("tile_emit"),
             ranges_pipeline: pipeline("tile_ranges"),
             raster_pipeline: pipeline("rasterize"),
@@ -201,7 +206,12 @@ impl TileRaster {
     }
 
     /// Sizes the ranges for the image and makes the bind groups the frame needs (only when something changed).
-    fn prepare(&mut self, device: &wgpu::Device, queue: &wgpu::Queue, inputs: &FrameInputs<'_>) -> Result<(), RenderError> {
+    fn prepare(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        inputs: &FrameInputs<'_>,
+    ) -> Result<(), RenderError> {
         let tiles = (inputs.width.div_ceil(TILE), inputs.height.div_ceil(TILE));
         if tiles != self.tiles {
             self.tiles = tiles;
@@ -212,7 +222,10 @@ impl TileRaster {
                 mapped_at_creation: false,
             });
             let config = self.sorter.config();
-            self.sorter.set_config(device, Self::sort_config(self.sorter.algorithm(), config.radix_bits, tiles.0 * tiles.1)?)?;
+            self.sorter.set_config(
+                device,
+                Self::sort_config(self.sorter.algorithm(), config.radix_bits, tiles.0 * tiles.1)?,
+            )?;
             self.groups = None;
         }
         let settings = TileSettings {
@@ -260,6 +273,16 @@ impl TileRaster {
                 &self.count_pipeline,
                 &[(0, frame()), (1, settings()), (2, projected()), (3, order()), (4, visible()), (5, counts())],
             ),
+            prepare: group(
+                &self.prepare_pipeline,
+                &[
+                    (1, settings()),
+                    (4, visible()),
+                    (5, counts()),
+                    (8, self.pairs.count().as_entire_binding()),
+                    (9, self.args.as_entire_binding()),
+                ],
+            ),
             emit: group(
                 &self.emit_pipeline,
                 &[
@@ -272,7 +295,6 @@ impl TileRaster {
                     (6, self.pairs.keys(0).as_entire_binding()),
                     (7, self.pairs.values(0).as_entire_binding()),
                     (8, self.pairs.count().as_entire_binding()),
-                    (9, self.args.as_entire_binding()),
                 ],
             ),
             ranges: group(
@@ -314,17 +336,31 @@ impl TileRaster {
         let per_splat = crate::gpu::dispatch_grid(self.num_splats.max(1).div_ceil(GROUP), self.max_dim);
         encoder.clear_buffer(&self.ranges, 0, None);
         {
-            let mut pass = crate::sort::shared::begin_pass(encoder, timer.as_deref_mut(), "tile count", label(PassKind::TileCount));
+            let mut pass = crate::sort::shared::begin_pass(
+                encoder,
+                timer.as_deref_mut(),
+                "tile count",
+                label(PassKind::TileCount),
+            );
             pass.set_pipeline(&self.count_pipeline);
             pass.set_bind_group(0, &groups.count, &[]);
             pass.dispatch_workgroups(per_splat.0, per_splat.1, 1);
         }
         {
-            let mut pass = crate::sort::shared::begin_pass(encoder, timer.as_deref_mut(), "tile scan", label(PassKind::TileScan));
+            let mut pass =
+                crate::sort::shared::begin_pass(encoder, timer.as_deref_mut(), "tile scan", label(PassKind::TileScan));
             self.counts.record(&mut pass);
+            pass.set_pipeline(&self.prepare_pipeline);
+            pass.set_bind_group(0, &groups.prepare, &[]);
+            pass.dispatch_workgroups(1, 1, 1);
+        }
+        {
+            // Its own pass: the emit's dispatch size is the prepare's output.
+            let mut pass =
+                crate::sort::shared::begin_pass(encoder, timer.as_deref_mut(), "tile emit", label(PassKind::TileScan));
             pass.set_pipeline(&self.emit_pipeline);
             pass.set_bind_group(0, &groups.emit, &[]);
-            pass.dispatch_workgroups(per_splat.0, per_splat.1, 1);
+            pass.dispatch_workgroups_indirect(&self.args, ARGS_EMIT);
         }
         self.sorter.record_gpu_count(queue, encoder, timer.as_deref_mut(), repeat);
         let groups = self.groups.as_ref().expect("made by prepare");

@@ -161,10 +161,14 @@ impl Scene {
         self.select(&keep)
     }
 
-    /// The x distance between copies in `tiled`: the scene's bulk width, at least 1.
-    pub fn tile_step(&self) -> f32 {
+    /// Where copy `copy` of `copies` goes: a near-square grid in the x-z plane (the ground of the trainer's usual
+    /// y-up or y-down scenes), spaced by the scene's bulk extent (at least 1), so that a framed view of many copies
+    /// fills the image rather than a thin strip.
+    pub fn tile_offset(&self, copy: usize, copies: usize) -> Vec3 {
         let (lo, hi) = self.robust_bounds();
-        (hi.x - lo.x).max(1.0)
+        let columns = (copies as f64).sqrt().ceil().max(1.0) as usize;
+        let (column, row) = (copy % columns, copy / columns);
+        Vec3::new((hi.x - lo.x).max(1.0) * column as f32, 0.0, (hi.z - lo.z).max(1.0) * row as f32)
     }
 
     /// Checks that `copies` copies of the scene stay within `MAX_TILED_SPLATS`, before anything is built.
@@ -179,13 +183,12 @@ impl Scene {
         Ok(total)
     }
 
-    /// `copies` copies of the scene side by side along x (for benchmark scenes of millions of splats). Check the
-    /// size first with `check_tiled_size`.
+    /// `copies` copies of the scene in a grid (`tile_offset`), for benchmark scenes of millions of splats. Check
+    /// the size first with `check_tiled_size`.
     pub fn tiled(&self, copies: usize) -> Scene {
-        let step = self.tile_step();
         let mut out = Scene { sh_degree: self.sh_degree, info: self.info.clone(), ..Default::default() };
         for copy in 0..copies {
-            let offset = Vec3::new(step * copy as f32, 0.0, 0.0);
+            let offset = self.tile_offset(copy, copies);
             out.positions.extend(self.positions.iter().map(|p| *p + offset));
             out.scales.extend_from_slice(&self.scales);
             out.rotations.extend_from_slice(&self.rotations);

@@ -770,10 +770,9 @@ pub fn write_ply_tiled(
         writeln!(out, "property float {name}")?;
     }
     writeln!(out, "end_header")?;
-    let step = scene.tile_step();
     let mut row = Vec::with_capacity(names.len());
     for copy in 0..copies {
-        let offset = Vec3::new(step * copy as f32, 0.0, 0.0);
+        let offset = scene.tile_offset(copy, copies);
         for i in 0..scene.len() {
             row.clear();
             let p = scene.positions[i] + offset;
