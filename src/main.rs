@@ -102,9 +102,10 @@ struct SortArgs {
     key_bits: u32,
     #[command(flatten)]
     onesweep: OnesweepArgs,
-    /// Draw path: quads through the raster pipeline, or the compute tile rasterizer.
-    #[arg(long, value_enum, default_value = "raster")]
-    draw: DrawPath,
+    /// Draw path: quads through the raster pipeline, or the compute tile rasterizer (default: compute on a GPU,
+    /// raster on a CPU driver such as lavapipe, where the tiles are 3x slower).
+    #[arg(long, value_enum)]
+    draw: Option<DrawPath>,
 }
 
 /// OneSweep's settings (other algorithms ignore them).
@@ -429,7 +430,8 @@ fn settings_for(sort: SortArgs, sh_degree: u32, background: [f32; 3]) -> anyhow:
         sort: sort
             .algorithm
             .check(SortConfig::new(radix_bits, sort.key_bits)?.with_onesweep(sort.onesweep.options())?)?,
-        draw: sort.draw,
+        // Resolved for the device once it is known (`DrawPath::for_adapter`).
+        draw: sort.draw.unwrap_or_default(),
         tile_pair_cap: None,
         sh_degree: sh_degree.min(scene::MAX_SH_DEGREE),
         splat_scale: 1.0,
@@ -438,10 +440,11 @@ fn settings_for(sort: SortArgs, sh_degree: u32, background: [f32; 3]) -> anyhow:
 }
 
 fn render_command(args: RenderArgs) -> anyhow::Result<()> {
-    let settings = settings_for(args.sort, args.sh_degree, args.background)?;
+    let mut settings = settings_for(args.sort, args.sh_degree, args.background)?;
     let scene = load(&args.scene)?;
     let camera = camera_for(&args.camera, &scene)?;
     let ctx = GpuContext::headless(AdapterPreference::Hardware)?;
+    settings.draw = args.sort.draw.unwrap_or(DrawPath::for_adapter(&ctx.info));
     let mut renderer = SplatRenderer::new(&ctx.device, &ctx.queue, &scene, settings)
         .with_context(|| format!("cannot put {} on the GPU", args.scene.display()))?;
     let mut timer = if args.timings {
@@ -478,9 +481,10 @@ fn render_command(args: RenderArgs) -> anyhow::Result<()> {
 }
 
 fn render_bench(args: RenderBenchArgs) -> anyhow::Result<()> {
-    let settings = settings_for(args.sort, scene::MAX_SH_DEGREE, [0.0; 3])?;
+    let mut settings = settings_for(args.sort, scene::MAX_SH_DEGREE, [0.0; 3])?;
     let mut scene = load(&args.scene)?;
     let ctx = GpuContext::headless(AdapterPreference::Hardware)?;
+    settings.draw = args.sort.draw.unwrap_or(DrawPath::for_adapter(&ctx.info));
     if args.tile > 1 {
         // Check the tiled size against host and device limits before building it.
         let total = scene.check_tiled_size(args.tile as usize).map_err(anyhow::Error::msg)?;

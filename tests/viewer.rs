@@ -46,7 +46,7 @@ fn the_viewer_starts_with_the_sort_asked_for() {
 
 #[test]
 fn the_viewer_sorts_with_onesweep_and_reports_its_fallbacks() {
-    // `view --algorithm onesweep --force-fallback`: every look-back falls back, the check passes, and the count
+    // `view --algorithm onesweep --force-fallback --draw compute`: every look-back falls back, the check passes, and the count
     // reaches the panel through the frame's asynchronous readback.
     let dir = std::env::temp_dir().join(format!("splatsort-viewer-onesweep-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("scratch dir");

@@ -46,7 +46,8 @@ pub struct ViewerOptions {
     /// The sort the viewer starts with (changed live in the panel).
     pub algorithm: crate::sort::SortAlgorithm,
     pub sort: crate::sort::SortConfig,
-    pub draw: crate::render::DrawPath,
+    /// None: the faster path for the adapter (`DrawPath::for_adapter`).
+    pub draw: Option<crate::render::DrawPath>,
 }
 
 /// What a run with `--frames` measured, printed as JSON for tests and scripts.
@@ -324,7 +325,7 @@ impl Running {
         let panel = PanelState {
             algorithm: options.algorithm,
             sort: options.sort,
-            draw: options.draw,
+            draw: options.draw.unwrap_or(crate::render::DrawPath::for_adapter(&ctx.info)),
             unavailable: crate::sort::SortAlgorithm::ALL
                 .into_iter()
                 .filter_map(|a| a.unavailable_reason(ctx.device.features()).map(|reason| (a, reason)))
