@@ -79,6 +79,7 @@ fn constants_agree_with_rust() {
     assert_eq!(const_u32(&subgroup_module, "TILE_SIZE"), Some(subgroup::TILE_SIZE));
     assert_eq!(const_u32(&subgroup_module, "RADIX"), Some(1 << subgroup::RADIX_BITS));
     assert_eq!(const_u32(&module("splat_project.wgsl"), "WORKGROUP_SIZE"), Some(render::PROJECT_WORKGROUP_SIZE));
+    assert_eq!(const_u32(&module("splat_tiles.wgsl"), "TILE"), Some(render::tile::TILE));
     // The projection's output struct is the size the Rust side allocates per splat.
     let project = module("splat_project.wgsl");
     let projected = project

@@ -9,23 +9,29 @@
 //!    the visible flags, the shared scan of the per-workgroup counts, `splat_compact.wgsl`), which also writes their
 //!    number where the sort and the indirect draw read it: the CPU never learns it, and nothing waits for it;
 //! 2. the radix sort of the visible splats' keys (`crate::sort`, any algorithm, the count read on the GPU);
-//! 3. `splat_draw.wgsl`: one instanced quad per visible splat in sorted order (farthest first) into an Rgba16Float
-//!    image with premultiplied-alpha "over" blending (f16 accumulation avoids 8-bit rounding at each of the hundreds
-//!    of blend steps a pixel can see);
+//! 3. the draw into an Rgba16Float image, by one of two paths (`DrawPath`): `splat_draw.wgsl`, one instanced quad per
+//!    visible splat in sorted order (farthest first) with premultiplied-alpha "over" blending (f16 accumulation
+//!    avoids 8-bit rounding at each of the hundreds of blend steps a pixel can see); or `tile` (the compute tile
+//!    rasterizer, fed by the same depth order);
 //!
 //! and `blit` converts that image to the window or an 8-bit image, clamped to [0, 1] and without sRGB encoding.
-//! Nothing is read back in a frame; all pipelines and buffers are made when the scene is set up.
+//! Nothing is read back in a frame; all pipelines and buffers are made when the scene is set up (the tile path's
+//! when it is first chosen). Files: `scene` (the packed splats), `tile` (the compute path), `image` (readback of
+//! an image), `cpu` (the reference); this one holds the frame: projection, sort, quad draw, blit.
 
 pub mod cpu;
+mod image;
+mod scene;
 pub mod tile;
+
+pub use image::{Image, ImageReadback, render_image};
+pub use scene::{GpuScene, covariance, f32_to_f16_bits, sh_words};
 
 use std::collections::HashMap;
 
-use glam::{Mat3, Vec3};
-
 use crate::camera::Camera;
 use crate::gpu::dispatch_grid;
-use crate::scene::{Scene, sh_coeffs_for_degree};
+use crate::scene::Scene;
 use crate::sort::shared::ScanTable;
 use crate::sort::{GpuSort, SortAlgorithm, SortBuffers, SortConfig, SortError};
 use crate::timing::{GpuTimer, PassKind, PassLabel};
@@ -38,11 +44,12 @@ pub const DRAW_WGSL: &str = include_str!("../../shaders/splat_draw.wgsl");
 pub const BLIT_WGSL: &str = include_str!("../../shaders/blit.wgsl");
 
 /// The renderer's shader modules as they are compiled: (file name, source with the common part prepended).
-pub fn shader_modules() -> [(&'static str, String); 4] {
+pub fn shader_modules() -> [(&'static str, String); 5] {
     [
         ("splat_project.wgsl", format!("{COMMON_WGSL}\n{PROJECT_WGSL}\n{}", crate::sort::shared::SCAN_COMMON_WGSL)),
         ("splat_compact.wgsl", format!("{COMMON_WGSL}\n{COMPACT_WGSL}")),
         ("splat_draw.wgsl", format!("{COMMON_WGSL}\n{DRAW_WGSL}")),
+        ("splat_tiles.wgsl", tile::shader_source()),
         ("blit.wgsl", BLIT_WGSL.to_string()),
     ]
 }
@@ -183,144 +190,6 @@ struct FrameUniforms {
     count_index: u32,
 }
 
-/// Covariance of a splat: Sigma = R S S^T R^T, as its upper triangle (xx, xy, xz, yy, yz, zz).
-pub fn covariance(scale: Vec3, rotation: glam::Quat) -> [f32; 6] {
-    let m = Mat3::from_quat(rotation) * Mat3::from_diagonal(scale);
-    let s = m * m.transpose();
-    [s.x_axis.x, s.y_axis.x, s.z_axis.x, s.y_axis.y, s.z_axis.y, s.z_axis.z]
-}
-
-/// f16 words of SH per splat for a degree.
-pub fn sh_words(sh_degree: u32) -> u32 {
-    (3 * sh_coeffs_for_degree(sh_degree) as u32).div_ceil(2)
-}
-
-/// The splats on the GPU, packed once.
-pub struct GpuScene {
-    geometry: wgpu::Buffer,
-    sh: wgpu::Buffer,
-    num_splats: u32,
-    sh_degree: u32,
-}
-
-fn check_size(device: &wgpu::Device, what: &'static str, needed: u64, num_splats: u64) -> Result<(), RenderError> {
-    let limits = device.limits();
-    for (limit, limit_name) in [
-        (limits.max_storage_buffer_binding_size, "max_storage_buffer_binding_size"),
-        (limits.max_buffer_size, "max_buffer_size"),
-    ] {
-        if needed > limit {
-            return Err(RenderError::TooBig { what, needed, limit, limit_name, num_splats });
-        }
-    }
-    Ok(())
-}
-
-impl GpuScene {
-    /// Checks that a scene of `num_splats` splats at `sh_degree` fits the device's limits, before anything is built.
-    pub fn check_limits(device: &wgpu::Device, num_splats: u64, sh_degree: u32) -> Result<(), RenderError> {
-        let n = num_splats;
-        u32::try_from(n).map_err(|_| RenderError::TooManySplats(n))?;
-        let words = u64::from(sh_words(sh_degree));
-        check_size(device, "geometry", n.saturating_mul(GEOMETRY_BYTES_PER_SPLAT), n)?;
-        check_size(device, "spherical harmonics", n.saturating_mul(words * 4), n)?;
-        check_size(device, "per-frame projection buffer", n.saturating_mul(PROJECTED_BYTES_PER_SPLAT), n)
-    }
-
-    /// Packs and uploads a scene, after checking every buffer against the device's limits.
-    pub fn upload(device: &wgpu::Device, queue: &wgpu::Queue, scene: &Scene) -> Result<Self, RenderError> {
-        let n = scene.len();
-        Self::check_limits(device, n as u64, scene.sh_degree)?;
-        let num_splats = n as u32;
-        let words = sh_words(scene.sh_degree) as u64;
-
-        let mut geometry = Vec::with_capacity(n * 12);
-        for i in 0..n {
-            let p = scene.positions[i];
-            let c = covariance(scene.scales[i], scene.rotations[i]);
-            geometry.extend_from_slice(&[
-                p.x,
-                p.y,
-                p.z,
-                scene.opacities[i],
-                c[0],
-                c[1],
-                c[2],
-                c[3],
-                c[4],
-                c[5],
-                0.0,
-                0.0,
-            ]);
-        }
-        let coeffs = sh_coeffs_for_degree(scene.sh_degree);
-        let mut sh = Vec::with_capacity(n * words as usize);
-        let mut halves = Vec::with_capacity(2 * words as usize);
-        for i in 0..n {
-            halves.clear();
-            halves.extend(scene.sh[i * coeffs..(i + 1) * coeffs].iter().flatten().map(|v| f32_to_f16_bits(*v)));
-            halves.resize(2 * words as usize, 0);
-            sh.extend(halves.chunks_exact(2).map(|pair| u32::from(pair[0]) | (u32::from(pair[1]) << 16)));
-        }
-        let make = |label: &str, data: &[u8]| {
-            let buffer = device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
-                size: (data.len() as u64).max(16),
-                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            });
-            queue.write_buffer(&buffer, 0, data);
-            buffer
-        };
-        Ok(Self {
-            geometry: make("splat geometry", bytemuck::cast_slice(&geometry)),
-            sh: make("splat sh", bytemuck::cast_slice(&sh)),
-            num_splats,
-            sh_degree: scene.sh_degree,
-        })
-    }
-
-    pub fn num_splats(&self) -> u32 {
-        self.num_splats
-    }
-
-    pub fn sh_degree(&self) -> u32 {
-        self.sh_degree
-    }
-
-    /// GPU memory held by the scene's own buffers.
-    pub fn allocated_bytes(&self) -> u64 {
-        self.geometry.size() + self.sh.size()
-    }
-}
-
-/// f32 to IEEE half, round to nearest even (finite inputs; values past the f16 range become infinity).
-pub fn f32_to_f16_bits(value: f32) -> u16 {
-    let bits = value.to_bits();
-    let sign = ((bits >> 16) & 0x8000) as u16;
-    let exponent = ((bits >> 23) & 0xff) as i32 - 127 + 15;
-    let mantissa = bits & 0x007f_ffff;
-    if exponent >= 31 {
-        return sign | 0x7c00;
-    }
-    if exponent <= 0 {
-        if exponent < -10 {
-            return sign;
-        }
-        let m = mantissa | 0x0080_0000;
-        let shift = (14 - exponent) as u32;
-        let half = m >> shift;
-        let rest = m & ((1 << shift) - 1);
-        let halfway = 1 << (shift - 1);
-        let round = u32::from(rest > halfway || (rest == halfway && half & 1 == 1));
-        return sign | (half + round) as u16;
-    }
-    let half = ((exponent as u32) << 10) | (mantissa >> 13);
-    let rest = mantissa & 0x1fff;
-    let round = u32::from(rest > 0x1000 || (rest == 0x1000 && half & 1 == 1));
-    sign | (half + round) as u16
-}
-
 fn uniform_entry(binding: u32, visibility: wgpu::ShaderStages) -> wgpu::BindGroupLayoutEntry {
     wgpu::BindGroupLayoutEntry {
         binding,
@@ -459,7 +328,7 @@ impl SplatRenderer {
                 immediate_size: 0,
             })
         };
-        let [(_, project_source), (_, compact_source), (_, draw_source), (_, blit_source)] = shader_modules();
+        let [(_, project_source), (_, compact_source), (_, draw_source), _, (_, blit_source)] = shader_modules();
         let project_pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
             label: Some("splat project"),
             layout: Some(&layout("splat project", &project_layout)),
@@ -904,134 +773,4 @@ impl SplatRenderer {
         pass.set_bind_group(0, group, &[]);
         pass.draw(0..3, 0..1);
     }
-}
-
-/// An RGBA8 image read back from the GPU.
-pub struct Image {
-    pub width: u32,
-    pub height: u32,
-    /// Row-major RGBA, 4 bytes per pixel.
-    pub rgba: Vec<u8>,
-}
-
-impl Image {
-    /// Writes the image as an 8-bit RGB PNG; every error (the encoder's last chunk included) is returned.
-    pub fn write_png(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
-        let mut encoder = png::Encoder::new(out, self.width, self.height);
-        encoder.set_color(png::ColorType::Rgb);
-        encoder.set_depth(png::BitDepth::Eight);
-        let rgb: Vec<u8> = self.rgba.chunks_exact(4).flat_map(|p| [p[0], p[1], p[2]]).collect();
-        let mut writer = encoder.write_header().map_err(std::io::Error::other)?;
-        writer.write_image_data(&rgb).map_err(std::io::Error::other)?;
-        writer.finish().map_err(std::io::Error::other)
-    }
-
-    /// Writes the image to a PNG file, flushing it, so that a full disk is an error rather than a short file.
-    pub fn save_png(&self, path: &std::path::Path) -> std::io::Result<()> {
-        let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
-        self.write_png(&mut out)?;
-        std::io::Write::flush(&mut out)
-    }
-
-    pub fn pixel(&self, x: u32, y: u32) -> [u8; 3] {
-        let i = 4 * (y * self.width + x) as usize;
-        [self.rgba[i], self.rgba[i + 1], self.rgba[i + 2]]
-    }
-}
-
-/// A texture the frame can be drawn into and then copied to a mappable buffer (rows padded to 256 bytes): what the
-/// headless renderer and the viewer's screenshots read images back through.
-pub struct ImageReadback {
-    pub texture: wgpu::Texture,
-    pub buffer: wgpu::Buffer,
-    pub width: u32,
-    pub height: u32,
-    padded_row: u32,
-}
-
-impl ImageReadback {
-    /// A 4-byte-per-pixel `format` target of `width` x `height` and its readback buffer.
-    pub fn new(device: &wgpu::Device, width: u32, height: u32, format: wgpu::TextureFormat) -> Self {
-        let texture = device.create_texture(&wgpu::TextureDescriptor {
-            label: Some("readback image"),
-            size: wgpu::Extent3d { width, height, depth_or_array_layers: 1 },
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            format,
-            usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
-            view_formats: &[],
-        });
-        let padded_row = (width * 4).div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
-        let buffer = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("image readback"),
-            size: u64::from(padded_row) * u64::from(height),
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        Self { texture, buffer, width, height, padded_row }
-    }
-
-    pub fn view(&self) -> wgpu::TextureView {
-        self.texture.create_view(&Default::default())
-    }
-
-    /// Records the copy of the texture into the buffer (after whatever draws into it).
-    pub fn copy(&self, encoder: &mut wgpu::CommandEncoder) {
-        encoder.copy_texture_to_buffer(
-            self.texture.as_image_copy(),
-            wgpu::TexelCopyBufferInfo {
-                buffer: &self.buffer,
-                layout: wgpu::TexelCopyBufferLayout {
-                    offset: 0,
-                    bytes_per_row: Some(self.padded_row),
-                    rows_per_image: None,
-                },
-            },
-            wgpu::Extent3d { width: self.width, height: self.height, depth_or_array_layers: 1 },
-        );
-    }
-
-    /// The pixels (4 bytes each, rows packed) from the mapped buffer's bytes.
-    pub fn unpad(&self, mapped: &[u8]) -> Vec<u8> {
-        let row = (self.width * 4) as usize;
-        mapped
-            .chunks_exact(self.padded_row as usize)
-            .take(self.height as usize)
-            .flat_map(|r| &r[..row])
-            .copied()
-            .collect()
-    }
-}
-
-/// Renders one frame headless and reads it back (blocking: for the CLI and tests, never a frame loop).
-pub fn render_image(
-    device: &wgpu::Device,
-    queue: &wgpu::Queue,
-    renderer: &mut SplatRenderer,
-    camera: &Camera,
-    timer: Option<&mut GpuTimer>,
-) -> Result<Image, RenderError> {
-    let format = wgpu::TextureFormat::Rgba8Unorm;
-    let image = ImageReadback::new(device, camera.width, camera.height, format);
-    let mut encoder = device.create_command_encoder(&Default::default());
-    let mut timer = timer;
-    if let Some(t) = timer.as_deref_mut() {
-        t.begin_frame();
-    }
-    renderer.encode_frame(device, queue, &mut encoder, camera, timer.as_deref_mut(), 0)?;
-    renderer.blit(device, &mut encoder, &image.view(), format);
-    if let Some(t) = timer.as_deref_mut() {
-        t.end_frame(&mut encoder);
-    }
-    image.copy(&mut encoder);
-    queue.submit([encoder.finish()]);
-    if let Some(t) = timer {
-        t.after_submit();
-    }
-    image.buffer.map_async(wgpu::MapMode::Read, .., |_| {});
-    device.poll(wgpu::PollType::wait_indefinitely()).expect("device lost while rendering");
-    let rgba = image.unpad(&image.buffer.get_mapped_range(..).expect("mapped"));
-    image.buffer.unmap();
-    Ok(Image { width: image.width, height: image.height, rgba })
 }

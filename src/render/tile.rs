@@ -28,6 +28,11 @@ pub const ARGS_PAIRS: u64 = 52;
 
 pub const TILES_WGSL: &str = include_str!("../../shaders/splat_tiles.wgsl");
 
+/// The tile path's shader as compiled: the common part, then `splat_tiles.wgsl`.
+pub fn shader_source() -> String {
+    format!("{}\n{TILES_WGSL}", super::COMMON_WGSL)
+}
+
 /// Mirrors `TileSettings` in `splat_tiles.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
@@ -105,7 +110,7 @@ impl TileRaster {
         (algorithm, radix_bits): (SortAlgorithm, u32),
         pair_cap: u32,
     ) -> Result<Self, RenderError> {
-        let source = format!("{}\n{TILES_WGSL}", super::COMMON_WGSL);
+        let source = shader_source();
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("splat tiles"),
             source: wgpu::ShaderSource::Wgsl(source.into()),

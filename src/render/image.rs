@@ -1,0 +1,136 @@
+//! Images out of the frame: a texture the frame is blitted into and copied to a mappable buffer (what `render`,
+//! the tests and the viewer's screenshots read back through), and the 8-bit image it gives.
+
+use super::{RenderError, SplatRenderer};
+use crate::camera::Camera;
+use crate::timing::GpuTimer;
+
+/// An RGBA8 image read back from the GPU.
+pub struct Image {
+    pub width: u32,
+    pub height: u32,
+    /// Row-major RGBA, 4 bytes per pixel.
+    pub rgba: Vec<u8>,
+}
+
+impl Image {
+    /// Writes the image as an 8-bit RGB PNG; every error (the encoder's last chunk included) is returned.
+    pub fn write_png(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        let mut encoder = png::Encoder::new(out, self.width, self.height);
+        encoder.set_color(png::ColorType::Rgb);
+        encoder.set_depth(png::BitDepth::Eight);
+        let rgb: Vec<u8> = self.rgba.chunks_exact(4).flat_map(|p| [p[0], p[1], p[2]]).collect();
+        let mut writer = encoder.write_header().map_err(std::io::Error::other)?;
+        writer.write_image_data(&rgb).map_err(std::io::Error::other)?;
+        writer.finish().map_err(std::io::Error::other)
+    }
+
+    /// Writes the image to a PNG file, flushing it, so that a full disk is an error rather than a short file.
+    pub fn save_png(&self, path: &std::path::Path) -> std::io::Result<()> {
+        let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+        self.write_png(&mut out)?;
+        std::io::Write::flush(&mut out)
+    }
+
+    pub fn pixel(&self, x: u32, y: u32) -> [u8; 3] {
+        let i = 4 * (y * self.width + x) as usize;
+        [self.rgba[i], self.rgba[i + 1], self.rgba[i + 2]]
+    }
+}
+
+/// A texture the frame can be drawn into and then copied to a mappable buffer (rows padded to 256 bytes): what the
+/// headless renderer and the viewer's screenshots read images back through.
+pub struct ImageReadback {
+    pub texture: wgpu::Texture,
+    pub buffer: wgpu::Buffer,
+    pub width: u32,
+    pub height: u32,
+    padded_row: u32,
+}
+
+impl ImageReadback {
+    /// A 4-byte-per-pixel `format` target of `width` x `height` and its readback buffer.
+    pub fn new(device: &wgpu::Device, width: u32, height: u32, format: wgpu::TextureFormat) -> Self {
+        let texture = device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("readback image"),
+            size: wgpu::Extent3d { width, height, depth_or_array_layers: 1 },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format,
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+            view_formats: &[],
+        });
+        let padded_row = (width * 4).div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
+        let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("image readback"),
+            size: u64::from(padded_row) * u64::from(height),
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        Self { texture, buffer, width, height, padded_row }
+    }
+
+    pub fn view(&self) -> wgpu::TextureView {
+        self.texture.create_view(&Default::default())
+    }
+
+    /// Records the copy of the texture into the buffer (after whatever draws into it).
+    pub fn copy(&self, encoder: &mut wgpu::CommandEncoder) {
+        encoder.copy_texture_to_buffer(
+            self.texture.as_image_copy(),
+            wgpu::TexelCopyBufferInfo {
+                buffer: &self.buffer,
+                layout: wgpu::TexelCopyBufferLayout {
+                    offset: 0,
+                    bytes_per_row: Some(self.padded_row),
+                    rows_per_image: None,
+                },
+            },
+            wgpu::Extent3d { width: self.width, height: self.height, depth_or_array_layers: 1 },
+        );
+    }
+
+    /// The pixels (4 bytes each, rows packed) from the mapped buffer's bytes.
+    pub fn unpad(&self, mapped: &[u8]) -> Vec<u8> {
+        let row = (self.width * 4) as usize;
+        mapped
+            .chunks_exact(self.padded_row as usize)
+            .take(self.height as usize)
+            .flat_map(|r| &r[..row])
+            .copied()
+            .collect()
+    }
+}
+
+/// Renders one frame headless and reads it back (blocking: for the CLI and tests, never a frame loop).
+pub fn render_image(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    renderer: &mut SplatRenderer,
+    camera: &Camera,
+    timer: Option<&mut GpuTimer>,
+) -> Result<Image, RenderError> {
+    let format = wgpu::TextureFormat::Rgba8Unorm;
+    let image = ImageReadback::new(device, camera.width, camera.height, format);
+    let mut encoder = device.create_command_encoder(&Default::default());
+    let mut timer = timer;
+    if let Some(t) = timer.as_deref_mut() {
+        t.begin_frame();
+    }
+    renderer.encode_frame(device, queue, &mut encoder, camera, timer.as_deref_mut(), 0)?;
+    renderer.blit(device, &mut encoder, &image.view(), format);
+    if let Some(t) = timer.as_deref_mut() {
+        t.end_frame(&mut encoder);
+    }
+    image.copy(&mut encoder);
+    queue.submit([encoder.finish()]);
+    if let Some(t) = timer {
+        t.after_submit();
+    }
+    image.buffer.map_async(wgpu::MapMode::Read, .., |_| {});
+    device.poll(wgpu::PollType::wait_indefinitely()).expect("device lost while rendering");
+    let rgba = image.unpad(&image.buffer.get_mapped_range(..).expect("mapped"));
+    image.buffer.unmap();
+    Ok(Image { width: image.width, height: image.height, rgba })
+}
