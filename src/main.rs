@@ -50,15 +50,23 @@ enum Command {
         #[arg(long, value_parser = parse_point, allow_hyphen_values = true, required = true)]
         max: Vec3,
     },
-    /// Write a scene repeated side by side along x (for benchmark scenes of millions of splats).
+    /// Write a scene repeated in a grid on the ground plane (for benchmark scenes of millions of splats).
     Tile {
-        /// The scene to repeat (a 3DGS PLY file).
+        /// The scene to repeat (any format splatsort reads).
         input: PathBuf,
         /// The PLY file to write (binary little-endian).
         output: PathBuf,
         /// Number of copies, 1 to 1024 (the result may hold at most 2^28 splats).
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
         copies: u32,
+    },
+    /// Write any scene splatsort reads (3DGS PLY, SPZ v2/v3, .splat) as a standard 3DGS PLY (binary
+    /// little-endian), for tools that read only PLY.
+    Convert {
+        /// The scene to read (its format is found from its content).
+        input: PathBuf,
+        /// The PLY file to write.
+        output: PathBuf,
     },
 }
 
@@ -312,6 +320,19 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 scene::write_ply_tiled(&scene, copies as usize, out, PlyEncoding::BinaryLittleEndian)
             })?;
             println!("wrote {total} splats to {}", output.display());
+            Ok(())
+        }
+        Some(Command::Convert { input, output }) => {
+            let scene = load(&input)?;
+            write_file(&output, |out| scene::write_ply(&scene, out, PlyEncoding::BinaryLittleEndian))?;
+            println!(
+                "wrote {} splats (SH degree {}) from {} ({}) to {}",
+                scene.len(),
+                scene.sh_degree,
+                input.display(),
+                scene.info.format,
+                output.display()
+            );
             Ok(())
         }
         None => view(ViewArgs {

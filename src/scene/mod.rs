@@ -1,13 +1,17 @@
 //! Gaussian splat scenes: the model every format loads into, and the loaders.
 //!
-//! How it works: `load` looks at a file's first bytes (not its extension) and hands it to the loader of its format,
-//! one module each (`ply`: the 3DGS trainer's PLY). Every loader returns the same `Scene` (linear scales, sigmoid
+//! How it works: `load` looks at a file's first bytes (`SceneFormat::sniff`; the extension only for `.splat`, which
+//! has no magic) and hands it to the loader of its format, one module each (`ply`: the 3DGS trainer's PLY; `spz`:
+//! Niantic's SPZ v2/v3; `splat`: antimatter15's `.splat`). Every loader returns the same `Scene` (linear scales, sigmoid
 //! opacities, unit quaternions, SH coefficient-major) or a `SceneError` that names the file. Loaders check every
 //! number a file declares against the bytes it holds before allocating from it, and drop (and count) splats with
 //! NaN or infinite values.
 
 pub mod ply;
+pub mod splat;
+pub mod spz;
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use glam::{Quat, Vec3};
@@ -92,8 +96,50 @@ pub enum SceneError {
 /// Loads a scene, choosing the format from the file's first bytes. `progress` is called with the fraction read so
 /// far (for progress bars).
 pub fn load(path: &Path, progress: &mut dyn FnMut(f32)) -> Result<Scene, SceneError> {
-    // PLY is the only format so far: its loader checks the magic and says what else it found.
-    load_ply(path, progress)
+    match SceneFormat::sniff(path)? {
+        SceneFormat::Ply => load_ply(path, progress),
+        SceneFormat::Spz => spz::load_spz(path, progress),
+        SceneFormat::Splat => splat::load_splat(path, progress),
+    }
+}
+
+/// The scene formats splatsort reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SceneFormat {
+    /// The 3DGS trainer's PLY (binary or ASCII).
+    Ply,
+    /// Niantic's SPZ (a gzip stream, or version 4's raw header: refused by its loader with a message).
+    Spz,
+    /// antimatter15's `.splat`: no header, so known by its extension.
+    Splat,
+}
+
+impl SceneFormat {
+    /// The format of `path`, from its first bytes: `ply`, a gzip stream or SPZ's magic; otherwise `.splat` by
+    /// its extension.
+    pub fn sniff(path: &Path) -> Result<Self, SceneError> {
+        let display = path.display().to_string();
+        let (file, _) = open_regular_file(path)?;
+        let mut head = Vec::with_capacity(4);
+        std::io::Read::take(file, 4)
+            .read_to_end(&mut head)
+            .map_err(|error| SceneError::Io { path: display.clone(), error })?;
+        if head.starts_with(b"ply") {
+            return Ok(Self::Ply);
+        }
+        if head.starts_with(&[0x1f, 0x8b]) || spz::is_raw_header(&head) {
+            return Ok(Self::Spz);
+        }
+        if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("splat")) {
+            return Ok(Self::Splat);
+        }
+        Err(SceneError::Unsupported {
+            path: display,
+            message: "not a splat scene splatsort reads: it opens the 3DGS trainer's PLY (starts with \"ply\"), \
+                      SPZ (gzip, versions 2 and 3) and antimatter15 .splat (by its extension)"
+                .into(),
+        })
+    }
 }
 
 /// Opens a file for reading after checking that it is a regular file: opening a FIFO would block until something
