@@ -134,13 +134,11 @@ fn splat_loads_the_plys_splats_at_degree_0() {
 
 #[test]
 fn unsupported_formats_are_named() {
-    for (name, wanted) in
-        [("semarang_stadium.v4.spz", "SPZ version 4"), ("semarang_stadium.compressed.ply", "compressed PLY")]
-    {
-        let Some(path) = shared(name) else { return };
-        let error = load(&path, &mut |_| {}).unwrap_err().to_string();
-        assert!(error.contains(name) && error.contains(wanted), "{error}");
-    }
+    // SPZ version 4 (separately compressed streams) is not read yet: refused with the file and the version named.
+    let name = "semarang_stadium.v4.spz";
+    let Some(path) = shared(name) else { return };
+    let error = load(&path, &mut |_| {}).unwrap_err().to_string();
+    assert!(error.contains(name) && error.contains("SPZ version 4"), "{error}");
 }
 
 fn scratch(name: &str, bytes: &[u8]) -> PathBuf {
@@ -278,7 +276,8 @@ fn psnr(a: &splatsort::render::Image, b: &splatsort::render::Image) -> f64 {
 #[test]
 fn every_format_renders_like_the_ply() {
     // The same camera over the demo scene from each file, against the PLY's image. SPZ keeps SH degree 3 at 8 bits
-    // or less: 40 dB or more (measured 41.8; .splat 42.3). `.splat` has SH degree 0 only, so it is compared with the PLY drawn at degree 0.
+    // or less: 40 dB or more (measured 41.8; .splat 42.3; the compressed PLY, whose splats are reordered into
+    // spatial chunks, which a render does not see). `.splat` has SH degree 0 only, so it is compared with the PLY drawn at degree 0.
     let ctx = common::context();
     let camera = splatsort::camera::Camera::look_at(&splatsort::camera::CameraFile {
         width: 160,
@@ -298,7 +297,12 @@ fn every_format_renders_like_the_ply() {
         splatsort::render::render_image(&ctx.device, &ctx.queue, &mut renderer, &camera, None).expect("frame")
     };
     let ply = demo_ply();
-    for (name, sh_degree, min_db) in [("semarang_stadium.spz", 3, 40.0), ("semarang_stadium.splat", 0, 40.0)] {
+    let files = [
+        ("semarang_stadium.spz", 3, 40.0),
+        ("semarang_stadium.splat", 0, 40.0),
+        ("semarang_stadium.compressed.ply", 3, 40.0),
+    ];
+    for (name, sh_degree, min_db) in files {
         let Some(path) = shared(name) else { return };
         let scene = load(&path, &mut |_| {}).expect("loads");
         let db = psnr(&render(&scene, sh_degree), &render(&ply, sh_degree));
@@ -323,4 +327,85 @@ fn convert_writes_a_ply_that_loads_back_to_the_same_splats() {
     let close = |a: f32, b: f32| (a - b).abs() <= 1e-5 * a.abs().max(1.0);
     assert!(ply.opacities.iter().zip(&spz.opacities).all(|(a, b)| close(*a, *b)), "opacities round-trip");
     let _ = std::fs::remove_file(out);
+}
+
+/// A small compressed PLY: one chunk of `n` splats (at most 256), SH degree 1.
+fn compressed_ply(n: u32) -> Vec<u8> {
+    let mut out = format!(
+        "ply\nformat binary_little_endian 1.0\nelement chunk 1\n{}element vertex {n}\n{}element sh {n}\n{}end_header\n",
+        [
+            "min_x",
+            "min_y",
+            "min_z",
+            "max_x",
+            "max_y",
+            "max_z",
+            "min_scale_x",
+            "min_scale_y",
+            "min_scale_z",
+            "max_scale_x",
+            "max_scale_y",
+            "max_scale_z"
+        ]
+        .iter()
+        .map(|p| format!("property float {p}\n"))
+        .collect::<String>(),
+        ["packed_position", "packed_rotation", "packed_scale", "packed_color"]
+            .iter()
+            .map(|p| format!("property uint {p}\n"))
+            .collect::<String>(),
+        (0..9).map(|i| format!("property uchar f_rest_{i}\n")).collect::<String>(),
+    )
+    .into_bytes();
+    for v in [-1.0f32, -1.0, -1.0, 1.0, 1.0, 1.0, -3.0, -3.0, -3.0, -1.0, -1.0, -1.0] {
+        out.extend(v.to_le_bytes());
+    }
+    for i in 0..n {
+        for v in [i.wrapping_mul(0x9e37_79b9), 0xc000_0000 | 0x1ff_7ff, 0x4020_0400, 0xff80_40c0] {
+            out.extend(v.to_le_bytes());
+        }
+    }
+    out.extend((0..9 * n).map(|i| (i * 31) as u8));
+    out
+}
+
+#[test]
+fn compressed_ply_small_bad_and_mutated() {
+    let path = scratch("small.compressed.ply", &compressed_ply(10));
+    let scene = load(&path, &mut |_| {}).expect("a small compressed PLY");
+    assert_eq!((scene.len(), scene.sh_degree), (10, 1));
+    assert!(scene.positions.iter().all(|p| p.abs().max_element() <= 1.0 + 1e-6), "inside the chunk's box");
+    assert!(scene.rotations.iter().all(|q| q.is_normalized()));
+    // A vertex count that needs a second chunk the file does not have.
+    let lying = String::from_utf8_lossy(&compressed_ply(10)).replacen("element vertex 10", "element vertex 300", 1);
+    let error = load(&scratch("lying.compressed.ply", lying.as_bytes()), &mut |_| {}).unwrap_err().to_string();
+    assert!(error.contains("lying.compressed.ply") && error.contains("chunks"), "{error}");
+    let mut state = 0x0dd_ba11_u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let seed = compressed_ply(40);
+    for case in 0..300 {
+        let mut bytes = seed.clone();
+        if case % 2 == 0 {
+            bytes.truncate((next() as usize) % bytes.len());
+        } else {
+            for _ in 0..1 + next() % 4 {
+                let at = (next() as usize) % bytes.len();
+                bytes[at] ^= 1 << (next() % 8);
+            }
+        }
+        let name = "m.compressed.ply";
+        match load(&scratch(name, &bytes), &mut |_| {}) {
+            Ok(scene) => {
+                assert!(scene.positions.iter().all(|p| p.is_finite()), "case {case}: finite positions");
+                assert!(scene.scales.iter().all(|s| s.is_finite() && s.min_element() > 0.0), "case {case}");
+                assert!(scene.sh.iter().flatten().all(|v| v.is_finite()), "case {case}: finite SH");
+            }
+            Err(error) => assert!(error.to_string().contains(name), "case {case}: {error}"),
+        }
+    }
 }

@@ -1,12 +1,14 @@
 //! Gaussian splat scenes: the model every format loads into, and the loaders.
 //!
 //! How it works: `load` looks at a file's first bytes (`SceneFormat::sniff`; the extension only for `.splat`, which
-//! has no magic) and hands it to the loader of its format, one module each (`ply`: the 3DGS trainer's PLY; `spz`:
+//! has no magic) and hands it to the loader of its format, one module each (`ply`: the 3DGS trainer's PLY, handing
+//! PlayCanvas's compressed PLY to `compressed`; `spz`:
 //! Niantic's SPZ v2/v3; `splat`: antimatter15's `.splat`). Every loader returns the same `Scene` (linear scales, sigmoid
 //! opacities, unit quaternions, SH coefficient-major) or a `SceneError` that names the file. Loaders check every
 //! number a file declares against the bytes it holds before allocating from it, and drop (and count) splats with
 //! NaN or infinite values.
 
+pub mod compressed;
 pub mod ply;
 pub mod splat;
 pub mod spz;
@@ -106,7 +108,7 @@ pub fn load(path: &Path, progress: &mut dyn FnMut(f32)) -> Result<Scene, SceneEr
 /// The scene formats splatsort reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SceneFormat {
-    /// The 3DGS trainer's PLY (binary or ASCII).
+    /// The 3DGS trainer's PLY (binary or ASCII), or PlayCanvas's compressed PLY (told apart by its header).
     Ply,
     /// Niantic's SPZ (a gzip stream, or version 4's raw header: refused by its loader with a message).
     Spz,

@@ -120,7 +120,7 @@ pub enum PropertyType {
 }
 
 impl PropertyType {
-    fn describe(self) -> String {
+    pub fn describe(self) -> String {
         match self {
             Self::Scalar(s) => s.name().to_string(),
             Self::List { count, item } => format!("a list ({} count, {} items)", count.name(), item.name()),
@@ -335,13 +335,8 @@ pub fn load_ply(path: &Path, progress: &mut dyn FnMut(f32)) -> Result<Scene, Sce
         return Err(SceneError::NoVertexElement { path: display });
     };
     let vertex = &header.elements[vertex_index];
-    if header.elements.iter().any(|e| e.name == "chunk") && vertex.property("packed_position").is_some() {
-        return Err(SceneError::Unsupported {
-            path: display,
-            message: "a PlayCanvas compressed PLY, which splatsort does not read yet; convert it to a standard 3DGS \
-                      PLY first (e.g. with PlayCanvas splat-transform)"
-                .into(),
-        });
+    if super::compressed::is_compressed(&header) {
+        return super::compressed::load_compressed(path, file, file_bytes, &header, progress);
     }
     let layout = layout(&display, vertex)?;
     if vertex.count == 0 {

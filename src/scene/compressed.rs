@@ -1,0 +1,268 @@
+//! PlayCanvas / SuperSplat compressed PLY: a binary little-endian PLY with
+//! - `chunk`: one row per 256 splats, f32 bounds of the chunk's positions and log-scales (and, in newer files, of
+//!   its colours): `min_x`..`max_z`, `min_scale_x`..`max_scale_z` [, `min_r`..`max_b`];
+//! - `vertex`: four u32 per splat: `packed_position` and `packed_scale` (11, 10 and 11 bits, each a fraction of the
+//!   chunk's range), `packed_rotation` (2 bits naming the largest quaternion component in PLY order w, x, y, z, then
+//!   the other three in 10 bits each, in [-1/sqrt 2, 1/sqrt 2]), `packed_color` (8 bits each of r, g, b as
+//!   0.5 + C0 * f_dc, possibly a fraction of the chunk's colour range, and opacity after the sigmoid);
+//! - optional `sh`: `f_rest_0..N` as u8 (9, 24 or 45: SH degree 1 to 3), value = (code fraction - 0.5) * 8, with
+//!   codes 0 and 255 meaning exactly -4 and 4.
+//!
+//! The writer reorders splats into spatial chunks, so splat order differs from the PLY it came from.
+
+use std::io::{Read, Seek};
+use std::path::Path;
+
+use glam::{Quat, Vec3};
+
+use super::ply::{Encoding, Header, PropertyType, ScalarType};
+use super::{Scene, SceneError, SceneInfo, sh_coeffs_for_degree};
+
+const CHUNK_SIZE: u64 = 256;
+const SH_C0: f32 = 0.282_094_8;
+const CHUNK_BOUNDS: [&str; 12] = [
+    "min_x",
+    "min_y",
+    "min_z",
+    "max_x",
+    "max_y",
+    "max_z",
+    "min_scale_x",
+    "min_scale_y",
+    "min_scale_z",
+    "max_scale_x",
+    "max_scale_y",
+    "max_scale_z",
+];
+const CHUNK_COLORS: [&str; 6] = ["min_r", "min_g", "min_b", "max_r", "max_g", "max_b"];
+const PACKED: [&str; 4] = ["packed_position", "packed_rotation", "packed_scale", "packed_color"];
+
+/// Whether a parsed PLY header is a compressed PLY's.
+pub fn is_compressed(header: &Header) -> bool {
+    let vertex = header.elements.iter().find(|e| e.name == "vertex");
+    header.elements.iter().any(|e| e.name == "chunk") && vertex.is_some_and(|v| v.property("packed_position").is_some())
+}
+
+/// One element's rows, read whole (their size checked against the file first).
+struct Table {
+    bytes: Vec<u8>,
+    row: usize,
+    offsets: Vec<usize>,
+}
+
+impl Table {
+    fn f32(&self, row: usize, column: usize) -> f32 {
+        let at = row * self.row + self.offsets[column];
+        f32::from_le_bytes(self.bytes[at..at + 4].try_into().expect("4 bytes"))
+    }
+
+    fn u32(&self, row: usize, column: usize) -> u32 {
+        let at = row * self.row + self.offsets[column];
+        u32::from_le_bytes(self.bytes[at..at + 4].try_into().expect("4 bytes"))
+    }
+
+    fn u8(&self, row: usize, column: usize) -> u8 {
+        self.bytes[row * self.row + self.offsets[column]]
+    }
+}
+
+/// Loads a compressed PLY whose header is `header` (the caller has parsed it and seen `is_compressed`).
+pub fn load_compressed(
+    path: &Path,
+    mut file: std::fs::File,
+    file_bytes: u64,
+    header: &Header,
+    progress: &mut dyn FnMut(f32),
+) -> Result<Scene, SceneError> {
+    let start = std::time::Instant::now();
+    let display = path.display().to_string();
+    let bad = |message: String| SceneError::Unsupported {
+        path: display.clone(),
+        message: format!("compressed PLY: {message}"),
+    };
+    if header.encoding != Encoding::BinaryLittleEndian {
+        return Err(bad("only binary little-endian files exist; this one is not".into()));
+    }
+    let find = |name: &str| header.elements.iter().position(|e| e.name == name);
+    let (Some(chunk_index), Some(vertex_index)) = (find("chunk"), find("vertex")) else {
+        return Err(bad("needs `chunk` and `vertex` elements".into()));
+    };
+    let sh_index = find("sh");
+    if header.elements.len() != 2 + usize::from(sh_index.is_some()) {
+        return Err(bad("holds elements other than `chunk`, `vertex` and `sh`".into()));
+    }
+    // Every element's columns, by name, with their type checked.
+    let columns = |index: usize, names: &[&str], ty: ScalarType| -> Result<Vec<usize>, SceneError> {
+        let element = &header.elements[index];
+        names
+            .iter()
+            .map(|name| match element.property(name) {
+                Some(i) if element.properties[i].ty == PropertyType::Scalar(ty) => Ok(i),
+                Some(i) => Err(bad(format!("`{name}` is {}", element.properties[i].ty.describe()))),
+                None => Err(bad(format!("`{}` lacks `{name}`", element.name))),
+            })
+            .collect()
+    };
+    let chunk_def = &header.elements[chunk_index];
+    let has_colors = chunk_def.property("min_r").is_some();
+    let mut chunk_names: Vec<&str> = CHUNK_BOUNDS.to_vec();
+    if has_colors {
+        chunk_names.extend(CHUNK_COLORS);
+    }
+    let chunk_columns = columns(chunk_index, &chunk_names, ScalarType::F32)?;
+    let vertex_columns = columns(vertex_index, &PACKED, ScalarType::U32)?;
+    let count = header.elements[vertex_index].count;
+    if count == 0 {
+        return Err(SceneError::Empty { path: display });
+    }
+    if chunk_def.count != count.div_ceil(CHUNK_SIZE) {
+        return Err(bad(format!("{} chunks for {count} splats (one per 256 is needed)", chunk_def.count)));
+    }
+    let (sh_degree, sh_columns) = match sh_index {
+        None => (0, Vec::new()),
+        Some(index) => {
+            let element = &header.elements[index];
+            let degree = match element.properties.len() {
+                9 => 1,
+                24 => 2,
+                45 => 3,
+                n => return Err(bad(format!("{n} SH properties; 9, 24 or 45 are SH degrees 1 to 3"))),
+            };
+            if element.count != count {
+                return Err(bad(format!("{} SH rows for {count} splats", element.count)));
+            }
+            let names: Vec<String> = (0..element.properties.len()).map(|i| format!("f_rest_{i}")).collect();
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            (degree, columns(index, &names, ScalarType::U8)?)
+        }
+    };
+
+    // Every element's size, checked against the bytes present before anything is read.
+    let mut sizes = Vec::new();
+    for element in &header.elements {
+        let mut offsets = Vec::new();
+        let mut row = 0u64;
+        for property in &element.properties {
+            let PropertyType::Scalar(ty) = property.ty else {
+                return Err(bad(format!("list property `{}`", property.name)));
+            };
+            offsets.push(row as usize);
+            row += ty.size();
+        }
+        let bytes = element.count.checked_mul(row).ok_or_else(|| bad("element sizes overflow".into()))?;
+        sizes.push((bytes, row as usize, offsets));
+    }
+    let body = sizes.iter().try_fold(0u64, |sum, (bytes, ..)| sum.checked_add(*bytes));
+    let available = file_bytes.saturating_sub(header.bytes);
+    match body {
+        Some(needed) if needed <= available => {}
+        needed => {
+            return Err(SceneError::Truncated {
+                path: display,
+                declared: count,
+                needed: needed.unwrap_or(u64::MAX),
+                available,
+            });
+        }
+    }
+    file.seek(std::io::SeekFrom::Start(header.bytes))
+        .map_err(|error| SceneError::Io { path: display.clone(), error })?;
+    let mut tables = Vec::new();
+    for (bytes, row, offsets) in sizes {
+        let mut data = vec![0u8; bytes as usize];
+        file.read_exact(&mut data).map_err(|error| SceneError::Io { path: display.clone(), error })?;
+        tables.push(Table { bytes: data, row, offsets });
+    }
+    progress(0.5);
+
+    let chunks = &tables[chunk_index];
+    let vertices = &tables[vertex_index];
+    let n = count as usize;
+    let coeffs = sh_coeffs_for_degree(sh_degree);
+    let per_channel = coeffs - 1;
+    let mut scene = Scene { sh_degree, ..Default::default() };
+    scene.positions.reserve(n);
+    scene.sh.reserve(n * coeffs);
+    let unorm = |value: u32, bits: u32| (value & ((1 << bits) - 1)) as f32 / ((1u32 << bits) - 1) as f32;
+    let unpack_11_10_11 = |v: u32| Vec3::new(unorm(v >> 21, 11), unorm(v >> 11, 10), unorm(v, 11));
+    let mut dropped = 0;
+    for i in 0..n {
+        let c = i / CHUNK_SIZE as usize;
+        let bound = |k: usize| chunks.f32(c, chunk_columns[k]);
+        let lerp = |lo: Vec3, hi: Vec3, t: Vec3| lo + (hi - lo) * t;
+        let position = lerp(
+            Vec3::new(bound(0), bound(1), bound(2)),
+            Vec3::new(bound(3), bound(4), bound(5)),
+            unpack_11_10_11(vertices.u32(i, vertex_columns[0])),
+        );
+        let log_scale = lerp(
+            Vec3::new(bound(6), bound(7), bound(8)),
+            Vec3::new(bound(9), bound(10), bound(11)),
+            unpack_11_10_11(vertices.u32(i, vertex_columns[2])),
+        );
+        let scale = log_scale.map(f32::exp);
+        let packed = vertices.u32(i, vertex_columns[1]);
+        let small = [20, 10, 0].map(|shift| (unorm(packed >> shift, 10) - 0.5) * std::f32::consts::SQRT_2);
+        let largest = (1.0 - small.iter().map(|v| v * v).sum::<f32>()).max(0.0).sqrt();
+        // The components in PLY order (w, x, y, z), the largest at the index the top two bits name.
+        let mut wxyz = [0.0; 4];
+        let which = (packed >> 30) as usize;
+        let mut rest = small.iter();
+        for (k, slot) in wxyz.iter_mut().enumerate() {
+            *slot = if k == which { largest } else { *rest.next().expect("three") };
+        }
+        let rotation = Quat::from_xyzw(wxyz[1], wxyz[2], wxyz[3], wxyz[0]);
+        if !position.is_finite() || !scale.is_finite() || rotation.length() == 0.0 {
+            dropped += 1;
+            continue;
+        }
+        let color = vertices.u32(i, vertex_columns[3]);
+        let mut rgb = [unorm(color >> 24, 8), unorm(color >> 16, 8), unorm(color >> 8, 8)];
+        if has_colors {
+            for (k, channel) in rgb.iter_mut().enumerate() {
+                *channel = bound(12 + k) + (bound(15 + k) - bound(12 + k)) * *channel;
+            }
+        }
+        let dc = rgb.map(|v| (v - 0.5) / SH_C0);
+        if !dc.iter().all(|v| v.is_finite()) {
+            dropped += 1;
+            continue;
+        }
+        scene.positions.push(position);
+        scene.scales.push(scale);
+        scene.rotations.push(rotation.normalize());
+        scene.opacities.push(unorm(color, 8));
+        scene.sh.push(dc);
+        if let Some(index) = sh_index {
+            let table = &tables[index];
+            let decode = |code: u8| {
+                let fraction = match code {
+                    0 => 0.0,
+                    255 => 1.0,
+                    v => (f32::from(v) + 0.5) / 256.0,
+                };
+                (fraction - 0.5) * 8.0
+            };
+            for k in 0..per_channel {
+                let at = |channel: usize| decode(table.u8(i, sh_columns[channel * per_channel + k]));
+                scene.sh.push([at(0), at(1), at(2)]);
+            }
+        }
+    }
+    progress(1.0);
+    if scene.is_empty() {
+        return Err(SceneError::AllInvalid { path: display, count: dropped });
+    }
+    scene.info = SceneInfo {
+        path: path.to_path_buf(),
+        format: format!(
+            "PlayCanvas compressed PLY ({} chunks{})",
+            chunks.bytes.len() / chunks.row.max(1),
+            if has_colors { ", chunk colour ranges" } else { "" }
+        ),
+        file_bytes,
+        load_secs: start.elapsed().as_secs_f64(),
+        dropped_invalid: dropped,
+    };
+    Ok(scene)
+}
