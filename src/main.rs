@@ -60,12 +60,12 @@ enum Command {
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
         copies: u32,
     },
-    /// Write any scene splatsort reads (3DGS PLY, SPZ v2/v3, .splat) as a standard 3DGS PLY (binary
-    /// little-endian), for tools that read only PLY.
+    /// Write any scene splatsort reads (3DGS PLY, compressed PLY, SPZ v2/v3, .splat) as a standard 3DGS PLY
+    /// (binary little-endian), for tools that read only PLY; or as SPZ v2 or .splat when OUTPUT ends so.
     Convert {
         /// The scene to read (its format is found from its content).
         input: PathBuf,
-        /// The PLY file to write.
+        /// The file to write: `.ply` (default), `.spz` (version 2) or `.splat` (SH degree 0).
         output: PathBuf,
     },
 }
@@ -324,7 +324,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Some(Command::Convert { input, output }) => {
             let scene = load(&input)?;
-            write_file(&output, |out| scene::write_ply(&scene, out, PlyEncoding::BinaryLittleEndian))?;
+            let extension = output.extension().map(|e| e.to_ascii_lowercase());
+            write_file(&output, |out| match extension.as_ref().and_then(|e| e.to_str()) {
+                Some("spz") => scene::spz::write_spz(&scene, out),
+                Some("splat") => scene::splat::write_splat(&scene, out),
+                _ => scene::write_ply(&scene, out, PlyEncoding::BinaryLittleEndian),
+            })?;
             println!(
                 "wrote {} splats (SH degree {}) from {} ({}) to {}",
                 scene.len(),

@@ -409,3 +409,39 @@ fn compressed_ply_small_bad_and_mutated() {
         }
     }
 }
+
+#[test]
+fn written_spz_and_splat_files_load_back() {
+    // splatsort's writers (`convert OUT.spz`, `convert OUT.splat`) read back by its loaders, within each format's
+    // precision (SPZ v3: smallest-three rotations, 8-bit SH).
+    let ply = demo_ply();
+    let dir = std::env::temp_dir().join(format!("splatsort-roundtrip-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let spz = dir.join("demo.spz");
+    splatsort::scene::spz::write_spz(&ply, &mut std::fs::File::create(&spz).unwrap()).unwrap();
+    let back = load(&spz, &mut |_| {}).expect("written spz loads");
+    assert!(back.info.format.contains("version 3"), "{}", back.info.format);
+    let tol = Tolerances {
+        position: 0.5 / 4096.0 + 1e-5,
+        log_scale: 0.5 / 16.0 + 1e-4,
+        opacity: 0.5 / 255.0 + 1e-6,
+        rotation: 2e-4,
+        sh_dc: 0.5 / 255.0 / 0.15 + 1e-4,
+        sh_rest: 0.5 / 128.0 + 1e-4,
+    };
+    let ranges = Ranges { log_scale: (-10.0, 5.9), sh_dc: (-3.3, 3.3), sh_rest: (-0.99, 0.99) };
+    compare("written spz", &back, &ply, &tol, 16, &ranges);
+    let splat = dir.join("demo.splat");
+    splatsort::scene::splat::write_splat(&ply, &mut std::fs::File::create(&splat).unwrap()).unwrap();
+    let back = load(&splat, &mut |_| {}).expect("written .splat loads");
+    let tol = Tolerances {
+        position: 0.0,
+        log_scale: 1e-5,
+        opacity: 0.5 / 255.0 + 1e-6,
+        rotation: 2e-3,
+        sh_dc: f32::MAX,
+        sh_rest: 0.0,
+    };
+    compare("written .splat", &back, &ply, &tol, 1, &ANY);
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -79,3 +79,23 @@ pub fn load_splat(path: &Path, progress: &mut dyn FnMut(f32)) -> Result<Scene, S
     };
     Ok(scene)
 }
+
+/// Writes `scene` as `.splat` (SH degree 0: higher coefficients are dropped, colours clamped to [0, 1]).
+pub fn write_splat(scene: &Scene, out: &mut impl std::io::Write) -> std::io::Result<()> {
+    let coeffs = super::sh_coeffs_for_degree(scene.sh_degree);
+    let byte = |v: f32| v.round().clamp(0.0, 255.0) as u8;
+    let mut row = Vec::with_capacity(SPLAT_BYTES as usize);
+    for i in 0..scene.len() {
+        row.clear();
+        for v in scene.positions[i].to_array().into_iter().chain(scene.scales[i].to_array()) {
+            row.extend(v.to_le_bytes());
+        }
+        let dc = scene.sh[i * coeffs];
+        row.extend(dc.map(|c| byte((0.5 + SH_C0 * c) * 255.0)));
+        row.push(byte(scene.opacities[i] * 255.0));
+        let q = scene.rotations[i];
+        row.extend([q.w, q.x, q.y, q.z].map(|v| byte(v * 128.0 + 128.0)));
+        out.write_all(&row)?;
+    }
+    out.flush()
+}

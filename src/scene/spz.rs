@@ -10,7 +10,7 @@
 //! (at most 64 bytes of splats per compressed byte) before the arrays are read, and the stream is read through a
 //! limit of exactly the bytes the header implies.
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::Path;
 
 use glam::{Quat, Vec3};
@@ -147,6 +147,21 @@ pub fn load_spz(path: &Path, progress: &mut dyn FnMut(f32)) -> Result<Scene, Sce
     Ok(scene)
 }
 
+/// The smallest-three encoding of a unit quaternion (the inverse of `smallest_three`): the largest component is
+/// made positive (q and -q are one rotation) and left out.
+fn pack_smallest_three(q: Quat) -> u32 {
+    let c = q.to_array();
+    let largest = (0..4).max_by(|&a, &b| c[a].abs().total_cmp(&c[b].abs())).unwrap_or(3);
+    let sign = if c[largest] < 0.0 { -1.0 } else { 1.0 };
+    let mut packed = 0u32;
+    for i in (0..4).filter(|&i| i != largest) {
+        let v = c[i] * sign;
+        let magnitude = (v.abs() / std::f32::consts::FRAC_1_SQRT_2 * 511.0).round().min(511.0) as u32;
+        packed = (packed << 10) | (u32::from(v < 0.0) << 9) | magnitude;
+    }
+    packed | (largest as u32) << 30
+}
+
 /// A quaternion from the smallest-three encoding: the largest component's index in the top two bits, then the
 /// other three in order, each 9 bits of magnitude (scaled to 1/sqrt(2)) and a sign bit, the last in the low bits.
 fn smallest_three(mut packed: u32) -> Quat {
@@ -162,4 +177,41 @@ fn smallest_three(mut packed: u32) -> Quat {
     }
     q[largest] = (1.0 - sum).max(0.0).sqrt();
     Quat::from_xyzw(q[0], q[1], q[2], q[3])
+}
+
+/// Writes `scene` as SPZ version 3 (gzip; 12 fractional bits, so positions within ±2048; smallest-three
+/// rotations): what `convert` writes for a `.spz` output, and a round trip for the tests.
+pub fn write_spz(scene: &Scene, out: &mut impl std::io::Write) -> std::io::Result<()> {
+    let n = scene.len();
+    let byte = |v: f32| v.round().clamp(0.0, 255.0) as u8;
+    let mut raw = Vec::with_capacity(HEADER_BYTES + n * (19 + 45));
+    raw.extend(MAGIC.to_le_bytes());
+    raw.extend(3u32.to_le_bytes());
+    raw.extend((n as u32).to_le_bytes());
+    raw.extend([scene.sh_degree as u8, 12, 0, 0]);
+    for p in &scene.positions {
+        for v in p.to_array() {
+            let fixed = (v * 4096.0).round().clamp(-8_388_608.0, 8_388_607.0) as i32;
+            raw.extend(&fixed.to_le_bytes()[..3]);
+        }
+    }
+    raw.extend(scene.opacities.iter().map(|&o| byte(o * 255.0)));
+    let coeffs = sh_coeffs_for_degree(scene.sh_degree);
+    for i in 0..n {
+        raw.extend(scene.sh[i * coeffs].map(|c| byte((c * COLOR_SCALE + 0.5) * 255.0)));
+    }
+    for s in &scene.scales {
+        raw.extend(s.to_array().map(|v| byte((v.ln() + 10.0) * 16.0)));
+    }
+    for q in &scene.rotations {
+        raw.extend(pack_smallest_three(*q).to_le_bytes());
+    }
+    for i in 0..n {
+        for c in &scene.sh[i * coeffs + 1..(i + 1) * coeffs] {
+            raw.extend(c.map(|v| byte(v * 128.0 + 128.0)));
+        }
+    }
+    let mut encoder = flate2::write::GzEncoder::new(out, flate2::Compression::default());
+    encoder.write_all(&raw)?;
+    encoder.finish()?.flush()
 }
