@@ -17,10 +17,11 @@
 // A zeroed entry reads as "odd generation, aggregate 0", which generation 0 (the first use of every slot) rejects.
 //
 // Why every wait ends: tiles are numbered by an atomic ticket, so a tile only ever waits on tiles with smaller
-// tickets, which have started. Every wait is bounded: a look-back that spins SPIN_LIMIT rounds on an entry counts
-// that tile's digits from its keys (the fallback) and goes on; a tile that cannot get its circular slot, or cannot
-// advance the tail, within SPIN_LIMIT rounds marks the pass "table-free": it and every later tile compute their
-// prefix from the keys of all earlier tiles and touch no entry. On a GPU that runs one workgroup at a time, every
+// tickets, which have started. Every wait is bounded: a look-back that reads an entry `spin_limit` times without
+// finding it ready stops, and the workgroup counts that tile's digits from its keys (the fallback) and goes on; a
+// tile that cannot get its circular slot, or cannot advance the tail, within `spin_limit * TAIL_SPINS_PER_READ`
+// reads marks the sort "broken": it and every later tile go table-free (each computes its prefix from the keys of
+// all earlier tiles of the pass and touches no entry). On a GPU that runs one workgroup at a time, every
 // smaller ticket has finished before a tile starts, so no wait spins at all. ARCHITECTURE.md has the argument for
 // why a reader never takes a stale slot's value.
 
@@ -41,8 +42,9 @@ const MAX_PASSES: u32 = 4u;
 // memory: 32 for 8 lanes. `sort::onesweep` rewrites this line for the device (8 for 32 lanes: 12 KiB less per
 // workgroup, more workgroups per SM); an override cannot size a workgroup array in naga 30.
 const MAX_SUBGROUPS: u32 = 32u;
-// A tail wait spins this many loads per look-back round of the spin limit (a load costs far less than a round).
-const TAIL_SPINS_PER_ROUND: u32 = 1024u;
+// A tail wait may read the tail this many times per look-back read of the spin limit: it waits for whole tiles
+// to finish, not for one entry to be published.
+const TAIL_SPINS_PER_READ: u32 = 1024u;
 // Workgroups of the clear pass (a grid-stride loop).
 const CLEAR_GROUPS: u32 = 256u;
 
@@ -171,8 +173,8 @@ var<workgroup> tile_start: array<u32, RADIX>;
 var<workgroup> digit_base: array<u32, RADIX>;
 // Counts of a tile's digits computed from its keys (the fallback).
 var<workgroup> fallback_counts: array<atomic<u32>, RADIX>;
-// Look-back votes of the last three rounds (rotated, so that no extra barrier is needed to reset them): the latest
-// tile (+1) a thread is stuck on.
+// Look-back votes of the last three fallback rounds (rotated, so that no extra barrier is needed to reset them):
+// the latest tile (+1) a thread is stuck on.
 var<workgroup> fallback_votes: array<atomic<u32>, 3>;
 var<workgroup> broadcast: u32;
 // The scan of the tile's digit counts: each subgroup's total, then (from MAX_SUBGROUPS) each one's exclusive prefix.
@@ -412,8 +414,7 @@ fn tail_spin(tid: u32, tile: u32, wait_slot: bool) {
                 break;
             }
             spins++;
-            // One thread's load per spin, against a look-back round's two barriers: a longer count.
-            if (spins > settings.spin_limit * TAIL_SPINS_PER_ROUND) {
+            if (spins > settings.spin_limit * TAIL_SPINS_PER_READ) {
                 ok = false;
             }
         }

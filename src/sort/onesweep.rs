@@ -37,7 +37,8 @@ const STATE_FALLBACKS: u32 = 2054;
 const CLEAR_GROUPS: u32 = 256;
 /// Most keys: entries hold counts in 30 bits, and a 2 GiB binding holds 2^29 keys.
 pub const MAX_KEYS: u32 = 1 << 29;
-/// Rounds a look-back or tail wait spins on another tile before it stops waiting (then: the fallback).
+/// Reads of a not-ready entry before a look-back stops waiting and counts that tile's keys (the fallback); a tail
+/// wait may read 1024 times as often (`TAIL_SPINS_PER_READ` in the shader).
 pub const SPIN_LIMIT: u32 = 1024;
 /// Smallest subgroup the shader's per-subgroup tables are sized for.
 pub const MIN_SUBGROUP_SIZE: u32 = 8;
