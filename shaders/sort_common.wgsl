@@ -49,3 +49,18 @@ fn ordered_key(key: u32, key_order: u32) -> u32 {
 fn key_digit(key: u32, p: IterationParams) -> u32 {
     return (ordered_key(key, p.key_order) >> p.shift) & ((1u << p.digit_bits) - 1u);
 }
+
+// Subgroup masks as 128-bit vec4<u32> (lanes 0-31 in x, ... 96-127 in w), for the ballot-based sorts.
+// The number of lanes set.
+fn lane_count(lanes: vec4<u32>) -> u32 {
+    let c = countOneBits(lanes);
+    return c.x + c.y + c.z + c.w;
+}
+
+// The lanes below `lane`, as a 128-bit mask.
+fn lanes_below(lane: u32) -> vec4<u32> {
+    let first = vec4<u32>(0u, 32u, 64u, 96u);
+    let full = vec4<u32>(lane) >= first + vec4<u32>(32u);
+    let partial = (vec4<u32>(1u) << (vec4<u32>(lane) - first)) - vec4<u32>(1u);
+    return select(select(vec4<u32>(0u), partial, vec4<u32>(lane) > first), vec4<u32>(0xffffffffu), full);
+}

@@ -181,19 +181,6 @@ var<workgroup> broadcast: u32;
 var<workgroup> subgroup_totals: array<u32, 64>; // 2 * MAX_SUBGROUPS at most
 
 
-fn lane_count(lanes: vec4<u32>) -> u32 {
-    let c = countOneBits(lanes);
-    return c.x + c.y + c.z + c.w;
-}
-
-// The lanes below `lane`, as a 128-bit mask.
-fn lanes_below(lane: u32) -> vec4<u32> {
-    let first = vec4<u32>(0u, 32u, 64u, 96u);
-    let full = vec4<u32>(lane) >= first + vec4<u32>(32u);
-    let partial = (vec4<u32>(1u) << (vec4<u32>(lane) - first)) - vec4<u32>(1u);
-    return select(select(vec4<u32>(0u), partial, vec4<u32>(lane) > first), vec4<u32>(0xffffffffu), full);
-}
-
 // The lowest lane of a non-empty mask.
 fn first_lane(lanes: vec4<u32>) -> u32 {
     let bits = firstTrailingBit(lanes);

@@ -46,19 +46,6 @@ fn digit_of(key: u32) -> u32 {
     return key_digit(key, params);
 }
 
-fn lane_count(lanes: vec4<u32>) -> u32 {
-    let c = countOneBits(lanes);
-    return c.x + c.y + c.z + c.w;
-}
-
-// The lanes below `lane`, as a 128-bit mask.
-fn lanes_below(lane: u32) -> vec4<u32> {
-    let first = vec4<u32>(0u, 32u, 64u, 96u);
-    let full = vec4<u32>(lane) >= first + vec4<u32>(32u);
-    let partial = (vec4<u32>(1u) << (vec4<u32>(lane) - first)) - vec4<u32>(1u);
-    return select(select(vec4<u32>(0u), partial, vec4<u32>(lane) > first), vec4<u32>(0xffffffffu), full);
-}
-
 // One step's ballots: which lanes hold a key, and which lanes' digits have each bit set. Named fields, not an
 // array, so they stay in registers.
 struct Ballots {
