@@ -20,6 +20,11 @@ struct IterationParams {
     keys_only: u32,
 }
 
+// A workgroup's index in a dispatch that is 2D past 65,535 workgroups (`gpu::dispatch_grid`).
+fn group_index(workgroup_id: vec3<u32>, num_workgroups: vec3<u32>) -> u32 {
+    return workgroup_id.x + workgroup_id.y * num_workgroups.x;
+}
+
 const KEY_I32: u32 = 1u;
 const KEY_F32: u32 = 2u;
 const KEY_DESCENDING: u32 = 4u;

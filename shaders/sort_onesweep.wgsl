@@ -112,10 +112,6 @@ fn clear(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) workg
 
 var<workgroup> histogram_counts: array<atomic<u32>, 1024>; // MAX_PASSES * RADIX
 
-fn linear_group(workgroup_id: vec3<u32>, num_workgroups: vec3<u32>) -> u32 {
-    return workgroup_id.x + workgroup_id.y * num_workgroups.x;
-}
-
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn histogram(
     @builtin(local_invocation_index) tid: u32,
@@ -126,7 +122,7 @@ fn histogram(
         atomicStore(&histogram_counts[i], 0u);
     }
     workgroupBarrier();
-    let start = linear_group(workgroup_id, num_workgroups) * HISTOGRAM_TILE;
+    let start = group_index(workgroup_id, num_workgroups) * HISTOGRAM_TILE;
     if (start < params.num_keys) {
         let end = min(start + HISTOGRAM_TILE, params.num_keys);
         for (var i = start + tid; i < end; i += WORKGROUP_SIZE) {
@@ -426,7 +422,7 @@ fn digit_pass(
     @builtin(num_subgroups) num_sg: u32,
 ) {
     // The spare workgroups of a 2D grid's last row leave before taking a ticket.
-    if (linear_group(workgroup_id, num_workgroups) >= params.num_chunks) {
+    if (group_index(workgroup_id, num_workgroups) >= params.num_chunks) {
         return;
     }
     let d_pass = params.shift / DIGIT_BITS;

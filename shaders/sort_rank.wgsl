@@ -44,7 +44,7 @@ fn main(
     @builtin(num_workgroups) num_workgroups: vec3<u32>,
 ) {
     // Past 65,535 workgroups the dispatch is a 2D grid; the spare workgroups of its last row leave at once.
-    let chunk = workgroup_id.x + workgroup_id.y * num_workgroups.x;
+    let chunk = group_index(workgroup_id, num_workgroups);
     if (chunk >= params.num_chunks) {
         return;
     }

@@ -17,17 +17,13 @@ struct ScanParams {
 @group(0) @binding(0) var<uniform> params: ScanParams;
 @group(0) @binding(1) var<storage, read_write> data: array<u32>;
 
-fn block_index(workgroup_id: vec3<u32>, num_workgroups: vec3<u32>) -> u32 {
-    return workgroup_id.x + workgroup_id.y * num_workgroups.x;
-}
-
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn scan_blocks(
     @builtin(local_invocation_index) tid: u32,
     @builtin(workgroup_id) workgroup_id: vec3<u32>,
     @builtin(num_workgroups) num_workgroups: vec3<u32>,
 ) {
-    let block = block_index(workgroup_id, num_workgroups);
+    let block = group_index(workgroup_id, num_workgroups);
     if (block * SCAN_BLOCK_SIZE >= params.len) {
         return;
     }
@@ -59,7 +55,7 @@ fn add_block_offsets(
     @builtin(workgroup_id) workgroup_id: vec3<u32>,
     @builtin(num_workgroups) num_workgroups: vec3<u32>,
 ) {
-    let block = block_index(workgroup_id, num_workgroups);
+    let block = group_index(workgroup_id, num_workgroups);
     if (block * SCAN_BLOCK_SIZE >= params.len) {
         return;
     }

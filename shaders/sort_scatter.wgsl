@@ -16,7 +16,7 @@ fn main(
     @builtin(workgroup_id) workgroup_id: vec3<u32>,
     @builtin(num_workgroups) num_workgroups: vec3<u32>,
 ) {
-    let index = (workgroup_id.x + workgroup_id.y * num_workgroups.x) * WORKGROUP_SIZE + tid;
+    let index = group_index(workgroup_id, num_workgroups) * WORKGROUP_SIZE + tid;
     if (index >= params.num_keys) {
         return;
     }

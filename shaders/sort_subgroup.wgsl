@@ -72,10 +72,6 @@ fn digit_lanes(d: u32, v: Ballots) -> vec4<u32> {
         & select(~v.bit2, v.bit2, (d & 4u) != 0u) & select(~v.bit3, v.bit3, (d & 8u) != 0u);
 }
 
-fn tile_index(workgroup_id: vec3<u32>, num_workgroups: vec3<u32>) -> u32 {
-    return workgroup_id.x + workgroup_id.y * num_workgroups.x;
-}
-
 // Adds this step's count of each digit the lane owns (digits lane + k * sg_size) to `owned`.
 fn count_owned(owned: ptr<function, vec4<u32>>, lane: u32, sg_size: u32, v: Ballots) {
     if (sg_size >= RADIX) {
@@ -250,7 +246,7 @@ fn count(
     @builtin(subgroup_id) sg_id: u32,
     @builtin(num_subgroups) num_sg: u32,
 ) {
-    let tile = tile_index(workgroup_id, num_workgroups);
+    let tile = group_index(workgroup_id, num_workgroups);
     if (tile >= params.num_chunks) {
         return;
     }
@@ -276,7 +272,7 @@ fn reorder(
     @builtin(subgroup_id) sg_id: u32,
     @builtin(num_subgroups) num_sg: u32,
 ) {
-    let tile = tile_index(workgroup_id, num_workgroups);
+    let tile = group_index(workgroup_id, num_workgroups);
     if (tile >= params.num_chunks) {
         return;
     }

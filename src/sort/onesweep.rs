@@ -63,9 +63,10 @@ pub fn traffic_model(config: SortConfig) -> TrafficModel {
     }
 }
 
-/// Circular table entries when none are asked for: enough slots that the tiles a GPU runs at once (an H100 keeps
-/// about a thousand of these workgroups resident) never wait for a free one; fewer on a CPU driver, which runs a
-/// few at a time and clears the table on the CPU's bandwidth.
+/// Circular table entries when none are asked for: enough slots that the tiles a GPU runs at once rarely wait for
+/// a free one (an estimate from occupancy, not a measurement: an H100's 132 SMs hold at most 8 of these 256-thread
+/// workgroups each, about a thousand; with 4096 entries no tile went table-free in the H100 runs); fewer on a CPU driver,
+/// which runs a few at a time and clears the table at the CPU's bandwidth.
 pub fn default_status_entries(info: &wgpu::AdapterInfo) -> u32 {
     if info.device_type == wgpu::DeviceType::Cpu { 1024 } else { 4096 }
 }
@@ -312,11 +313,6 @@ impl OnesweepSort {
         }
     }
 
-    /// The circular table's entries (None for the per-tile layout).
-    pub fn status_entries(&self) -> Option<u32> {
-        (self.config.onesweep.status_table == StatusTable::Circular).then(|| self.settings_for().entries)
-    }
-
     /// Keys per tile of a digit pass on this device.
     pub fn tile_size(&self) -> u32 {
         self.tile_size
@@ -424,16 +420,7 @@ mod tests {
     #[test]
     fn settings_match_the_shader() {
         let module = naga::front::wgsl::parse_str(&with_common(ONESWEEP_WGSL)).expect("the shader parses");
-        let members = module
-            .types
-            .iter()
-            .find_map(|(_, t)| match &t.inner {
-                naga::TypeInner::Struct { members, .. } if t.name.as_deref() == Some("OnesweepSettings") => {
-                    Some(members.clone())
-                }
-                _ => None,
-            })
-            .expect("OnesweepSettings in the shader");
+        let members = crate::sort::shared::struct_members(&module, "OnesweepSettings");
         let names: Vec<&str> = members.iter().filter_map(|m| m.name.as_deref()).collect();
         assert_eq!(
             names,

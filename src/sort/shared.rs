@@ -739,6 +739,19 @@ impl GpuCount {
     }
 }
 
+/// The members of WGSL struct `name` in `module`, for tests that check a Rust mirror against its shader.
+#[cfg(test)]
+pub(crate) fn struct_members(module: &naga::Module, name: &str) -> Vec<naga::StructMember> {
+    module
+        .types
+        .iter()
+        .find_map(|(_, t)| match &t.inner {
+            naga::TypeInner::Struct { members, .. } if t.name.as_deref() == Some(name) => Some(members.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("struct {name} in the shader"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -747,16 +760,7 @@ mod tests {
     fn prepare_settings_match_the_shader() {
         // `PrepareSettings` is written from Rust and read by `sort_prepare.wgsl`: same members, same offsets.
         let module = naga::front::wgsl::parse_str(PREPARE_WGSL).expect("sort_prepare.wgsl parses");
-        let members = module
-            .types
-            .iter()
-            .find_map(|(_, t)| match &t.inner {
-                naga::TypeInner::Struct { members, .. } if t.name.as_deref() == Some("PrepareSettings") => {
-                    Some(members.clone())
-                }
-                _ => None,
-            })
-            .expect("PrepareSettings in the shader");
+        let members = struct_members(&module, "PrepareSettings");
         let rust = [
             "capacity",
             "count_word",
