@@ -60,13 +60,17 @@ enum Command {
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
         copies: u32,
     },
-    /// Write any scene splatsort reads (3DGS PLY, compressed PLY, SPZ v2/v3, .splat) as a standard 3DGS PLY
-    /// (binary little-endian), for tools that read only PLY; or as SPZ v2 or .splat when OUTPUT ends so.
+    /// Write any scene splatsort reads (3DGS PLY, compressed PLY, SPZ v2-v4, .splat) as a standard 3DGS PLY
+    /// (binary little-endian), for tools that read only PLY; or as SPZ, PlayCanvas compressed PLY or .splat when
+    /// OUTPUT ends so.
     Convert {
         /// The scene to read (its format is found from its content).
         input: PathBuf,
-        /// The file to write: `.ply` (default), `.spz` (version 2) or `.splat` (SH degree 0).
+        /// The file to write: `.ply` (default), `.compressed.ply` (PlayCanvas), `.spz` or `.splat` (SH degree 0).
         output: PathBuf,
+        /// The SPZ version written for a `.spz` output: 4 (zstd streams, Niantic's default) or 3 (one gzip stream).
+        #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(3..=4))]
+        spz_version: u32,
     },
 }
 
@@ -322,11 +326,17 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             println!("wrote {total} splats to {}", output.display());
             Ok(())
         }
-        Some(Command::Convert { input, output }) => {
+        Some(Command::Convert { input, output, spz_version }) => {
             let scene = load(&input)?;
-            let extension = output.extension().map(|e| e.to_ascii_lowercase());
-            write_file(&output, |out| match extension.as_ref().and_then(|e| e.to_str()) {
-                Some("spz") => scene::spz::write_spz(&scene, out),
+            let name = output.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+            let extension = if name.ends_with(".compressed.ply") {
+                Some("compressed.ply")
+            } else {
+                name.rsplit_once('.').map(|(_, e)| e)
+            };
+            write_file(&output, |out| match extension {
+                Some("spz") => scene::spz::write_spz(&scene, spz_version, out),
+                Some("compressed.ply") => scene::compressed::write_compressed_ply(&scene, out),
                 Some("splat") => scene::splat::write_splat(&scene, out),
                 _ => scene::write_ply(&scene, out, PlyEncoding::BinaryLittleEndian),
             })?;

@@ -81,27 +81,31 @@ fn compare(what: &str, got: &Scene, want: &Scene, tol: &Tolerances, sh_coeffs: u
 }
 
 #[test]
-fn spz_v3_loads_the_plys_splats_within_its_precision() {
-    let Some(path) = shared("semarang_stadium.spz") else { return };
-    assert_eq!(SceneFormat::sniff(&path).unwrap(), SceneFormat::Spz);
-    let scene = load(&path, &mut |_| {}).expect("spz loads");
-    assert!(scene.info.format.contains("SPZ version 3"), "{}", scene.info.format);
-    assert_eq!(scene.sh_degree, 3);
-    // Quantization steps: positions 2^-12 (12 fractional bits), log-scales 1/16, opacity and colour 8 bits (colour
-    // step 1/255/0.15 = 0.026), rotations 9 bits per component (smallest three), SH rest 8-bit codes of which the
-    // writer keeps 5 bits (degree 1) or 4 (degrees 2-3): a step of 1/8, so half a step is 1/16, plus half a byte
-    // step (1/256) for rounding to the byte first. Values outside what
-    // the format holds (log-scales in [-10, 5.94], colours in [0, 1], SH in [-1, 1)) are clamped by the writer.
-    let tol = Tolerances {
-        position: 2.5e-4,
-        log_scale: 0.032,
-        opacity: 0.5 / 255.0 + 1e-6,
-        rotation: 2e-4,
-        sh_dc: 0.014,
-        sh_rest: 1.0 / 16.0 + 1.0 / 256.0 + 1e-4,
-    };
-    let ranges = Ranges { log_scale: (-10.0, 5.9), sh_dc: (-3.3, 3.3), sh_rest: (-0.99, 0.99) };
-    compare("spz v3", &scene, &demo_ply(), &tol, 16, &ranges);
+fn spz_v3_and_v4_load_the_plys_splats_within_their_precision() {
+    for (name, version) in
+        [("semarang_stadium.spz", "SPZ version 3 (gzip"), ("semarang_stadium.v4.spz", "SPZ version 4 (zstd")]
+    {
+        let Some(path) = shared(name) else { return };
+        assert_eq!(SceneFormat::sniff(&path).unwrap(), SceneFormat::Spz);
+        let scene = load(&path, &mut |_| {}).expect("spz loads");
+        assert!(scene.info.format.contains(version), "{}", scene.info.format);
+        assert_eq!(scene.sh_degree, 3);
+        // Quantization steps: positions 2^-12 (12 fractional bits), log-scales 1/16, opacity and colour 8 bits
+        // (colour step 1/255/0.15 = 0.026), rotations 9 bits per component (smallest three), SH rest 8-bit codes of
+        // which the writer keeps 5 bits (degree 1) or 4 (degrees 2-3): a step of 1/8, so half a step is 1/16, plus
+        // half a byte step (1/256) for rounding to the byte first. Values outside what the format holds
+        // (log-scales in [-10, 5.94], colours in [0, 1], SH in [-1, 1)) are clamped by the writer.
+        let tol = Tolerances {
+            position: 2.5e-4,
+            log_scale: 0.032,
+            opacity: 0.5 / 255.0 + 1e-6,
+            rotation: 2e-4,
+            sh_dc: 0.014,
+            sh_rest: 1.0 / 16.0 + 1.0 / 256.0 + 1e-4,
+        };
+        let ranges = Ranges { log_scale: (-10.0, 5.9), sh_dc: (-3.3, 3.3), sh_rest: (-0.99, 0.99) };
+        compare(name, &scene, &demo_ply(), &tol, 16, &ranges);
+    }
 }
 
 #[test]
@@ -130,15 +134,6 @@ fn splat_loads_the_plys_splats_at_degree_0() {
         }
     }
     assert!(worst <= 0.5 / 255.0 / 0.282_094_8 + 1e-4, "SH dc within half a step where it fits: {worst}");
-}
-
-#[test]
-fn unsupported_formats_are_named() {
-    // SPZ version 4 (separately compressed streams) is not read yet: refused with the file and the version named.
-    let name = "semarang_stadium.v4.spz";
-    let Some(path) = shared(name) else { return };
-    let error = load(&path, &mut |_| {}).unwrap_err().to_string();
-    assert!(error.contains(name) && error.contains("SPZ version 4"), "{error}");
 }
 
 fn scratch(name: &str, bytes: &[u8]) -> PathBuf {
@@ -205,12 +200,77 @@ fn bad_spz_and_splat_files_are_clear_errors() {
     assert!(matches!(error, SceneError::AllInvalid { count: 4, .. }), "{error}");
 }
 
+/// An SPZ v4 file of `n` points at SH degree 0 (five zstd streams), written by splatsort's writer.
+fn spz_v4_bytes(n: u32) -> Vec<u8> {
+    let scene = load(&scratch("seed.spz", &spz_bytes(n, n, 2)), &mut |_| {}).expect("seed");
+    let mut out = Vec::new();
+    splatsort::scene::spz::write_spz(&scene, 4, &mut out).expect("write");
+    out
+}
+
+/// A v4 file's table of contents entry `i` (compressed size, uncompressed size).
+fn set_toc(bytes: &mut [u8], i: usize, compressed: u64, size: u64) {
+    bytes[32 + 16 * i..40 + 16 * i].copy_from_slice(&compressed.to_le_bytes());
+    bytes[40 + 16 * i..48 + 16 * i].copy_from_slice(&size.to_le_bytes());
+}
+
+#[test]
+fn bad_spz_v4_files_are_clear_errors() {
+    let ok = spz_v4_bytes(10);
+    let scene = load(&scratch("ok4.spz", &ok), &mut |_| {}).expect("a small v4 spz");
+    assert_eq!(scene.len(), 10);
+    let toc = |i: usize| u64::from_le_bytes(ok[32 + 16 * i..40 + 16 * i].try_into().unwrap());
+    let mut cases: Vec<(&str, Vec<u8>, &str)> = Vec::new();
+    // The table says the alpha stream inflates to 11 bytes: 10 points need 10.
+    let mut lying = ok.clone();
+    set_toc(&mut lying, 1, toc(1), 11);
+    cases.push(("lying4.spz", lying, "stream 1 declares 11 bytes"));
+    // A stream that runs past the end of the file.
+    let mut long = ok.clone();
+    set_toc(&mut long, 4, toc(4) + 1000, 40);
+    cases.push(("long4.spz", long, "truncated"));
+    // A decompression bomb: the alpha stream replaced by 1 MiB of zeros in 40-odd bytes; the table still declares 10.
+    let bomb_stream =
+        ruzstd::encoding::compress_to_vec(&vec![0u8; 1 << 20][..], ruzstd::encoding::CompressionLevel::Fastest);
+    assert!(bomb_stream.len() < 1000, "the bomb is small: {}", bomb_stream.len());
+    let streams_at = 32 + 16 * 5;
+    let alpha_at = streams_at + toc(0) as usize;
+    let mut bomb = ok[..alpha_at].to_vec();
+    bomb.extend(&bomb_stream);
+    bomb.extend(&ok[alpha_at + toc(1) as usize..]);
+    set_toc(&mut bomb, 1, bomb_stream.len() as u64, 10);
+    cases.push(("bomb4.spz", bomb, "inflates past the 10 bytes"));
+    // A count the file cannot hold, and one stream too many.
+    let mut many = ok.clone();
+    many[8..12].copy_from_slice(&200_000_000u32.to_le_bytes());
+    cases.push(("many4.spz", many, "implausibly many"));
+    let mut streams = ok.clone();
+    streams[15] = 6;
+    cases.push(("streams4.spz", streams, "6 streams"));
+    let mut trailing = ok.clone();
+    trailing.extend([0u8; 3]);
+    cases.push(("trailing4.spz", trailing, "3 bytes follow the last stream"));
+    let mut toc_out = ok.clone();
+    toc_out[16..20].copy_from_slice(&u32::MAX.to_le_bytes());
+    cases.push(("toc4.spz", toc_out, "table of contents"));
+    // A damaged stream: its frame magic overwritten.
+    let mut damaged = ok.clone();
+    damaged[streams_at..streams_at + 4].copy_from_slice(&[0; 4]);
+    cases.push(("damaged4.spz", damaged, "zstd stream 0"));
+    cases.push(("short4.spz", ok[..20].to_vec(), "shorter than an SPZ version 4 header"));
+    for (name, bytes, wanted) in cases {
+        let error = load(&scratch(name, &bytes), &mut |_| {}).map(|s| s.len()).unwrap_err().to_string();
+        assert!(error.contains(name) && error.contains(wanted), "{name}: {error}");
+    }
+}
+
 #[test]
 fn mutated_spz_and_splat_files_never_panic() {
     // Byte flips and truncations of valid files: each load either succeeds with finite values or fails with an
     // error naming the file. (The mutation harness of tests/ply_fuzz.rs, for the new loaders.)
     let seeds = [
         ("m.spz", spz_bytes(40, 40, 2)),
+        ("m4.spz", spz_v4_bytes(40)),
         ("m.splat", {
             let mut v = Vec::new();
             for i in 0..40u8 {
@@ -297,18 +357,31 @@ fn every_format_renders_like_the_ply() {
         splatsort::render::render_image(&ctx.device, &ctx.queue, &mut renderer, &camera, None).expect("frame")
     };
     let ply = demo_ply();
+    // splatsort's own writers too, which need no ../shared: the compressed PLY (Morton-ordered chunks) and SPZ v4.
+    let dir = std::env::temp_dir().join(format!("splatsort-render-formats-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let written_compressed = dir.join("demo.compressed.ply");
+    splatsort::scene::compressed::write_compressed_ply(&ply, &mut std::fs::File::create(&written_compressed).unwrap())
+        .unwrap();
+    let written_v4 = dir.join("demo.v4.spz");
+    splatsort::scene::spz::write_spz(&ply, 4, &mut std::fs::File::create(&written_v4).unwrap()).unwrap();
     let files = [
-        ("semarang_stadium.spz", 3, 40.0),
-        ("semarang_stadium.splat", 0, 40.0),
-        ("semarang_stadium.compressed.ply", 3, 40.0),
+        (Some(written_compressed), 3, 40.0),
+        (Some(written_v4), 3, 40.0),
+        (shared("semarang_stadium.spz"), 3, 40.0),
+        (shared("semarang_stadium.v4.spz"), 3, 40.0),
+        (shared("semarang_stadium.splat"), 0, 40.0),
+        (shared("semarang_stadium.compressed.ply"), 3, 40.0),
     ];
-    for (name, sh_degree, min_db) in files {
-        let Some(path) = shared(name) else { return };
+    for (path, sh_degree, min_db) in files {
+        let Some(path) = path else { continue };
         let scene = load(&path, &mut |_| {}).expect("loads");
+        let name = path.display();
         let db = psnr(&render(&scene, sh_degree), &render(&ply, sh_degree));
         eprintln!("{name}: {db:.1} dB against the PLY");
         assert!(db >= min_db, "{name}: {db:.1} dB, under {min_db}");
     }
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -380,6 +453,15 @@ fn compressed_ply_small_bad_and_mutated() {
     let lying = String::from_utf8_lossy(&compressed_ply(10)).replacen("element vertex 10", "element vertex 300", 1);
     let error = load(&scratch("lying.compressed.ply", lying.as_bytes()), &mut |_| {}).unwrap_err().to_string();
     assert!(error.contains("lying.compressed.ply") && error.contains("chunks"), "{error}");
+    // Chunk log-scale bounds of -1e15 (found by the coverage-guided fuzzer): every scale underflows to zero, so every
+    // splat is dropped as having no extent, and the file is refused.
+    let mut flat = compressed_ply(10);
+    let body = flat.windows(11).position(|w| w == b"end_header\n").unwrap() + 11;
+    for k in 6..12 {
+        flat[body + 4 * k..body + 4 * k + 4].copy_from_slice(&(-1e15f32).to_le_bytes());
+    }
+    let error = load(&scratch("flat.compressed.ply", &flat), &mut |_| {}).unwrap_err();
+    assert!(matches!(error, SceneError::AllInvalid { count: 10, .. }), "{error}");
     let mut state = 0x0dd_ba11_u64;
     let mut next = move || {
         state ^= state << 13;
@@ -413,24 +495,26 @@ fn compressed_ply_small_bad_and_mutated() {
 #[test]
 fn written_spz_and_splat_files_load_back() {
     // splatsort's writers (`convert OUT.spz`, `convert OUT.splat`) read back by its loaders, within each format's
-    // precision (SPZ v3: smallest-three rotations, 8-bit SH).
+    // precision (SPZ v3 and v4: smallest-three rotations, 8-bit SH).
     let ply = demo_ply();
     let dir = std::env::temp_dir().join(format!("splatsort-roundtrip-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let spz = dir.join("demo.spz");
-    splatsort::scene::spz::write_spz(&ply, &mut std::fs::File::create(&spz).unwrap()).unwrap();
-    let back = load(&spz, &mut |_| {}).expect("written spz loads");
-    assert!(back.info.format.contains("version 3"), "{}", back.info.format);
-    let tol = Tolerances {
-        position: 0.5 / 4096.0 + 1e-5,
-        log_scale: 0.5 / 16.0 + 1e-4,
-        opacity: 0.5 / 255.0 + 1e-6,
-        rotation: 2e-4,
-        sh_dc: 0.5 / 255.0 / 0.15 + 1e-4,
-        sh_rest: 0.5 / 128.0 + 1e-4,
-    };
-    let ranges = Ranges { log_scale: (-10.0, 5.9), sh_dc: (-3.3, 3.3), sh_rest: (-0.99, 0.99) };
-    compare("written spz", &back, &ply, &tol, 16, &ranges);
+    for version in [3, 4] {
+        let spz = dir.join(format!("demo.v{version}.spz"));
+        splatsort::scene::spz::write_spz(&ply, version, &mut std::fs::File::create(&spz).unwrap()).unwrap();
+        let back = load(&spz, &mut |_| {}).expect("written spz loads");
+        assert!(back.info.format.contains(&format!("version {version}")), "{}", back.info.format);
+        let tol = Tolerances {
+            position: 0.5 / 4096.0 + 1e-5,
+            log_scale: 0.5 / 16.0 + 1e-4,
+            opacity: 0.5 / 255.0 + 1e-6,
+            rotation: 2e-4,
+            sh_dc: 0.5 / 255.0 / 0.15 + 1e-4,
+            sh_rest: 0.5 / 128.0 + 1e-4,
+        };
+        let ranges = Ranges { log_scale: (-10.0, 5.9), sh_dc: (-3.3, 3.3), sh_rest: (-0.99, 0.99) };
+        compare(&format!("written spz v{version}"), &back, &ply, &tol, 16, &ranges);
+    }
     let splat = dir.join("demo.splat");
     splatsort::scene::splat::write_splat(&ply, &mut std::fs::File::create(&splat).unwrap()).unwrap();
     let back = load(&splat, &mut |_| {}).expect("written .splat loads");

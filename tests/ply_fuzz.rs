@@ -465,8 +465,10 @@ mod reference {
             // A rotation is normalized in f64 (in f32, tiny components square into denormals).
             let q = glam::DQuat::from_xyzw(r[11].into(), r[12].into(), r[13].into(), r[10].into());
             let length = q.length();
+            // A scale must be finite and above zero (a log-scale under about -103 underflows to zero).
             let scale = [r[7].exp(), r[8].exp(), r[9].exp()];
-            if r.iter().chain(&f).any(|v| !v.is_finite()) || length == 0.0 || scale.iter().any(|s| !s.is_finite()) {
+            let usable = scale.iter().all(|s| s.is_finite() && *s > 0.0);
+            if r.iter().chain(&f).any(|v| !v.is_finite()) || length == 0.0 || !usable {
                 continue;
             }
             out.positions.push([r[0], r[1], r[2]]);

@@ -16,6 +16,7 @@ use std::path::Path;
 use glam::{Quat, Vec3};
 
 use super::ply::{Encoding, Header, PropertyType, ScalarType};
+use super::rows::{sh_from_channel_major, sh_rest_channel_major, usable_scale};
 use super::{Scene, SceneError, SceneInfo, sh_coeffs_for_degree};
 
 const CHUNK_SIZE: u64 = 256;
@@ -179,7 +180,6 @@ pub fn load_compressed(
     let vertices = &tables[vertex_index];
     let n = count as usize;
     let coeffs = sh_coeffs_for_degree(sh_degree);
-    let per_channel = coeffs - 1;
     let mut scene = Scene { sh_degree, ..Default::default() };
     scene.positions.reserve(n);
     scene.sh.reserve(n * coeffs);
@@ -212,7 +212,7 @@ pub fn load_compressed(
             *slot = if k == which { largest } else { *rest.next().expect("three") };
         }
         let rotation = Quat::from_xyzw(wxyz[1], wxyz[2], wxyz[3], wxyz[0]);
-        if !position.is_finite() || !scale.is_finite() || rotation.length() == 0.0 {
+        if !position.is_finite() || !usable_scale(scale) || rotation.length() == 0.0 {
             dropped += 1;
             continue;
         }
@@ -232,22 +232,10 @@ pub fn load_compressed(
         scene.scales.push(scale);
         scene.rotations.push(rotation.normalize());
         scene.opacities.push(unorm(color, 8));
-        scene.sh.push(dc);
-        if let Some(index) = sh_index {
-            let table = &tables[index];
-            let decode = |code: u8| {
-                let fraction = match code {
-                    0 => 0.0,
-                    255 => 1.0,
-                    v => (f32::from(v) + 0.5) / 256.0,
-                };
-                (fraction - 0.5) * 8.0
-            };
-            for k in 0..per_channel {
-                let at = |channel: usize| decode(table.u8(i, sh_columns[channel * per_channel + k]));
-                scene.sh.push([at(0), at(1), at(2)]);
-            }
-        }
+        let base = scene.sh.len();
+        scene.sh.resize(base + coeffs, [0.0; 3]);
+        let rest = |j: usize| sh_index.map_or(0.0, |index| sh_value(tables[index].u8(i, sh_columns[j])));
+        sh_from_channel_major(&mut scene.sh[base..], dc, rest);
     }
     progress(1.0);
     if scene.is_empty() {
@@ -265,4 +253,115 @@ pub fn load_compressed(
         dropped_invalid: dropped,
     };
     Ok(scene)
+}
+
+/// An SH value from its 8-bit code: (fraction - 0.5) * 8, codes 0 and 255 exactly -4 and 4.
+fn sh_value(code: u8) -> f32 {
+    let fraction = match code {
+        0 => 0.0,
+        255 => 1.0,
+        v => (f32::from(v) + 0.5) / 256.0,
+    };
+    (fraction - 0.5) * 8.0
+}
+
+/// The 8-bit code of an SH value (the inverse of `sh_value`, clamped to [-4, 4]).
+fn sh_code(value: f32) -> u8 {
+    ((value / 8.0 + 0.5) * 256.0).floor().clamp(0.0, 255.0) as u8
+}
+
+/// A fraction of [lo, hi] in `bits` bits (0 where the range is empty).
+fn quantize(value: f32, lo: f32, hi: f32, bits: u32) -> u32 {
+    let max = ((1u32 << bits) - 1) as f32;
+    let t = if hi > lo { (value - lo) / (hi - lo) } else { 0.0 };
+    (t.clamp(0.0, 1.0) * max).round() as u32
+}
+
+/// A 30-bit Morton code of a point in the box [lo, hi]: neighbours in space are mostly neighbours in the code.
+fn morton(p: Vec3, lo: Vec3, hi: Vec3) -> u32 {
+    let spread = |v: u32| {
+        let mut v = v & 0x3ff;
+        v = (v | v << 16) & 0x0300_00ff;
+        v = (v | v << 8) & 0x0300_f00f;
+        v = (v | v << 4) & 0x030c_30c3;
+        (v | v << 2) & 0x0924_9249
+    };
+    let q = |k: usize| quantize(p[k], lo[k], hi[k], 10);
+    spread(q(0)) << 2 | spread(q(1)) << 1 | spread(q(2))
+}
+
+/// Writes `scene` as a PlayCanvas compressed PLY, with chunk colour ranges and, above SH degree 0, the `sh`
+/// element. Splats are written in Morton order of their positions, so each chunk of 256 is compact in space and its
+/// 11/10/11-bit box is small. Log-scales are clamped to [-20, 20].
+pub fn write_compressed_ply(scene: &Scene, out: &mut impl std::io::Write) -> std::io::Result<()> {
+    let n = scene.len();
+    let coeffs = sh_coeffs_for_degree(scene.sh_degree);
+    let (lo, hi) = scene.bounds();
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_cached_key(|&i| morton(scene.positions[i], lo, hi));
+    let chunks = n.div_ceil(CHUNK_SIZE as usize);
+    writeln!(out, "ply\nformat binary_little_endian 1.0\nelement chunk {chunks}")?;
+    for name in CHUNK_BOUNDS.iter().chain(&CHUNK_COLORS) {
+        writeln!(out, "property float {name}")?;
+    }
+    writeln!(out, "element vertex {n}")?;
+    for name in PACKED {
+        writeln!(out, "property uint {name}")?;
+    }
+    if coeffs > 1 {
+        writeln!(out, "element sh {n}")?;
+        for j in 0..3 * (coeffs - 1) {
+            writeln!(out, "property uchar f_rest_{j}")?;
+        }
+    }
+    writeln!(out, "end_header")?;
+    let log_scale = |i: usize| scene.scales[i].map(|v| v.ln().clamp(-20.0, 20.0));
+    let color = |i: usize| Vec3::from(scene.sh[i * coeffs]) * SH_C0 + Vec3::splat(0.5);
+    let pack_11_10_11 = |v: Vec3, lo: Vec3, hi: Vec3| {
+        quantize(v.x, lo.x, hi.x, 11) << 21 | quantize(v.y, lo.y, hi.y, 10) << 11 | quantize(v.z, lo.z, hi.z, 11)
+    };
+    let mut vertices = Vec::with_capacity(16 * n);
+    for chunk in order.chunks(CHUNK_SIZE as usize) {
+        let bounds = |f: &dyn Fn(usize) -> Vec3| {
+            chunk.iter().fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(lo, hi), &i| (lo.min(f(i)), hi.max(f(i))))
+        };
+        let position = bounds(&|i| scene.positions[i]);
+        let scale = bounds(&log_scale);
+        let rgb = bounds(&color);
+        for v in [position.0, position.1, scale.0, scale.1, rgb.0, rgb.1] {
+            v.to_array().iter().try_for_each(|c| out.write_all(&c.to_le_bytes()))?;
+        }
+        for &i in chunk {
+            let q = scene.rotations[i];
+            let wxyz = [q.w, q.x, q.y, q.z];
+            let largest = (0..4).max_by(|&a, &b| wxyz[a].abs().total_cmp(&wxyz[b].abs())).unwrap_or(0);
+            let sign = if wxyz[largest] < 0.0 { -1.0 } else { 1.0 };
+            let mut rotation = (largest as u32) << 30;
+            for (k, shift) in (0..4).filter(|&k| k != largest).zip([20, 10, 0]) {
+                let half = std::f32::consts::FRAC_1_SQRT_2;
+                rotation |= quantize(wxyz[k] * sign, -half, half, 10) << shift;
+            }
+            let c = color(i);
+            let color = quantize(c.x, rgb.0.x, rgb.1.x, 8) << 24
+                | quantize(c.y, rgb.0.y, rgb.1.y, 8) << 16
+                | quantize(c.z, rgb.0.z, rgb.1.z, 8) << 8
+                | quantize(scene.opacities[i], 0.0, 1.0, 8);
+            let words = [
+                pack_11_10_11(scene.positions[i], position.0, position.1),
+                rotation,
+                pack_11_10_11(log_scale(i), scale.0, scale.1),
+                color,
+            ];
+            vertices.extend(words.iter().flat_map(|w| w.to_le_bytes()));
+        }
+    }
+    out.write_all(&vertices)?;
+    if coeffs > 1 {
+        let mut sh = Vec::with_capacity(n * 3 * (coeffs - 1));
+        for &i in &order {
+            sh.extend(sh_rest_channel_major(scene.sh_of(i)).map(sh_code));
+        }
+        out.write_all(&sh)?;
+    }
+    out.flush()
 }

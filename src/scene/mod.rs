@@ -3,13 +3,15 @@
 //! How it works: `load` looks at a file's first bytes (`SceneFormat::sniff`; the extension only for `.splat`, which
 //! has no magic) and hands it to the loader of its format, one module each (`ply`: the 3DGS trainer's PLY, handing
 //! PlayCanvas's compressed PLY to `compressed`; `spz`:
-//! Niantic's SPZ v2/v3; `splat`: antimatter15's `.splat`). Every loader returns the same `Scene` (linear scales, sigmoid
+//! Niantic's SPZ v2-v4; `splat`: antimatter15's `.splat`). Fixed-row bodies (binary PLY, `.splat`) are read by the
+//! shared two-thread block reader of `rows`, which also holds the SH reordering between files and `Scene`. Every loader returns the same `Scene` (linear scales, sigmoid
 //! opacities, unit quaternions, SH coefficient-major) or a `SceneError` that names the file. Loaders check every
 //! number a file declares against the bytes it holds before allocating from it, and drop (and count) splats with
 //! NaN or infinite values.
 
 pub mod compressed;
 pub mod ply;
+mod rows;
 pub mod splat;
 pub mod spz;
 
@@ -54,7 +56,7 @@ pub struct SceneInfo {
     pub format: String,
     pub file_bytes: u64,
     pub load_secs: f64,
-    /// Splats dropped for NaN or infinite values (or a zero quaternion).
+    /// Splats dropped for NaN or infinite values, or no extent (a zero scale or quaternion).
     pub dropped_invalid: usize,
 }
 
@@ -89,7 +91,10 @@ pub enum SceneError {
     Truncated { path: String, declared: u64, needed: u64, available: u64 },
     #[error("{path}: the file holds zero splats")]
     Empty { path: String },
-    #[error("{path}: all {count} splats have NaN or infinite values; nothing to show")]
+    #[error(
+        "{path}: all {count} splats have NaN or infinite values, or no extent (a zero scale or quaternion); nothing to \
+         show"
+    )]
     AllInvalid { path: String, count: usize },
     #[error("{path}: bad PLY body: {message}")]
     Body { path: String, message: String },
@@ -110,7 +115,7 @@ pub fn load(path: &Path, progress: &mut dyn FnMut(f32)) -> Result<Scene, SceneEr
 pub enum SceneFormat {
     /// The 3DGS trainer's PLY (binary or ASCII), or PlayCanvas's compressed PLY (told apart by its header).
     Ply,
-    /// Niantic's SPZ (a gzip stream, or version 4's raw header: refused by its loader with a message).
+    /// Niantic's SPZ (a gzip stream for versions 2 and 3, or version 4's raw header and zstd streams).
     Spz,
     /// antimatter15's `.splat`: no header, so known by its extension.
     Splat,
@@ -138,7 +143,7 @@ impl SceneFormat {
         Err(SceneError::Unsupported {
             path: display,
             message: "not a splat scene splatsort reads: it opens the 3DGS trainer's PLY (starts with \"ply\"), \
-                      SPZ (gzip, versions 2 and 3) and antimatter15 .splat (by its extension)"
+                      SPZ (versions 2-4), PlayCanvas compressed PLY and antimatter15 .splat (by its extension)"
                 .into(),
         })
     }

@@ -15,11 +15,11 @@
 
 use std::io::{BufRead, BufReader, Read, Seek};
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use glam::{Quat, Vec3};
+use glam::Vec3;
 
+use super::rows::{Rows, Splat, sh_from_channel_major, sh_rest_channel_major, usable_scale};
 use super::{Scene, SceneError, SceneInfo, sh_coeffs_for_degree};
 
 /// The longest header read; 3DGS headers are under 2 KiB.
@@ -431,10 +431,8 @@ struct BinaryBody {
     big_endian: bool,
 }
 
-/// The bulk path. The output arrays are allocated once at their final size, split at the middle row, and two
-/// threads each read their half of the body through their own file handle, in 8 MiB blocks, converting rows straight
-/// into their half of the arrays: reads, conversion and the first touch of the output pages run in parallel, with no
-/// copy after. Invalid splats are flagged and squeezed out in place at the end (only when there are any).
+/// The bulk path: the shared two-thread block reader (`rows::read_rows`), each row converted straight into the
+/// output arrays.
 fn read_binary(
     path: &Path,
     vertex: &ElementDef,
@@ -442,7 +440,6 @@ fn read_binary(
     body: BinaryBody,
     progress: &mut dyn FnMut(f32),
 ) -> Result<(Scene, usize), SceneError> {
-    let display = path.display().to_string();
     let mut offsets = Vec::with_capacity(vertex.properties.len());
     let mut at = 0usize;
     for p in &vertex.properties {
@@ -456,121 +453,26 @@ fn read_binary(
     let required_offsets = layout.required.map(|i| offsets[i]);
     let rest_offsets: Vec<usize> = layout.rest.iter().map(|&i| offsets[i]).collect();
     let BinaryBody { offset, count, row_bytes, big_endian } = body;
-    let coeffs = sh_coeffs_for_degree(layout.sh_degree);
-
-    let mut out = Scene {
-        positions: vec![Vec3::ZERO; count],
-        scales: vec![Vec3::ZERO; count],
-        rotations: vec![Quat::IDENTITY; count],
-        opacities: vec![0.0; count],
-        sh: vec![[0.0; 3]; count * coeffs],
-        sh_degree: layout.sh_degree,
-        info: SceneInfo::default(),
+    let read_f32 = |row: &[u8], o: usize| {
+        let bytes = [row[o], row[o + 1], row[o + 2], row[o + 3]];
+        if big_endian { f32::from_be_bytes(bytes) } else { f32::from_le_bytes(bytes) }
     };
-    let mut valid = vec![true; count];
-    let rows_done = AtomicUsize::new(0);
-
-    // Reads rows `first..first + slots.len()` into the given slices.
-    let read_half = |first: usize, slots: SplatSlots<'_>| -> Result<(), SceneError> {
-        let io = |e: std::io::Error| SceneError::Body {
-            path: display.clone(),
-            message: format!("reading splat {first}: {e}"),
-        };
-        let mut file = std::fs::File::open(path).map_err(io)?;
-        file.seek(std::io::SeekFrom::Start(offset + (first * row_bytes) as u64)).map_err(io)?;
-        let rows_per_block = ((8 << 20) / row_bytes).max(1);
-        let mut block = vec![0u8; rows_per_block.min(slots.valid.len()).max(1) * row_bytes];
-        let read_f32 = |row: &[u8], o: usize| {
-            let bytes = [row[o], row[o + 1], row[o + 2], row[o + 3]];
-            if big_endian { f32::from_be_bytes(bytes) } else { f32::from_le_bytes(bytes) }
-        };
+    let decode = |row: &[u8], sh: &mut [[f32; 3]]| {
+        let required = required_offsets.map(|o| read_f32(row, o));
         let mut rest = [0f32; 45];
-        let mut done = 0;
-        let total = slots.valid.len();
-        while done < total {
-            let rows = rows_per_block.min(total - done);
-            let bytes = &mut block[..rows * row_bytes];
-            file.read_exact(bytes).map_err(io)?;
-            for (k, row) in bytes.chunks_exact(row_bytes).enumerate() {
-                let i = done + k;
-                let required = required_offsets.map(|o| read_f32(row, o));
-                for (value, &o) in rest.iter_mut().zip(&rest_offsets) {
-                    *value = read_f32(row, o);
-                }
-                match convert(&required, &rest[..rest_offsets.len()]) {
-                    Some(splat) => {
-                        slots.positions[i] = splat.position;
-                        slots.scales[i] = splat.scale;
-                        slots.rotations[i] = splat.rotation;
-                        slots.opacities[i] = splat.opacity;
-                        sh_into(&mut slots.sh[i * coeffs..(i + 1) * coeffs], &required, &rest);
-                    }
-                    None => slots.valid[i] = false,
-                }
-            }
-            done += rows;
-            rows_done.fetch_add(rows, Ordering::Relaxed);
+        for (value, &o) in rest.iter_mut().zip(&rest_offsets) {
+            *value = read_f32(row, o);
         }
-        Ok(())
+        let splat = convert(&required, &rest[..rest_offsets.len()])?;
+        sh_into(sh, &required, &rest);
+        Some(splat)
     };
-
-    let half = count / 2;
-    let (p0, p1) = out.positions.split_at_mut(half);
-    let (s0, s1) = out.scales.split_at_mut(half);
-    let (r0, r1) = out.rotations.split_at_mut(half);
-    let (o0, o1) = out.opacities.split_at_mut(half);
-    let (h0, h1) = out.sh.split_at_mut(half * coeffs);
-    let (v0, v1) = valid.split_at_mut(half);
-    let first = SplatSlots { positions: p0, scales: s0, rotations: r0, opacities: o0, sh: h0, valid: v0 };
-    let second = SplatSlots { positions: p1, scales: s1, rotations: r1, opacities: o1, sh: h1, valid: v1 };
-    let big = count as u64 * row_bytes as u64 > 64 << 20;
-    let (a, b) = std::thread::scope(|scope| {
-        let worker = scope.spawn(|| read_half(half, second));
-        let mine = scope.spawn(|| read_half(0, first));
-        // Progress from this thread while the workers read.
-        let mut next_log = 0.25;
-        while !(worker.is_finished() && mine.is_finished()) {
-            let fraction = rows_done.load(Ordering::Relaxed) as f32 / count as f32;
-            progress(fraction);
-            if big && fraction >= next_log && fraction < 1.0 {
-                log::info!("{display}: {:.0}% of {count} splats read", fraction * 100.0);
-                next_log += 0.25;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(2));
-        }
-        (mine.join(), worker.join())
-    });
-    let thread_died = |_| SceneError::Body { path: display.clone(), message: "a reader thread panicked".into() };
-    a.map_err(thread_died)??;
-    b.map_err(thread_died)??;
-
-    let dropped = valid.iter().filter(|v| !**v).count();
-    if dropped > 0 {
-        out.retain(&valid);
-    }
-    Ok((out, dropped))
-}
-
-/// One thread's share of the output arrays.
-struct SplatSlots<'a> {
-    positions: &'a mut [Vec3],
-    scales: &'a mut [Vec3],
-    rotations: &'a mut [Quat],
-    opacities: &'a mut [f32],
-    sh: &'a mut [[f32; 3]],
-    valid: &'a mut [bool],
-}
-
-/// A splat in model form.
-struct Converted {
-    position: Vec3,
-    scale: Vec3,
-    rotation: Quat,
-    opacity: f32,
+    let rows = Rows { offset, count, row_bytes, sh_degree: layout.sh_degree };
+    super::rows::read_rows(path, rows, decode, progress)
 }
 
 /// The model from a row's required values (`REQUIRED` order); None for NaN, infinite or degenerate values.
-fn convert(required: &[f32; 14], rest: &[f32]) -> Option<Converted> {
+fn convert(required: &[f32; 14], rest: &[f32]) -> Option<Splat> {
     let [x, y, z, _, _, _, opacity, s0, s1, s2, w, qx, qy, qz] = *required;
     if required.iter().chain(rest).any(|v| !v.is_finite()) {
         return None;
@@ -583,10 +485,10 @@ fn convert(required: &[f32; 14], rest: &[f32]) -> Option<Converted> {
         return None;
     }
     let scale = Vec3::new(s0.exp(), s1.exp(), s2.exp());
-    if !scale.is_finite() {
+    if !usable_scale(scale) {
         return None;
     }
-    Some(Converted {
+    Some(Splat {
         position: Vec3::new(x, y, z),
         scale,
         rotation: (q / length).as_quat(),
@@ -596,11 +498,7 @@ fn convert(required: &[f32; 14], rest: &[f32]) -> Option<Converted> {
 
 /// A splat's SH coefficients, coefficient-major, from f_dc (in `required`) and the channel-major f_rest values.
 fn sh_into(sh: &mut [[f32; 3]], required: &[f32; 14], rest: &[f32]) {
-    sh[0] = [required[3], required[4], required[5]];
-    let per_channel = sh.len() - 1;
-    for k in 0..per_channel {
-        sh[k + 1] = [rest[k], rest[per_channel + k], rest[2 * per_channel + k]];
-    }
+    sh_from_channel_major(sh, [required[3], required[4], required[5]], |j| rest[j]);
 }
 
 /// Whitespace-separated values of an ASCII body, read through a bounded buffer.
@@ -774,9 +672,7 @@ pub fn write_ply_tiled(
             row.extend([p.x, p.y, p.z, 0.0, 0.0, 0.0]);
             let sh = scene.sh_of(i);
             row.extend(sh[0]);
-            for channel in 0..3 {
-                row.extend(sh[1..].iter().map(|c| c[channel]));
-            }
+            row.extend(sh_rest_channel_major(sh));
             let o = scene.opacities[i].clamp(1e-7, 1.0 - 1e-7);
             row.push((o / (1.0 - o)).ln());
             row.extend(scene.scales[i].to_array().map(f32::ln));

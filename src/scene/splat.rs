@@ -4,11 +4,11 @@
 //! With no magic number, a file is taken as `.splat` by its extension, and its size must be a whole number of
 //! splats. Splats with non-finite values, non-positive scales or a zero quaternion are dropped and counted.
 
-use std::io::Read;
 use std::path::Path;
 
 use glam::{Quat, Vec3};
 
+use super::rows::{Rows, Splat, read_rows, usable_scale};
 use super::{Scene, SceneError, SceneInfo};
 
 /// Bytes per splat.
@@ -20,7 +20,7 @@ const SH_C0: f32 = 0.282_094_8;
 pub fn load_splat(path: &Path, progress: &mut dyn FnMut(f32)) -> Result<Scene, SceneError> {
     let start = std::time::Instant::now();
     let display = path.display().to_string();
-    let (mut file, bytes) = super::open_regular_file(path)?;
+    let (_, bytes) = super::open_regular_file(path)?;
     if bytes == 0 {
         return Err(SceneError::Empty { path: display });
     }
@@ -32,41 +32,21 @@ pub fn load_splat(path: &Path, progress: &mut dyn FnMut(f32)) -> Result<Scene, S
             ),
         });
     }
-    let count = (bytes / SPLAT_BYTES) as usize;
-    let mut scene = Scene { sh_degree: 0, ..Default::default() };
-    scene.positions.reserve(count);
-    scene.scales.reserve(count);
-    scene.rotations.reserve(count);
-    scene.opacities.reserve(count);
-    scene.sh.reserve(count);
-    let mut dropped = 0;
-    // Read in blocks of 64k splats (2 MiB): memory stays bounded by the file's real size.
-    let mut block = vec![0u8; (SPLAT_BYTES as usize) << 16];
-    let mut done = 0usize;
-    while done < count {
-        let n = (count - done).min(1 << 16);
-        let chunk = &mut block[..n * SPLAT_BYTES as usize];
-        file.read_exact(chunk).map_err(|error| SceneError::Io { path: display.clone(), error })?;
-        for row in chunk.chunks_exact(SPLAT_BYTES as usize) {
-            let f = |i: usize| f32::from_le_bytes([row[4 * i], row[4 * i + 1], row[4 * i + 2], row[4 * i + 3]]);
-            let position = Vec3::new(f(0), f(1), f(2));
-            let scale = Vec3::new(f(3), f(4), f(5));
-            let [r, g, b, a] = [row[24], row[25], row[26], row[27]].map(|v| f32::from(v) / 255.0);
-            let q = [row[28], row[29], row[30], row[31]].map(|v| (f32::from(v) - 128.0) / 128.0);
-            let rotation = Quat::from_xyzw(q[1], q[2], q[3], q[0]);
-            if !position.is_finite() || !scale.is_finite() || scale.min_element() <= 0.0 || rotation.length() == 0.0 {
-                dropped += 1;
-                continue;
-            }
-            scene.positions.push(position);
-            scene.scales.push(scale);
-            scene.rotations.push(rotation.normalize());
-            scene.opacities.push(a);
-            scene.sh.push([r, g, b].map(|c| (c - 0.5) / SH_C0));
+    let decode = |row: &[u8], sh: &mut [[f32; 3]]| {
+        let f = |i: usize| f32::from_le_bytes([row[4 * i], row[4 * i + 1], row[4 * i + 2], row[4 * i + 3]]);
+        let position = Vec3::new(f(0), f(1), f(2));
+        let scale = Vec3::new(f(3), f(4), f(5));
+        let [r, g, b, a] = [row[24], row[25], row[26], row[27]].map(|v| f32::from(v) / 255.0);
+        let q = [row[28], row[29], row[30], row[31]].map(|v| (f32::from(v) - 128.0) / 128.0);
+        let rotation = Quat::from_xyzw(q[1], q[2], q[3], q[0]);
+        if !position.is_finite() || !usable_scale(scale) || rotation.length() == 0.0 {
+            return None;
         }
-        done += n;
-        progress(done as f32 / count as f32);
-    }
+        sh[0] = [r, g, b].map(|c| (c - 0.5) / SH_C0);
+        Some(Splat { position, scale, rotation: rotation.normalize(), opacity: a })
+    };
+    let rows = Rows { offset: 0, count: (bytes / SPLAT_BYTES) as usize, row_bytes: SPLAT_BYTES as usize, sh_degree: 0 };
+    let (mut scene, dropped) = read_rows(path, rows, decode, progress)?;
     if scene.is_empty() {
         return Err(SceneError::AllInvalid { path: display, count: dropped });
     }

@@ -1,13 +1,16 @@
-//! Niantic's SPZ, versions 2 and 3: one gzip stream holding a 16-byte header (magic `NGSP`, version, point count,
-//! SH degree, fractional bits, flags) and then, attribute by attribute for every point: positions (24-bit signed
-//! fixed point), alphas (u8), colours (u8 x3: f_dc = (c/255 - 0.5) / 0.15), log-scales (u8 x3: c/16 - 10),
-//! rotations (u8 x3: x, y, z as c/127.5 - 1 with w = sqrt(1 - x^2 - y^2 - z^2) >= 0; or 4 bytes, smallest three),
-//! and SH (u8 per coefficient and channel: (c - 128) / 128, channel fastest). Axes are kept as stored.
-//!
-//! Version 4 (a raw header and separately compressed streams) is refused with a clear message.
+//! Niantic's SPZ. Every version stores the same packed attributes, attribute by attribute for every point:
+//! positions (24-bit signed fixed point), alphas (u8), colours (u8 x3: f_dc = (c/255 - 0.5) / 0.15), log-scales
+//! (u8 x3: c/16 - 10), rotations (u8 x3: x, y, z as c/127.5 - 1 with w = sqrt(1 - x^2 - y^2 - z^2) >= 0; or 4 bytes,
+//! smallest three), and SH (u8 per coefficient and channel: (c - 128) / 128, channel fastest). Axes are kept as
+//! stored. They differ in how the bytes are held:
+//! - versions 2 and 3: one gzip stream holding a 16-byte header (magic `NGSP`, version, point count, SH degree,
+//!   fractional bits, flags) and then the attributes one after another;
+//! - version 4: a raw 32-byte header (the same fields, then the stream count and the offset of a table of
+//!   contents), optional extension records, the table (compressed and uncompressed size of each stream) and one
+//!   zstd stream per attribute (SH absent at degree 0). The streams are decoded on parallel threads.
 //!
 //! A decompression bomb cannot make it allocate: the point count in the header is checked against the file's size
-//! (at most 64 bytes of splats per compressed byte) before the arrays are read, and the stream is read through a
+//! (at most 64 bytes of splats per compressed byte) before the arrays are read, and every stream is read through a
 //! limit of exactly the bytes the header implies.
 
 use std::io::{Read, Write};
@@ -18,107 +21,290 @@ use glam::{Quat, Vec3};
 use super::{MAX_SH_DEGREE, MAX_TILED_SPLATS, Scene, SceneError, SceneInfo, sh_coeffs_for_degree};
 
 const MAGIC: u32 = 0x5053_474e; // "NGSP" little-endian
-const HEADER_BYTES: usize = 16;
+const LEGACY_HEADER_BYTES: usize = 16;
+const HEADER_BYTES: usize = 32;
 /// Largest ratio of decompressed to compressed bytes accepted (SPZ compresses splats about 10x).
 const MAX_RATIO: u64 = 64;
 const COLOR_SCALE: f32 = 0.15;
+/// Version 4's SH degree may be 4; splatsort draws degrees 0-3 and keeps the first 16 coefficients.
+const MAX_FILE_SH_DEGREE: u32 = 4;
 
 /// Whether `bytes` (a file's first bytes) start a raw, uncompressed SPZ header: version 4's layout.
 pub fn is_raw_header(bytes: &[u8]) -> bool {
     bytes.len() >= 4 && u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) == MAGIC
 }
 
-/// Loads an SPZ file (gzip, version 2 or 3).
+fn le32(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"))
+}
+
+fn le64(bytes: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// The fields every SPZ header starts with (bytes 0..15 of both layouts).
+struct Header {
+    version: u32,
+    count: u64,
+    sh_degree: u32,
+    fractional_bits: u32,
+}
+
+impl Header {
+    /// Reads and checks the shared fields; `file_bytes` bounds the declared count.
+    fn parse(bytes: &[u8], file_bytes: u64, bad: &dyn Fn(String) -> SceneError) -> Result<Self, SceneError> {
+        if le32(bytes, 0) != MAGIC {
+            return Err(bad(format!("no SPZ magic (found {:#010x})", le32(bytes, 0))));
+        }
+        let header = Self {
+            version: le32(bytes, 4),
+            count: u64::from(le32(bytes, 8)),
+            sh_degree: u32::from(bytes[12]),
+            fractional_bits: u32::from(bytes[13]),
+        };
+        if header.sh_degree > MAX_FILE_SH_DEGREE {
+            return Err(bad(format!("SH degree {}; SPZ goes up to {MAX_FILE_SH_DEGREE}", header.sh_degree)));
+        }
+        if header.fractional_bits > 23 {
+            return Err(bad(format!("{} fractional bits for 24-bit positions", header.fractional_bits)));
+        }
+        if header.count > MAX_TILED_SPLATS {
+            return Err(bad(format!("the header declares {} points, more than splatsort handles", header.count)));
+        }
+        // The smallest layout per point bounds the count by what the file can hold.
+        let needed = header.count * header.bytes_per_point(3);
+        if needed > file_bytes.saturating_mul(MAX_RATIO) {
+            return Err(bad(format!(
+                "the header declares {} points ({needed} bytes), implausibly many for a {file_bytes}-byte file",
+                header.count
+            )));
+        }
+        Ok(header)
+    }
+
+    /// SH bytes per point, past the DC colour: (coefficients - 1) x 3 channels.
+    fn sh_rest_bytes(&self) -> u64 {
+        3 * (sh_coeffs_for_degree(self.sh_degree) - 1) as u64
+    }
+
+    fn bytes_per_point(&self, rotation_bytes: u64) -> u64 {
+        9 + 1 + 3 + 3 + rotation_bytes + self.sh_rest_bytes()
+    }
+
+    /// Bytes per point of each attribute stream, in file order: positions, alphas, colours, scales, rotations, SH.
+    fn stream_widths(&self, rotation_bytes: u64) -> [u64; 6] {
+        [9, 1, 3, 3, rotation_bytes, self.sh_rest_bytes()]
+    }
+}
+
+/// Loads an SPZ file: version 2 or 3 (gzip) or version 4 (zstd streams).
 pub fn load_spz(path: &Path, progress: &mut dyn FnMut(f32)) -> Result<Scene, SceneError> {
     let start = std::time::Instant::now();
     let display = path.display().to_string();
     let bad = |message: String| SceneError::Unsupported { path: display.clone(), message };
-    let (file, file_bytes) = super::open_regular_file(path)?;
+    let (mut file, file_bytes) = super::open_regular_file(path)?;
     let mut head = [0u8; 4];
     (&file).read_exact(&mut head).map_err(|_| bad("shorter than an SPZ header".into()))?;
-    if is_raw_header(&head) {
-        return Err(bad(
-            "SPZ version 4 (raw header, separately compressed streams) is not supported yet; convert it to \
-             version 3 or to PLY with another tool"
-                .into(),
-        ));
-    }
-    let file = super::open_regular_file(path)?.0;
-    let mut stream = flate2::read::GzDecoder::new(std::io::BufReader::new(file));
-    let mut header = [0u8; HEADER_BYTES];
-    stream.read_exact(&mut header).map_err(|e| bad(format!("not a gzip SPZ stream ({e})")))?;
-    let word = |i: usize| u32::from_le_bytes([header[i], header[i + 1], header[i + 2], header[i + 3]]);
-    if word(0) != MAGIC {
-        return Err(bad(format!("gzip stream without the SPZ magic (found {:#010x})", word(0))));
-    }
-    let version = word(4);
-    if !(2..=3).contains(&version) {
-        return Err(bad(format!("SPZ version {version}; splatsort reads versions 2 and 3 (gzip)")));
-    }
-    let count = u64::from(word(8));
-    let (sh_degree, fractional_bits) = (u32::from(header[12]), u32::from(header[13]));
-    if sh_degree > MAX_SH_DEGREE {
-        return Err(bad(format!("SH degree {sh_degree}; SPZ and splatsort go up to {MAX_SH_DEGREE}")));
-    }
-    if fractional_bits > 23 {
-        return Err(bad(format!("{fractional_bits} fractional bits for 24-bit positions")));
-    }
-    if count == 0 {
+    let (header, streams, layout) = if is_raw_header(&head) {
+        // The whole file: its real size bounds the allocation.
+        let mut bytes = head.to_vec();
+        file.read_to_end(&mut bytes).map_err(|error| SceneError::Io { path: display.clone(), error })?;
+        read_v4(&bytes, &bad, &display)?
+    } else {
+        let file = super::open_regular_file(path)?.0;
+        read_gzip(std::io::BufReader::new(file), file_bytes, &bad, &display)?
+    };
+    if header.count == 0 {
         return Err(SceneError::Empty { path: display });
     }
-    if count > MAX_TILED_SPLATS {
-        return Err(bad(format!("the header declares {count} points, more than splatsort handles")));
+    progress(0.5);
+    let mut scene = decode(&header, &streams);
+    progress(1.0);
+    if scene.is_empty() {
+        return Err(SceneError::AllInvalid { path: display, count: scene.info.dropped_invalid });
     }
-    let sh_rest = (sh_coeffs_for_degree(sh_degree) - 1) as u64;
-    // Rotations take 3 bytes in versions 2 and 3 as the reference writer makes them; the smallest-three encoding
-    // takes 4. The bytes the stream holds tell which.
-    let fixed = 9 + 1 + 3 + 3 + 3 * sh_rest;
-    let needed = |rotation_bytes: u64| count * (fixed + rotation_bytes);
-    if needed(4) > file_bytes.saturating_mul(MAX_RATIO) {
+    let kept = if header.sh_degree > MAX_SH_DEGREE {
+        format!(", SH degree {} drawn to degree {MAX_SH_DEGREE}", header.sh_degree)
+    } else {
+        String::new()
+    };
+    let rotation_bytes = streams[4].len() as u64 / header.count;
+    scene.info = SceneInfo {
+        path: path.to_path_buf(),
+        format: format!(
+            "SPZ version {} ({layout}, {} fractional bits, {rotation_bytes}-byte rotations{kept})",
+            header.version, header.fractional_bits
+        ),
+        file_bytes,
+        load_secs: start.elapsed().as_secs_f64(),
+        dropped_invalid: scene.info.dropped_invalid,
+    };
+    Ok(scene)
+}
+
+/// The six attribute streams of a file, each `count x width` bytes: positions, alphas, colours, scales, rotations,
+/// SH (empty at degree 0).
+type Streams = [Vec<u8>; 6];
+
+/// Versions 2 and 3: the header and every attribute in one gzip stream.
+fn read_gzip(
+    source: impl Read,
+    file_bytes: u64,
+    bad: &dyn Fn(String) -> SceneError,
+    display: &str,
+) -> Result<(Header, Streams, &'static str), SceneError> {
+    let mut stream = flate2::read::GzDecoder::new(source);
+    let mut bytes = [0u8; LEGACY_HEADER_BYTES];
+    stream.read_exact(&mut bytes).map_err(|e| bad(format!("not a gzip SPZ stream ({e})")))?;
+    let header = Header::parse(&bytes, file_bytes, bad)?;
+    if !(2..=3).contains(&header.version) {
         return Err(bad(format!(
-            "the header declares {count} points ({} bytes), implausibly many for a {file_bytes}-byte file",
-            needed(3)
+            "SPZ version {} in a gzip stream; splatsort reads versions 2 and 3 (gzip) and 4 (zstd streams)",
+            header.version
         )));
     }
+    let needed = |rotation_bytes: u64| header.count * header.bytes_per_point(rotation_bytes);
     let mut body = Vec::new();
     // One byte past the larger layout, so a longer stream shows.
     stream.take(needed(4) + 1).read_to_end(&mut body).map_err(|e| bad(format!("the gzip stream is damaged: {e}")))?;
+    // Rotations take 3 bytes as the reference writer makes version 2, and 4 (smallest three) as it makes version 3;
+    // the bytes the stream holds tell which.
     let rotation_bytes = match body.len() as u64 {
         n if n == needed(3) => 3,
         n if n == needed(4) => 4,
         n => {
-            return Err(SceneError::Truncated { path: display, declared: count, needed: needed(3), available: n });
+            return Err(SceneError::Truncated {
+                path: display.into(),
+                declared: header.count,
+                needed: needed(3),
+                available: n,
+            });
         }
     };
-    progress(0.5);
-    let n = count as usize;
-    let (positions, rest) = body.split_at(9 * n);
-    let (alphas, rest) = rest.split_at(n);
-    let (colors, rest) = rest.split_at(3 * n);
-    let (scales, rest) = rest.split_at(3 * n);
-    let (rotations, sh) = rest.split_at(rotation_bytes * n);
-    let coeffs = sh_coeffs_for_degree(sh_degree);
+    let mut streams = Streams::default();
+    let mut rest = body.as_slice();
+    for (stream, width) in streams.iter_mut().zip(header.stream_widths(rotation_bytes)) {
+        let (this, next) = rest.split_at((width * header.count) as usize);
+        *stream = this.to_vec();
+        rest = next;
+    }
+    Ok((header, streams, "gzip"))
+}
+
+/// Version 4: a raw header, optional extension records (skipped), a table of contents and one zstd stream per
+/// attribute, each checked against the size the header implies before it is decoded.
+fn read_v4(
+    bytes: &[u8],
+    bad: &dyn Fn(String) -> SceneError,
+    display: &str,
+) -> Result<(Header, Streams, &'static str), SceneError> {
+    if bytes.len() < HEADER_BYTES {
+        return Err(bad(format!("{} bytes, shorter than an SPZ version 4 header ({HEADER_BYTES})", bytes.len())));
+    }
+    let header = Header::parse(bytes, bytes.len() as u64, bad)?;
+    if header.version != 4 {
+        return Err(bad(format!(
+            "SPZ version {} with a raw header; splatsort reads versions 2 and 3 (gzip) and 4 (zstd streams)",
+            header.version
+        )));
+    }
+    let stream_count = usize::from(bytes[15]);
+    let toc = le32(bytes, 16) as usize;
+    let widths = header.stream_widths(4);
+    let expected = widths.iter().filter(|&&w| w > 0).count();
+    if stream_count != expected {
+        return Err(bad(format!(
+            "{stream_count} streams; SPZ version 4 at SH degree {} has {expected}",
+            header.sh_degree
+        )));
+    }
+    let first =
+        toc.checked_add(16 * stream_count).filter(|&end| toc >= HEADER_BYTES && end <= bytes.len()).ok_or_else(
+            || bad(format!("its table of contents at byte {toc} lies outside the file's {} bytes", bytes.len())),
+        )?;
+    // Each stream's place in the file, and the bytes it must inflate to.
+    let mut places = Vec::with_capacity(stream_count);
+    let mut at = first as u64;
+    for (i, width) in widths.into_iter().filter(|&w| w > 0).enumerate() {
+        let (compressed, size) = (le64(bytes, toc + 16 * i), le64(bytes, toc + 16 * i + 8));
+        let want = width * header.count;
+        if size != want {
+            return Err(bad(format!("stream {i} declares {size} bytes; {} points need {want}", header.count)));
+        }
+        let end = at.checked_add(compressed).filter(|&end| end <= bytes.len() as u64).ok_or_else(|| {
+            SceneError::Truncated {
+                path: display.into(),
+                declared: header.count,
+                needed: at.saturating_add(compressed),
+                available: bytes.len() as u64,
+            }
+        })?;
+        places.push((at as usize..end as usize, want));
+        at = end;
+    }
+    if at != bytes.len() as u64 {
+        return Err(bad(format!("{} bytes follow the last stream", bytes.len() as u64 - at)));
+    }
+    // Decoded in parallel: the SH stream is most of the work.
+    let decoded: Vec<Result<Vec<u8>, String>> = std::thread::scope(|scope| {
+        let jobs: Vec<_> =
+            places.iter().map(|(range, want)| scope.spawn(|| inflate_zstd(&bytes[range.clone()], *want))).collect();
+        jobs.into_iter().map(|job| job.join().unwrap_or_else(|_| Err("the decoder panicked".into()))).collect()
+    });
+    let mut streams = Streams::default();
+    let mut decoded = decoded.into_iter().enumerate();
+    for (stream, width) in streams.iter_mut().zip(widths) {
+        if width > 0 {
+            let (i, result) = decoded.next().expect("one result per stream");
+            *stream = result.map_err(|e| bad(format!("zstd stream {i}: {e}")))?;
+        }
+    }
+    Ok((header, streams, "zstd"))
+}
+
+/// One zstd stream, which must inflate to exactly `want` bytes; it is read through a limit one byte past that, so
+/// a stream that inflates further costs no more memory.
+fn inflate_zstd(compressed: &[u8], want: u64) -> Result<Vec<u8>, String> {
+    let decoder = ruzstd::decoding::StreamingDecoder::new(compressed).map_err(|e| format!("bad frame ({e})"))?;
+    let mut out = Vec::with_capacity(want as usize);
+    decoder.take(want + 1).read_to_end(&mut out).map_err(|e| format!("damaged ({e})"))?;
+    match out.len() as u64 {
+        n if n > want => Err(format!("inflates past the {want} bytes the table declares")),
+        n if n < want => Err(format!("inflates to {n} bytes, not the {want} the table declares")),
+        _ => Ok(out),
+    }
+}
+
+/// The scene from decoded streams (sizes already checked); splats with a zero quaternion are dropped and counted
+/// in `info.dropped_invalid`. SH past degree 3 is left out.
+fn decode(header: &Header, streams: &Streams) -> Scene {
+    let n = header.count as usize;
+    let [positions, alphas, colors, scales, rotations, sh] = streams;
+    let rotation_bytes = rotations.len() / n;
+    let file_rest = sh.len() / n;
+    let sh_degree = header.sh_degree.min(MAX_SH_DEGREE);
+    let kept_rest = 3 * (sh_coeffs_for_degree(sh_degree) - 1);
     let mut scene = Scene { sh_degree, ..Default::default() };
     scene.positions.reserve(n);
-    let unit = 1.0 / (1u32 << fractional_bits) as f32;
-    let mut dropped = 0;
+    scene.sh.reserve(n * sh_coeffs_for_degree(sh_degree));
+    let unit = 1.0 / (1u32 << header.fractional_bits) as f32;
     for i in 0..n {
-        let fixed = |k: usize| {
-            let b = &positions[9 * i + 3 * k..9 * i + 3 * k + 3];
-            // Sign-extend 24 bits.
-            (((u32::from(b[0]) | u32::from(b[1]) << 8 | u32::from(b[2]) << 16) << 8) as i32 >> 8) as f32 * unit
-        };
         let rotation = if rotation_bytes == 3 {
             let r = &rotations[3 * i..3 * i + 3];
             let xyz = Vec3::new(r[0].into(), r[1].into(), r[2].into()) / 127.5 - Vec3::ONE;
             Quat::from_xyzw(xyz.x, xyz.y, xyz.z, (1.0 - xyz.length_squared()).max(0.0).sqrt())
         } else {
-            smallest_three(u32::from_le_bytes(rotations[4 * i..4 * i + 4].try_into().expect("4 bytes")))
+            smallest_three(le32(rotations, 4 * i))
         };
         if rotation.length() == 0.0 {
-            dropped += 1;
+            scene.info.dropped_invalid += 1;
             continue;
         }
+        let fixed = |k: usize| {
+            let b = &positions[9 * i + 3 * k..9 * i + 3 * k + 3];
+            // Sign-extend 24 bits.
+            (((u32::from(b[0]) | u32::from(b[1]) << 8 | u32::from(b[2]) << 16) << 8) as i32 >> 8) as f32 * unit
+        };
         scene.positions.push(Vec3::new(fixed(0), fixed(1), fixed(2)));
         let s = &scales[3 * i..3 * i + 3];
         scene.scales.push(Vec3::new(s[0].into(), s[1].into(), s[2].into()).map(|v| (v / 16.0 - 10.0).exp()));
@@ -126,25 +312,12 @@ pub fn load_spz(path: &Path, progress: &mut dyn FnMut(f32)) -> Result<Scene, Sce
         scene.opacities.push(f32::from(alphas[i]) / 255.0);
         let c = &colors[3 * i..3 * i + 3];
         scene.sh.push([c[0], c[1], c[2]].map(|v| (f32::from(v) / 255.0 - 0.5) / COLOR_SCALE));
-        let rest = &sh[3 * (coeffs - 1) * i..3 * (coeffs - 1) * (i + 1)];
+        let rest = &sh[file_rest * i..file_rest * i + kept_rest];
         scene
             .sh
             .extend(rest.chunks_exact(3).map(|rgb| [rgb[0], rgb[1], rgb[2]].map(|v| (f32::from(v) - 128.0) / 128.0)));
     }
-    progress(1.0);
-    if scene.is_empty() {
-        return Err(SceneError::AllInvalid { path: display, count: dropped });
-    }
-    scene.info = SceneInfo {
-        path: path.to_path_buf(),
-        format: format!(
-            "SPZ version {version} (gzip, {fractional_bits} fractional bits, {rotation_bytes}-byte rotations)"
-        ),
-        file_bytes,
-        load_secs: start.elapsed().as_secs_f64(),
-        dropped_invalid: dropped,
-    };
-    Ok(scene)
+    scene
 }
 
 /// The smallest-three encoding of a unit quaternion (the inverse of `smallest_three`): the largest component is
@@ -178,40 +351,84 @@ fn smallest_three(mut packed: u32) -> Quat {
     q[largest] = (1.0 - sum).max(0.0).sqrt();
     Quat::from_xyzw(q[0], q[1], q[2], q[3])
 }
-
-/// Writes `scene` as SPZ version 3 (gzip; 12 fractional bits, so positions within ±2048; smallest-three
-/// rotations): what `convert` writes for a `.spz` output, and a round trip for the tests.
-pub fn write_spz(scene: &Scene, out: &mut impl std::io::Write) -> std::io::Result<()> {
+/// The streams of `scene` as SPZ packs them: 12 fractional bits (positions within ±2048), smallest-three
+/// rotations.
+fn pack(scene: &Scene) -> Streams {
     let n = scene.len();
     let byte = |v: f32| v.round().clamp(0.0, 255.0) as u8;
-    let mut raw = Vec::with_capacity(HEADER_BYTES + n * (19 + 45));
-    raw.extend(MAGIC.to_le_bytes());
-    raw.extend(3u32.to_le_bytes());
-    raw.extend((n as u32).to_le_bytes());
-    raw.extend([scene.sh_degree as u8, 12, 0, 0]);
+    let coeffs = sh_coeffs_for_degree(scene.sh_degree);
+    let mut streams = Streams::default();
     for p in &scene.positions {
         for v in p.to_array() {
             let fixed = (v * 4096.0).round().clamp(-8_388_608.0, 8_388_607.0) as i32;
-            raw.extend(&fixed.to_le_bytes()[..3]);
+            streams[0].extend(&fixed.to_le_bytes()[..3]);
         }
     }
-    raw.extend(scene.opacities.iter().map(|&o| byte(o * 255.0)));
-    let coeffs = sh_coeffs_for_degree(scene.sh_degree);
+    streams[1].extend(scene.opacities.iter().map(|&o| byte(o * 255.0)));
     for i in 0..n {
-        raw.extend(scene.sh[i * coeffs].map(|c| byte((c * COLOR_SCALE + 0.5) * 255.0)));
+        streams[2].extend(scene.sh[i * coeffs].map(|c| byte((c * COLOR_SCALE + 0.5) * 255.0)));
     }
     for s in &scene.scales {
-        raw.extend(s.to_array().map(|v| byte((v.ln() + 10.0) * 16.0)));
+        streams[3].extend(s.to_array().map(|v| byte((v.ln() + 10.0) * 16.0)));
     }
     for q in &scene.rotations {
-        raw.extend(pack_smallest_three(*q).to_le_bytes());
+        streams[4].extend(pack_smallest_three(*q).to_le_bytes());
     }
     for i in 0..n {
         for c in &scene.sh[i * coeffs + 1..(i + 1) * coeffs] {
-            raw.extend(c.map(|v| byte(v * 128.0 + 128.0)));
+            streams[5].extend(c.map(|v| byte(v * 128.0 + 128.0)));
         }
     }
-    let mut encoder = flate2::write::GzEncoder::new(out, flate2::Compression::default());
-    encoder.write_all(&raw)?;
-    encoder.finish()?.flush()
+    streams
+}
+
+/// Writes `scene` as SPZ `version` 3 (one gzip stream) or 4 (zstd streams): what `convert` writes for a `.spz`
+/// output, and a round trip for the tests. 12 fractional bits, so positions within ±2048; smallest-three rotations.
+pub fn write_spz(scene: &Scene, version: u32, out: &mut impl Write) -> std::io::Result<()> {
+    let streams = pack(scene);
+    let fields = |header: &mut Vec<u8>, version: u32| {
+        header.extend(MAGIC.to_le_bytes());
+        header.extend(version.to_le_bytes());
+        header.extend((scene.len() as u32).to_le_bytes());
+        header.extend([scene.sh_degree as u8, 12, 0]);
+    };
+    match version {
+        3 => {
+            let mut encoder = flate2::write::GzEncoder::new(out, flate2::Compression::default());
+            let mut header = Vec::with_capacity(LEGACY_HEADER_BYTES);
+            fields(&mut header, 3);
+            header.push(0);
+            encoder.write_all(&header)?;
+            for stream in &streams {
+                encoder.write_all(stream)?;
+            }
+            encoder.finish()?.flush()
+        }
+        4 => {
+            // The SH stream is left out at degree 0.
+            let present = if scene.sh_degree == 0 { &streams[..5] } else { &streams[..] };
+            let compressed: Vec<Vec<u8>> = present
+                .iter()
+                .map(|s| ruzstd::encoding::compress_to_vec(s.as_slice(), ruzstd::encoding::CompressionLevel::Fastest))
+                .collect();
+            let mut header = Vec::with_capacity(HEADER_BYTES + 16 * compressed.len());
+            fields(&mut header, 4);
+            header.push(compressed.len() as u8);
+            header.extend((HEADER_BYTES as u32).to_le_bytes());
+            header.extend([0u8; 12]);
+            for (stream, raw) in compressed.iter().zip(present) {
+                header.extend((stream.len() as u64).to_le_bytes());
+                header.extend((raw.len() as u64).to_le_bytes());
+            }
+            out.write_all(&header)?;
+            for stream in &compressed {
+                out.write_all(stream)?;
+            }
+            out.flush()
+        }
+        _ => Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("SPZ version {version}: splatsort writes 3 and 4"),
+        )),
+    }
 }
