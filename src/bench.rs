@@ -6,12 +6,12 @@
 //! submission, each preceded by a copy that restores the unsorted input, and reports the median and minimum over
 //! those sorts.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::gpu::GpuContext;
 use crate::keys::KeyDistribution;
 use crate::sort::{GpuSort, SortAlgorithm, SortBuffers, SortConfig, SortError, TrafficModel, cpu};
-use crate::timing::{FrameTimings, GpuTimer, PassKind};
+use crate::timing::{FrameTimings, GpuTimer, PassKind, PassTiming};
 
 /// One case of a sweep.
 #[derive(Clone, Copy, Debug, serde::Serialize)]
@@ -77,6 +77,9 @@ pub struct BenchResult {
     pub gpu_times_unavailable: Option<String>,
     /// CPU wall time of the timed batch divided by `repeat` (includes submission and the restoring copies).
     pub wall_ms_per_sort: f64,
+    /// Every timed pass, for `--trace`.
+    #[serde(skip)]
+    pub timings: Option<FrameTimings>,
 }
 
 /// Records untimed work with `record`, in batches of one submission each, until the GPU has been busy for `secs`:
@@ -135,9 +138,14 @@ fn timed_run<E>(
         Err(reason) => (None, Some(reason.0)),
     };
     let mut passes = Vec::new();
+    let mut origin = None;
     let mut collect = |timer: Option<&mut GpuTimer>| match timer {
+        // Every batch's passes from the first batch's first timestamp, so a trace of them lines up.
         Some(timer) => match timer.collect_blocking(device) {
-            Some(frame) => passes.extend(frame.passes),
+            Some(frame) => {
+                let shift = frame.origin_nanos - *origin.get_or_insert(frame.origin_nanos);
+                passes.extend(frame.passes.into_iter().map(|p| PassTiming { start_nanos: p.start_nanos + shift, ..p }));
+            }
             None => unavailable = Some("a timestamp readback returned nothing".into()),
         },
         None => {
@@ -171,7 +179,8 @@ fn timed_run<E>(
     }
     collect(timer.as_mut());
     let wall_ms_per_unit = start.map_or(0.0, |s| s.elapsed().as_secs_f64() * 1e3 / f64::from(units.max(1)));
-    let timings = (timer.is_some() && unavailable.is_none()).then_some(FrameTimings { passes });
+    let timings = (timer.is_some() && unavailable.is_none())
+        .then(|| FrameTimings { passes, origin_nanos: origin.unwrap_or_default() });
     Ok(TimedRun { timings, unavailable, wall_ms_per_unit })
 }
 
@@ -251,6 +260,7 @@ pub fn run_case(
         gpu,
         gpu_times_unavailable,
         wall_ms_per_sort,
+        timings,
     })
 }
 
@@ -396,6 +406,9 @@ pub struct RenderBenchResult {
     pub draw_path: crate::render::DrawPath,
     pub gpu_times_unavailable: Option<String>,
     pub wall_ms_per_frame: f64,
+    /// Every timed pass, for `--trace`.
+    #[serde(skip)]
+    pub timings: Option<FrameTimings>,
     pub scene_bytes: u64,
     pub sort_bytes: u64,
 }
@@ -469,7 +482,62 @@ pub fn run_render_bench(
         draw_path: renderer.settings().draw,
         gpu_times_unavailable: unavailable,
         wall_ms_per_frame,
+        timings,
         scene_bytes,
         sort_bytes,
     })
+}
+
+/// Runs the sort laboratory on a frame's own depth keys for `rounds` rounds (after `warmup_rounds` untimed ones):
+/// every choice sorts the same captured keys each round, is timed per pass and checked on the GPU. For
+/// `render-bench --compare`; it waits on the GPU between batches, as benchmarks may and the viewer never does.
+pub fn run_compare(
+    ctx: &GpuContext,
+    renderer: &mut crate::render::SplatRenderer,
+    camera: &crate::camera::Camera,
+    choices: &[crate::lab::Choice],
+    rounds: u32,
+    warmup_rounds: u32,
+) -> Result<crate::lab::CompareReport, crate::render::RenderError> {
+    let (device, queue) = (&ctx.device, &ctx.queue);
+    let mut lab = crate::lab::SortLab::new(device, renderer.scene().num_splats(), renderer.settings().sort);
+    lab.set_choices(device, queue, choices, renderer.settings().sort);
+    lab.every = 1;
+    let deadline = Instant::now() + Duration::from_secs(600);
+    for round in 0..warmup_rounds + rounds {
+        if round == warmup_rounds {
+            let _ = device.poll(wgpu::PollType::wait_indefinitely());
+            lab.collect();
+            lab.reset();
+        }
+        let mut encoder = device.create_command_encoder(&Default::default());
+        lab.next_frame();
+        renderer.encode_frame_with(
+            device,
+            queue,
+            &mut encoder,
+            camera,
+            None,
+            0,
+            Some(&mut |e, buffers| lab.capture(e, buffers)),
+        )?;
+        lab.record(queue, &mut encoder);
+        queue.submit([encoder.finish()]);
+        lab.after_submit();
+        // Each round is waited for, so that every one is collected (the timer keeps only the newest finished
+        // round): the GPU idles only for the recording of the next one.
+        let _ = device.poll(wgpu::PollType::wait_indefinitely());
+        lab.collect();
+        if Instant::now() > deadline {
+            break;
+        }
+    }
+    // A map callback may run after another thread's poll (see `GpuTimer::collect_blocking`): wait for them, bounded.
+    let until = Instant::now() + Duration::from_secs(10);
+    while lab.in_flight() && Instant::now() < until {
+        let _ = device.poll(wgpu::PollType::wait_indefinitely());
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    lab.collect();
+    Ok(lab.report())
 }

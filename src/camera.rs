@@ -51,6 +51,9 @@ pub struct TrainerCamera {
     pub rotation: [[f32; 3]; 3],
     pub fx: f32,
     pub fy: f32,
+    /// The training image's name, where the file has it (the viewer lists views by it).
+    #[serde(default)]
+    pub img_name: Option<String>,
 }
 
 /// A camera ready to render with.
@@ -319,6 +322,37 @@ impl CameraFile {
             .map_err(|e| CameraError::Parse { path: display.clone(), message: one_line(&e.to_string()) })?;
         Camera::look_at(&file).map_err(|message| CameraError::Invalid { path: display, message })?;
         Ok(file)
+    }
+
+    /// Every view of a camera file, named: one for splatsort's format, one per entry of the trainer's cameras.json
+    /// (for the viewer's list of views). Every view is checked.
+    pub fn load_views(path: &Path) -> Result<Vec<(String, CameraFile)>, CameraError> {
+        let display = path.display().to_string();
+        let text = read_camera_text(path)?;
+        let value: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| CameraError::Parse { path: display.clone(), message: one_line(&e.to_string()) })?;
+        if !value.is_array() {
+            return Ok(vec![("camera".into(), Self::load(path)?)]);
+        }
+        let views: Vec<TrainerCamera> = serde_json::from_value(value).map_err(|e| CameraError::Parse {
+            path: display.clone(),
+            message: format!("a list, but not the 3DGS cameras.json format: {}", one_line(&e.to_string())),
+        })?;
+        if views.is_empty() {
+            return Err(CameraError::Invalid { path: display, message: "an empty list of views".into() });
+        }
+        views
+            .iter()
+            .enumerate()
+            .map(|(i, view)| {
+                let camera = Camera::from_trainer(view).map_err(|message| CameraError::Invalid {
+                    path: display.clone(),
+                    message: format!("view {i}: {message}"),
+                })?;
+                let name = view.img_name.clone().map_or_else(|| format!("view {i}"), |n| format!("{i}: {n}"));
+                Ok((name, camera.to_file()))
+            })
+            .collect()
     }
 }
 

@@ -81,9 +81,21 @@ const MAX_SIDE: i64 = splatsort::camera::MAX_IMAGE_SIDE as i64;
 struct ViewArgs {
     /// A 3DGS PLY file (default: the bundled demo scene).
     scene: Option<PathBuf>,
-    /// Start at this camera file's view (as written by "Save camera").
+    /// Start at this camera file's view: as written by "Save camera", or the 3DGS trainer's cameras.json (the panel
+    /// lists its views to jump between; the first is the start).
     #[arg(long)]
     camera: Option<PathBuf>,
+    /// Compare these sorts on the live frame's depth keys from the start (the panel's "Compare sorts"):
+    /// ALGORITHM or ALGORITHM:BITS, comma-separated.
+    #[arg(long, value_delimiter = ',', value_parser = parse_choice)]
+    compare: Vec<splatsort::lab::Choice>,
+    /// Compare every this many frames, 1 to 30.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=30))]
+    compare_every: u32,
+    /// With --frames: open this scene at frame 2, as a dropped file, and run until it is drawn; the summary reports
+    /// the longest frame while it loaded.
+    #[arg(long, requires = "frames")]
+    open_during: Option<PathBuf>,
     /// Close after this many frames (1 to 1000000) and print a JSON summary (FPS, timings, the sort check).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     frames: Option<u32>,
@@ -204,9 +216,20 @@ struct RenderBenchArgs {
     /// Seconds of untimed frames first, 0 to 60, so the GPU reaches full clock.
     #[arg(long, default_value_t = 1.0, value_parser = parse_warmup_secs)]
     warmup_secs: f64,
+    /// Also compare these sorts on the frame's own depth keys, `--frames` rounds each, every one timed and checked
+    /// on the GPU: ALGORITHM or ALGORITHM:BITS, comma-separated (tutorial:2,subgroup,onesweep).
+    #[arg(long, value_delimiter = ',', value_parser = parse_choice)]
+    compare: Vec<splatsort::lab::Choice>,
+    /// Write the timed frames' GPU passes to this file as a Chrome trace (chrome://tracing, ui.perfetto.dev).
+    #[arg(long)]
+    trace: Option<PathBuf>,
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
+}
+
+fn parse_choice(text: &str) -> Result<splatsort::lab::Choice, String> {
+    splatsort::lab::Choice::parse(text)
 }
 
 #[derive(clap::Args)]
@@ -247,6 +270,9 @@ struct SortBenchArgs {
     /// Seconds of untimed sorting before each case, 0 to 60, so the GPU reaches full clock.
     #[arg(long, default_value_t = 1.0, value_parser = parse_warmup_secs)]
     warmup_secs: f64,
+    /// Write every case's timed sorts' GPU passes to this file as a Chrome trace (one process per case).
+    #[arg(long)]
+    trace: Option<PathBuf>,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -354,6 +380,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             width: 1280,
             height: 720,
             sort: SortArgs { key_bits: 32, ..Default::default() },
+            compare_every: 4,
             ..Default::default()
         }),
     }
@@ -391,6 +418,16 @@ fn sort_bench(args: SortBenchArgs) -> anyhow::Result<()> {
                 results.push(result);
             }
         }
+    }
+    if let Some(path) = &args.trace {
+        let processes: Vec<_> = results
+            .iter()
+            .map(|r| {
+                let name = format!("{} {} keys, {:?}", r.case.algorithm.name(), r.case.num_keys, r.case.keys);
+                (name, r.timings.as_ref().map(splatsort::trace::batch_passes).unwrap_or_default())
+            })
+            .collect();
+        splatsort::trace::write(path, &processes).with_context(|| format!("cannot write {}", path.display()))?;
     }
     if args.json {
         let report = serde_json::json!({
@@ -532,8 +569,20 @@ fn render_bench(args: RenderBenchArgs) -> anyhow::Result<()> {
     let mut renderer = SplatRenderer::new(&ctx.device, &ctx.queue, &scene, settings)
         .with_context(|| format!("cannot put {} on the GPU", args.scene.display()))?;
     let result = bench::run_render_bench(&ctx, &mut renderer, &camera, args.frames, args.warmup_secs)?;
+    if let Some(path) = &args.trace {
+        let passes = result.timings.as_ref().map(splatsort::trace::batch_passes).unwrap_or_default();
+        let process = format!("splatsort render-bench {}", args.scene.display());
+        splatsort::trace::write(path, &[(process, passes)])
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
     let counts = renderer.counts_blocking(&ctx.device, &ctx.queue);
     let visible = counts.visible;
+    let compare = if args.compare.is_empty() {
+        None
+    } else {
+        let warmup = if args.warmup_secs > 0.0 { 5 } else { 0 };
+        Some(bench::run_compare(&ctx, &mut renderer, &camera, &args.compare, args.frames, warmup)?)
+    };
     if let Some(warning) = counts.warning() {
         log::warn!("{}: {warning}", args.scene.display());
     }
@@ -548,6 +597,7 @@ fn render_bench(args: RenderBenchArgs) -> anyhow::Result<()> {
                 "culled_nonfinite_splats": counts.culled_nonfinite,
                 "tile_pairs": counts.tile_pairs,
                 "result": result,
+                "compare": compare,
             }))?
         );
         return Ok(());
@@ -596,6 +646,31 @@ fn render_bench(args: RenderBenchArgs) -> anyhow::Result<()> {
         result.scene_bytes as f64 / 1048576.0,
         result.sort_bytes as f64 / 1048576.0
     );
+    if let Some(report) = compare {
+        println!("  sorts compared on the frame's {visible} depth keys, {} rounds:", report.rounds);
+        println!("    {:<22} {:>10} {:>9} {:>8} {:>12}", "sort", "median ms", "min ms", "check", "temp MiB");
+        for c in &report.contenders {
+            let check = match (c.checks_failed, c.checks_passed) {
+                (0, 0) => "-".to_string(),
+                (0, passed) => format!("{passed} ok"),
+                (failed, _) => format!("{failed} FAILED"),
+            };
+            let ms = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
+            println!(
+                "    {:<22} {:>10} {:>9} {:>8} {:>12.1}{}{}",
+                c.label,
+                ms(c.median_ms),
+                ms(c.min_ms),
+                check,
+                c.temp_bytes as f64 / 1048576.0,
+                if c.fastest { "  fastest" } else { "" },
+                c.error.as_deref().map_or(String::new(), |e| format!("  ({e})"))
+            );
+        }
+        if report.contenders.iter().any(|c| c.checks_failed > 0) {
+            bail!("a compared sort failed its check");
+        }
+    }
     Ok(())
 }
 
@@ -639,6 +714,9 @@ fn view(args: ViewArgs) -> anyhow::Result<()> {
         algorithm: args.sort.algorithm,
         sort,
         draw: args.sort.draw,
+        compare: args.compare,
+        compare_every: args.compare_every,
+        open_during: args.open_during,
     };
     let scripted = options.frames.is_some();
     let summary = splatsort::viewer::run(options)?;

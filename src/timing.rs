@@ -6,7 +6,7 @@
 //! `end_frame`, and after the submission `after_submit` maps the readback buffer asynchronously. `try_collect` returns
 //! the newest finished frame without waiting; when every slot is still in flight the frame is simply not timed.
 
-use std::sync::{Arc, Mutex};
+use crate::readback::AsyncReadback;
 
 /// Which kind of GPU pass a timing belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
@@ -139,6 +139,9 @@ pub struct PassTiming {
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct FrameTimings {
     pub passes: Vec<PassTiming>,
+    /// The GPU clock at the frame's first timestamp, ns: what `PassTiming::start_nanos` counts from. Frames of one
+    /// timer share the clock, so traces of several frames line up by it.
+    pub origin_nanos: f64,
 }
 
 impl FrameTimings {
@@ -160,22 +163,13 @@ impl FrameTimings {
 #[error("GPU timings unavailable: {0}")]
 pub struct TimingUnavailable(pub String);
 
-#[derive(Debug)]
-enum SlotState {
-    Free,
-    Recording,
-    /// Submitted; the map callback flips this to `Mapped` (or `Failed`).
-    InFlight,
-    Mapped,
-    Failed,
-}
-
+/// One frame's queries. Its readback (the shared `AsyncReadback`) is free, in flight or done; the slot being
+/// recorded is the timer's `recording`.
 struct Slot {
     query_sets: Vec<wgpu::QuerySet>,
     resolve: wgpu::Buffer,
-    readback: wgpu::Buffer,
+    readback: AsyncReadback,
     labels: Vec<PassLabel>,
-    state: Arc<Mutex<SlotState>>,
     frame: u64,
 }
 
@@ -227,14 +221,8 @@ impl GpuTimer {
                     usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
                     mapped_at_creation: false,
                 }),
-                readback: device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some(&format!("timestamp readback {i}")),
-                    size: byte_len,
-                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                    mapped_at_creation: false,
-                }),
+                readback: AsyncReadback::new(device, &format!("timestamp readback {i}"), byte_len),
                 labels: Vec::with_capacity(max_passes as usize),
-                state: Arc::new(Mutex::new(SlotState::Free)),
                 frame: 0,
             })
             .collect();
@@ -249,6 +237,11 @@ impl GpuTimer {
         })
     }
 
+    /// Whether a frame's timings are still on their way back.
+    pub fn in_flight(&self) -> bool {
+        self.slots.iter().any(|s| s.readback.is_in_flight())
+    }
+
     /// The most passes one frame can time.
     pub fn max_passes(&self) -> u32 {
         self.max_passes
@@ -257,16 +250,15 @@ impl GpuTimer {
     /// Starts timing a frame. Returns false (and this frame goes untimed) when every slot is still in flight.
     pub fn begin_frame(&mut self) -> bool {
         debug_assert!(self.recording.is_none(), "begin_frame twice without end_frame");
-        let slot = &mut self.slots[self.next_slot];
-        let mut state = slot.state.lock().expect("timer slot lock");
-        match *state {
-            SlotState::Free => {}
-            // A finished frame nobody collected: drop it and reuse the slot.
-            SlotState::Mapped | SlotState::Failed => slot.readback.unmap(),
-            SlotState::InFlight | SlotState::Recording => return false,
+        if self.recording.is_some() {
+            return false;
         }
-        *state = SlotState::Recording;
-        drop(state);
+        let slot = &mut self.slots[self.next_slot];
+        if slot.readback.is_in_flight() {
+            return false;
+        }
+        // A finished frame nobody collected: drop it and reuse the slot.
+        slot.readback.discard();
         self.frame_counter += 1;
         slot.frame = self.frame_counter;
         slot.labels.clear();
@@ -323,7 +315,7 @@ impl GpuTimer {
             encoder.copy_buffer_to_buffer(
                 &slot.resolve,
                 0,
-                &slot.readback,
+                &slot.readback.buffer,
                 0,
                 u64::from(num_queries) * u64::from(wgpu::QUERY_SIZE),
             );
@@ -334,53 +326,24 @@ impl GpuTimer {
     pub fn after_submit(&mut self) {
         let Some(index) = self.recording.take() else { return };
         let slot = &self.slots[index];
-        if slot.labels.is_empty() {
-            *slot.state.lock().expect("timer slot lock") = SlotState::Free;
-            return;
+        if !slot.labels.is_empty() {
+            slot.readback.map_prefix(slot.labels.len() as u64 * 2 * u64::from(wgpu::QUERY_SIZE));
         }
-        *slot.state.lock().expect("timer slot lock") = SlotState::InFlight;
-        let state = Arc::clone(&slot.state);
-        let byte_len = slot.labels.len() as u64 * 2 * u64::from(wgpu::QUERY_SIZE);
-        slot.readback.map_async(wgpu::MapMode::Read, 0..byte_len, move |result| {
-            *state.lock().expect("timer slot lock") = match result {
-                Ok(()) => SlotState::Mapped,
-                Err(_) => SlotState::Failed,
-            };
-        });
     }
 
     /// The newest finished frame's timings, without waiting (the caller polls the device, as the frame loop does).
+    /// Older finished frames are superseded and dropped.
     pub fn try_collect(&mut self) -> Option<FrameTimings> {
-        let mut newest: Option<(u64, usize)> = None;
-        for (i, slot) in self.slots.iter().enumerate() {
-            let state = slot.state.lock().expect("timer slot lock");
-            if matches!(*state, SlotState::Mapped | SlotState::Failed)
-                && newest.is_none_or(|(frame, _)| slot.frame > frame)
-            {
-                newest = Some((slot.frame, i));
-            }
-        }
-        let (frame, _) = newest?;
+        let newest = self.slots.iter().filter(|s| s.readback.is_done()).map(|s| s.frame).max()?;
         let mut result = None;
         for slot in &self.slots {
-            let mut state = slot.state.lock().expect("timer slot lock");
-            match *state {
-                SlotState::Mapped if slot.frame == frame => {
-                    result = Some(self.read_slot(slot));
-                    slot.readback.unmap();
-                    *state = SlotState::Free;
-                }
-                // Older finished frames are superseded.
-                SlotState::Mapped | SlotState::Failed if slot.frame <= frame => {
-                    if matches!(*state, SlotState::Mapped) {
-                        slot.readback.unmap();
-                    }
-                    *state = SlotState::Free;
-                }
-                _ => {}
+            if slot.readback.is_done() && slot.frame == newest {
+                result = slot.readback.take_with(|bytes| self.read_slot(slot, bytes));
+            } else if slot.readback.is_done() && slot.frame < newest {
+                slot.readback.discard();
             }
         }
-        self.last_collected = frame;
+        self.last_collected = newest;
         result
     }
 
@@ -393,8 +356,7 @@ impl GpuTimer {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         loop {
             device.poll(wgpu::PollType::wait_indefinitely()).ok()?;
-            let in_flight =
-                self.slots.iter().any(|s| matches!(*s.state.lock().expect("timer slot lock"), SlotState::InFlight));
+            let in_flight = self.slots.iter().any(|s| s.readback.is_in_flight());
             if !in_flight || std::time::Instant::now() > deadline {
                 break;
             }
@@ -403,12 +365,9 @@ impl GpuTimer {
         self.try_collect()
     }
 
-    fn read_slot(&self, slot: &Slot) -> FrameTimings {
-        let byte_len = slot.labels.len() as u64 * 2 * u64::from(wgpu::QUERY_SIZE);
-        let Ok(view) = slot.readback.get_mapped_range(0..byte_len) else {
-            return FrameTimings::default();
-        };
-        let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&view);
+    fn read_slot(&self, slot: &Slot, bytes: &[u8]) -> FrameTimings {
+        let byte_len = slot.labels.len() * 2 * wgpu::QUERY_SIZE as usize;
+        let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&bytes[..byte_len.min(bytes.len())]);
         let origin = ticks.iter().step_by(2).copied().min().unwrap_or(0);
         let passes = slot
             .labels
@@ -420,6 +379,6 @@ impl GpuTimer {
                 duration_nanos: pair[1].saturating_sub(pair[0]) as f64 * self.period_nanos,
             })
             .collect();
-        FrameTimings { passes }
+        FrameTimings { passes, origin_nanos: origin as f64 * self.period_nanos }
     }
 }

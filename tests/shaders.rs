@@ -22,6 +22,7 @@ fn modules() -> Vec<(&'static str, String)> {
         .chain(onesweep::shader_modules())
         .chain(shared::shader_modules())
         .chain(render::shader_modules())
+        .chain(splatsort::lab::shader_modules())
         .collect()
 }
 

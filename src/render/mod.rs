@@ -54,6 +54,10 @@ pub fn shader_modules() -> [(&'static str, String); 5] {
     ]
 }
 
+/// What `SplatRenderer::encode_frame_with` records between the projection and the depth sort, given the unsorted
+/// pairs.
+pub type BeforeSort<'a> = &'a mut dyn FnMut(&mut wgpu::CommandEncoder, &SortBuffers);
+
 /// Format of the image splats are blended into.
 pub const ACCUMULATION_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba16Float;
 /// Threads per workgroup in the projection pass. Mirrors `WORKGROUP_SIZE` in `splat_project.wgsl` (checked by a test).
@@ -619,8 +623,24 @@ impl SplatRenderer {
         queue: &wgpu::Queue,
         encoder: &mut wgpu::CommandEncoder,
         camera: &Camera,
+        timer: Option<&mut GpuTimer>,
+        repeat: u32,
+    ) -> Result<(), RenderError> {
+        self.encode_frame_with(device, queue, encoder, camera, timer, repeat, None)
+    }
+
+    /// `encode_frame`, with `before_sort` recorded between the projection and the depth sort, given the unsorted
+    /// pairs (pair 0 of `sort_buffers`, the visible count in `count()`): the sort laboratory copies them there.
+    #[allow(clippy::too_many_arguments, reason = "encode_frame's arguments and the hook")]
+    pub fn encode_frame_with(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        encoder: &mut wgpu::CommandEncoder,
+        camera: &Camera,
         mut timer: Option<&mut GpuTimer>,
         repeat: u32,
+        before_sort: Option<BeforeSort<'_>>,
     ) -> Result<(), RenderError> {
         let limit = device.limits().max_texture_dimension_2d;
         if camera.width == 0 || camera.height == 0 || camera.width > limit || camera.height > limit {
@@ -666,6 +686,9 @@ impl SplatRenderer {
             pass.set_pipeline(&self.compact_pipeline);
             pass.set_bind_group(0, &self.compact_group, &[]);
             pass.dispatch_workgroups(x, y, 1);
+        }
+        if let Some(hook) = before_sort {
+            hook(encoder, &self.sort_buffers);
         }
         // Only the visible splats are sorted: their number stays on the GPU.
         let output_slot = self.sorter.record_gpu_count(queue, encoder, timer.as_deref_mut(), repeat);

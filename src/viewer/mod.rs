@@ -1,41 +1,59 @@
 //! The interactive viewer: a window with the splat frame and an egui panel that compares sort settings live.
 //!
-//! How it works: winit drives the event loop; every redraw the viewer polls the device without blocking, collects
-//! whatever asynchronous readbacks have finished (GPU timings from the `GpuTimer` ring, the visible-splat count, a
-//! requested sort check or screenshot), runs the egui panel, applies changed settings (they take effect in this
-//! frame's recording, without reloading the scene), records the splat frame (`SplatRenderer::encode_frame`) and the
-//! panel into the surface texture, and presents. Nothing waits on the GPU inside a frame: readbacks are mapped
-//! asynchronously and read a frame or more later. Dropped files load on a background thread; the current scene stays
-//! until the new one is on the GPU, and a bad file's error is shown in the panel.
+//! How it works: winit drives the event loop. The viewer is made of parts with one job each:
+//! - `Surface`: the window and its swapchain (resize, vsync);
+//! - `input::Input`: mouse and keys into the orbit/fly camera;
+//! - `readbacks::Readbacks`: the frame's counts, the sort check and screenshots, read back without waiting (through
+//!   the shared `AsyncReadback`, as the `GpuTimer` ring and the sort laboratory are);
+//! - `loader::SceneLoader`: a dropped or opened scene read, uploaded and given its pipelines on a background thread;
+//! - `Script`: the `--frames` run of tests and measurements (check the sort, compare, open a scene, screenshot, exit);
+//! - the panel (`panel`) and the toasts (`toasts`), drawn by egui;
+//! - the GPU timings (`Timings`: the timer ring, the panel's statistics, the trace ring) and the sort laboratory
+//!   (`crate::lab::SortLab`).
+//!
+//! One frame (`Running::redraw`): poll the device without blocking and collect whatever readbacks, timings, lab
+//! results and loaded scene have arrived; run the panel (which also decides whether the wheel zooms); apply changed
+//! settings (they take effect in this frame's recording, without reloading the scene); record the splat frame (with
+//! the lab's copy of the unsorted keys between projection and sort on a compare frame), the lab's sorts and checks,
+//! the readback copies and the panel into the surface texture; submit, map the readbacks, present. Nothing waits on
+//! the GPU inside a frame.
 
 pub mod controls;
+pub mod input;
+pub mod loader;
 pub mod panel;
+pub mod readbacks;
+pub mod toasts;
 
-use std::collections::HashSet;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU8, AtomicU32, Ordering};
-use std::sync::{Arc, mpsc};
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 use winit::application::ApplicationHandler;
-use winit::event::{ElementState, MouseButton, MouseScrollDelta, WindowEvent};
+use winit::event::WindowEvent;
 use winit::event_loop::{ActiveEventLoop, EventLoop};
-use winit::keyboard::{KeyCode, PhysicalKey};
 use winit::window::{Window, WindowId};
 
 use crate::camera::CameraFile;
 use crate::gpu::{AdapterPreference, GpuContext, describe_adapter};
-use crate::render::{DRAW_ARGS_BYTES, FrameCounts, ImageReadback, RenderSettings, SplatRenderer};
+use crate::lab::{Choice, CompareReport, SortLab};
+use crate::render::{RenderSettings, SplatRenderer};
 use crate::scene::Scene;
 use crate::timing::GpuTimer;
+use crate::trace::TraceRing;
 use controls::{OrbitCamera, UpAxis};
+use input::Input;
+use loader::SceneLoader;
 use panel::{CpuStats, PanelState, TimingStats, VerifyReport};
+use readbacks::{PendingImage, Readbacks};
+use toasts::Toasts;
 
 /// How the viewer starts.
 #[derive(Clone, Debug)]
 pub struct ViewerOptions {
     pub scene: PathBuf,
-    /// Start at this camera file's view.
+    /// Start at this camera file's view: splatsort's camera file, or the trainer's cameras.json (its views are
+    /// listed in the panel; the first is the start).
     pub camera: Option<PathBuf>,
     /// Exit after this many frames (for smoke tests and measurements).
     pub frames: Option<u32>,
@@ -48,6 +66,13 @@ pub struct ViewerOptions {
     pub sort: crate::sort::SortConfig,
     /// None: the faster path for the adapter (`DrawPath::for_adapter`).
     pub draw: Option<crate::render::DrawPath>,
+    /// Sorts compared on the frame's keys from the start (ticked in the panel).
+    pub compare: Vec<Choice>,
+    /// Compare every this many frames.
+    pub compare_every: u32,
+    /// With `frames`: open this scene at frame 2, as a drop would, and keep going until it is drawn (measures the
+    /// frames while it loads).
+    pub open_during: Option<PathBuf>,
 }
 
 /// What a run with `--frames` measured, printed as JSON for tests and scripts.
@@ -69,6 +94,23 @@ pub struct ViewerSummary {
     pub screenshot: Option<PathBuf>,
     pub adapter: String,
     pub surface_format: String,
+    /// The sort comparison, when sorts were compared.
+    pub compare: Option<CompareReport>,
+    /// `open_during`: the longest frame interval while the scene loaded, the frames drawn meanwhile, and the
+    /// seconds until the new scene was drawn.
+    pub load: Option<LoadReport>,
+    /// Every error the viewer showed.
+    pub errors: Vec<String>,
+}
+
+/// The frames drawn while a scene loaded (`ViewerOptions::open_during`).
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct LoadReport {
+    pub path: PathBuf,
+    pub longest_frame_ms: f64,
+    pub frames_while_loading: u64,
+    pub load_secs: f64,
+    pub loaded: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -85,15 +127,15 @@ pub enum ViewerError {
 /// Opens the window and runs until it is closed (or `frames` have been drawn).
 pub fn run(options: ViewerOptions) -> anyhow::Result<ViewerSummary> {
     let scene = crate::scene::load(&options.scene, &mut |_| {})?;
-    let start_camera = match &options.camera {
-        Some(path) => Some(CameraFile::load(path)?),
-        None => None,
+    let views = match &options.camera {
+        Some(path) => CameraFile::load_views(path)?,
+        None => Vec::new(),
     };
     let event_loop = EventLoop::new().map_err(|e| {
         log::debug!("winit: {e}");
         ViewerError::NoDisplay
     })?;
-    let mut app = App { options, initial: Some((scene, start_camera)), running: None, error: None, summary: None };
+    let mut app = App { options, initial: Some((scene, views)), running: None, error: None, summary: None };
     event_loop.run_app(&mut app).map_err(|e| ViewerError::Startup(e.to_string()))?;
     if let Some(error) = app.error {
         return Err(error);
@@ -103,7 +145,7 @@ pub fn run(options: ViewerOptions) -> anyhow::Result<ViewerSummary> {
 
 struct App {
     options: ViewerOptions,
-    initial: Option<(Scene, Option<CameraFile>)>,
+    initial: Option<(Scene, Vec<(String, CameraFile)>)>,
     running: Option<Running>,
     error: Option<anyhow::Error>,
     summary: Option<ViewerSummary>,
@@ -114,8 +156,8 @@ impl ApplicationHandler for App {
         if self.running.is_some() {
             return;
         }
-        let Some((scene, camera)) = self.initial.take() else { return };
-        match Running::new(event_loop, &self.options, scene, camera) {
+        let Some((scene, views)) = self.initial.take() else { return };
+        match Running::new(event_loop, &self.options, scene, views) {
             Ok(running) => self.running = Some(running),
             Err(e) => {
                 self.error = Some(e);
@@ -137,7 +179,7 @@ impl ApplicationHandler for App {
 
     fn about_to_wait(&mut self, _event_loop: &ActiveEventLoop) {
         if let Some(running) = &self.running {
-            running.window.request_redraw();
+            running.surface.window.request_redraw();
         }
     }
 }
@@ -147,56 +189,37 @@ enum Flow {
     Exit,
 }
 
-/// A fixed-size GPU-to-CPU copy mapped asynchronously: free, in flight, or mapped and ready to read.
-struct AsyncReadback {
-    buffer: wgpu::Buffer,
-    state: Arc<AtomicU8>,
+/// The window and its swapchain.
+struct Surface {
+    window: Arc<Window>,
+    surface: wgpu::Surface<'static>,
+    config: wgpu::SurfaceConfiguration,
 }
 
-const FREE: u8 = 0;
-const IN_FLIGHT: u8 = 1;
-const MAPPED: u8 = 2;
-const FAILED: u8 = 3;
-
-impl AsyncReadback {
-    fn new(device: &wgpu::Device, label: &str, size: u64) -> Self {
-        Self::of(device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some(label),
-            size: size.max(4),
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        }))
+impl Surface {
+    fn resize(&mut self, device: &wgpu::Device, width: u32, height: u32) {
+        self.config.width = width;
+        self.config.height = height;
+        self.surface.configure(device, &self.config);
     }
 
-    /// Tracks an existing mappable buffer.
-    fn of(buffer: wgpu::Buffer) -> Self {
-        Self { buffer, state: Arc::new(AtomicU8::new(FREE)) }
+    fn set_vsync(&mut self, device: &wgpu::Device, vsync: bool) {
+        let mode = if vsync { wgpu::PresentMode::AutoVsync } else { wgpu::PresentMode::AutoNoVsync };
+        if mode != self.config.present_mode {
+            self.config.present_mode = mode;
+            self.surface.configure(device, &self.config);
+        }
     }
 
-    fn is_free(&self) -> bool {
-        self.state.load(Ordering::Acquire) == FREE
-    }
-
-    /// After the submission that fills it.
-    fn map(&self) {
-        self.state.store(IN_FLIGHT, Ordering::Release);
-        let state = Arc::clone(&self.state);
-        self.buffer.map_async(wgpu::MapMode::Read, .., move |result| {
-            state.store(if result.is_ok() { MAPPED } else { FAILED }, Ordering::Release);
-        });
-    }
-
-    /// The bytes, if mapped; the buffer is free again afterwards.
-    fn take(&self) -> Option<Vec<u8>> {
-        match self.state.load(Ordering::Acquire) {
-            MAPPED => {
-                let bytes = self.buffer.get_mapped_range(..).ok().map(|v| v.to_vec());
-                self.buffer.unmap();
-                self.state.store(FREE, Ordering::Release);
-                bytes
-            }
-            FAILED => {
-                self.state.store(FREE, Ordering::Release);
+    /// The texture to draw into, or None when there is none this frame (minimised, lost: reconfigured).
+    fn acquire(&mut self, device: &wgpu::Device) -> Option<wgpu::SurfaceTexture> {
+        if self.config.width == 0 || self.config.height == 0 || self.window.is_minimized().unwrap_or(false) {
+            return None;
+        }
+        match self.surface.get_current_texture() {
+            wgpu::CurrentSurfaceTexture::Success(t) | wgpu::CurrentSurfaceTexture::Suboptimal(t) => Some(t),
+            wgpu::CurrentSurfaceTexture::Outdated | wgpu::CurrentSurfaceTexture::Lost => {
+                self.surface.configure(device, &self.config);
                 None
             }
             _ => None,
@@ -204,84 +227,91 @@ impl AsyncReadback {
     }
 }
 
-/// An image copied out of a texture, waiting for its readback.
-struct PendingImage {
-    target: ImageReadback,
-    readback: AsyncReadback,
-    bgra: bool,
-    path: PathBuf,
-    /// The whole window (the `--screenshot` of a smoke test) rather than the 3D view.
-    window: bool,
+/// The GPU timings: the timer ring, the panel's statistics, the CPU side, and the last frames for a trace.
+struct Timings {
+    timer: Option<GpuTimer>,
+    unavailable: Option<String>,
+    stats: TimingStats,
+    cpu: CpuStats,
+    trace: TraceRing,
 }
 
-struct PendingVerify {
-    keys: AsyncReadback,
-    values: AsyncReadback,
-    /// The number of pairs the frame sorted (its visible splats), copied in the same submission.
-    count: AsyncReadback,
-    num_keys: u32,
+/// What the scripted run (`--frames`) asks of a frame.
+#[derive(Default)]
+struct ScriptStep {
+    verify: bool,
+    open: Option<PathBuf>,
+    window_screenshot: Option<PathBuf>,
+    exit: bool,
 }
 
-struct Loader {
-    name: String,
-    progress: Arc<AtomicU32>,
-    result: mpsc::Receiver<Result<Scene, String>>,
+/// The `--frames` run: check the sort halfway, open a scene at frame 2 if asked, wait for the comparison's
+/// rounds and the load, then take the window screenshot and leave.
+struct Script {
+    total: u64,
+    screenshot: Option<PathBuf>,
+    open_during: Option<PathBuf>,
+    finishing: Option<u64>,
+    load: Option<LoadReport>,
+}
+
+/// Rounds every compared sort must have before a scripted run ends.
+const SCRIPT_COMPARE_ROUNDS: u64 = 3;
+
+impl Script {
+    fn step(&mut self, frames: u64, busy: bool, images_pending: bool, verify_pending: bool) -> ScriptStep {
+        let mut step = ScriptStep::default();
+        if frames == self.total / 2 && !verify_pending {
+            step.verify = true;
+        }
+        if frames == 2 {
+            step.open = self.open_during.take();
+        }
+        if frames + 1 >= self.total && self.finishing.is_none() && !verify_pending && !busy {
+            self.finishing = Some(frames);
+            step.window_screenshot = self.screenshot.clone();
+        }
+        if self.finishing.is_some_and(|started| frames > started) && !images_pending {
+            step.exit = true;
+        }
+        step
+    }
 }
 
 /// Everything that exists while the window is open.
 struct Running {
-    window: Arc<Window>,
+    surface: Surface,
     ctx: GpuContext,
-    surface: wgpu::Surface<'static>,
-    config: wgpu::SurfaceConfiguration,
     egui_ctx: egui::Context,
     egui_state: egui_winit::State,
     egui_renderer: egui_wgpu::Renderer,
+    egui_free: Vec<egui::TextureId>,
+    panel: PanelState,
+    toasts: Toasts,
+    input: Input,
     renderer: SplatRenderer,
     scene_name: String,
     scene_bounds: (glam::Vec3, glam::Vec3),
     file_sh_degree: u32,
-    orbit: OrbitCamera,
-    panel: PanelState,
-    timer: Option<GpuTimer>,
-    timings_unavailable: Option<String>,
-    stats: TimingStats,
-    cpu: CpuStats,
-    visible_ring: Vec<AsyncReadback>,
-    visible: Option<u32>,
-    /// Splats of the last counted frame culled for a non-finite projection.
-    culled_nonfinite: u32,
-    /// The newest frame's OneSweep look-back counters (fallbacks, table-free tiles).
-    lookback: (u32, u32),
-    /// The newest frame's (tile, splat) pairs (compute draw path).
-    tile_pairs: u32,
-    verify: Option<PendingVerify>,
-    verify_report: Option<VerifyReport>,
-    images: Vec<PendingImage>,
-    loader: Option<Loader>,
-    messages: Vec<String>,
-    keys_down: HashSet<KeyCode>,
-    dragging: Option<MouseButton>,
-    cursor: Option<(f64, f64)>,
+    timings: Timings,
+    readbacks: Readbacks,
+    lab: Option<SortLab>,
+    loader: Option<SceneLoader>,
+    script: Option<Script>,
     last_frame: Instant,
     frames: u64,
-    screenshots_taken: u32,
-    options: ViewerOptions,
-    finishing: Option<u64>,
-    saved_window_screenshot: Option<PathBuf>,
-    egui_free: Vec<egui::TextureId>,
     adapter_label: String,
 }
 
-/// Timed passes in one frame at most: depth keys, 3 per iteration (32 at 1 bit), draw.
-const MAX_TIMED_PASSES: u32 = 2 + 3 * 32;
+/// Timed passes in one frame at most: depth keys, 3 per iteration (32 at 1 bit), draw, and the tile path's.
+const MAX_TIMED_PASSES: u32 = 2 + 3 * 32 + 16;
 
 impl Running {
     fn new(
         event_loop: &ActiveEventLoop,
         options: &ViewerOptions,
         scene: Scene,
-        start_camera: Option<CameraFile>,
+        views: Vec<(String, CameraFile)>,
     ) -> anyhow::Result<Self> {
         let attributes = Window::default_attributes()
             .with_title(format!("splatsort - {}", options.scene.display()))
@@ -322,14 +352,18 @@ impl Running {
         );
         let egui_renderer = egui_wgpu::Renderer::new(&ctx.device, format, egui_wgpu::RendererOptions::default());
 
+        let start_camera = views.first().map(|(_, c)| c.clone());
+        let unavailable: Vec<_> = crate::sort::SortAlgorithm::ALL
+            .into_iter()
+            .filter_map(|a| a.unavailable_reason(ctx.device.features()).map(|reason| (a, reason)))
+            .collect();
         let panel = PanelState {
             algorithm: options.algorithm,
             sort: options.sort,
             draw: options.draw.unwrap_or(crate::render::DrawPath::for_adapter(&ctx.info)),
-            unavailable: crate::sort::SortAlgorithm::ALL
-                .into_iter()
-                .filter_map(|a| a.unavailable_reason(ctx.device.features()).map(|reason| (a, reason)))
-                .collect(),
+            compare: options.compare.clone(),
+            compare_every: options.compare_every.clamp(1, 30),
+            unavailable,
             sh_degree: scene.sh_degree,
             splat_scale: 1.0,
             background: [0.0; 3],
@@ -337,6 +371,8 @@ impl Running {
             vsync: true,
             camera_path: "camera.json".into(),
             show_iterations: false,
+            open_path: String::new(),
+            views: if views.len() > 1 { views } else { Vec::new() },
         };
         let settings = RenderSettings {
             algorithm: panel.algorithm,
@@ -354,120 +390,83 @@ impl Running {
             Some(file) => OrbitCamera::from_file(file, radius),
             None => OrbitCamera::frame(bounds.0, bounds.1, panel.up),
         };
-        let (timer, timings_unavailable) = match GpuTimer::new(&ctx.device, &ctx.queue, MAX_TIMED_PASSES, 4) {
+        let (timer, unavailable) = match GpuTimer::new(&ctx.device, &ctx.queue, MAX_TIMED_PASSES, 4) {
             Ok(timer) => (Some(timer), None),
             Err(reason) => (None, Some(reason.0)),
         };
-        let visible_ring = (0..4).map(|_| AsyncReadback::new(&ctx.device, "visible count", DRAW_ARGS_BYTES)).collect();
         log::info!("viewer: {} on {}", options.scene.display(), describe_adapter(&ctx.info));
+        let script = options.frames.map(|total| Script {
+            total: u64::from(total),
+            screenshot: options.screenshot.clone(),
+            open_during: options.open_during.clone(),
+            finishing: None,
+            load: None,
+        });
         Ok(Self {
-            window,
-            surface,
-            config,
+            surface: Surface { window, surface, config },
             egui_ctx,
             egui_state,
             egui_renderer,
-            renderer,
-            scene_name: scene_label(&options.scene, &scene),
+            egui_free: Vec::new(),
+            panel,
+            toasts: Toasts::default(),
+            input: Input::new(orbit),
+            scene_name: loader::scene_label(&options.scene, &scene),
             scene_bounds: bounds,
             file_sh_degree: scene.sh_degree,
-            orbit,
-            panel,
-            timer,
-            timings_unavailable,
-            stats: TimingStats::default(),
-            cpu: CpuStats::default(),
-            visible_ring,
-            visible: None,
-            culled_nonfinite: 0,
-            lookback: (0, 0),
-            tile_pairs: 0,
-            verify: None,
-            verify_report: None,
-            images: Vec::new(),
+            renderer,
+            timings: Timings {
+                timer,
+                unavailable,
+                stats: TimingStats::default(),
+                cpu: CpuStats::default(),
+                trace: TraceRing::default(),
+            },
+            readbacks: Readbacks::new(&ctx.device),
+            lab: None,
             loader: None,
-            messages: Vec::new(),
-            keys_down: HashSet::new(),
-            dragging: None,
-            cursor: None,
+            script,
             last_frame: Instant::now(),
             frames: 0,
-            screenshots_taken: 0,
-            options: options.clone(),
-            finishing: None,
-            saved_window_screenshot: None,
-            egui_free: Vec::new(),
             adapter_label: describe_adapter(&ctx.info),
             ctx,
         })
     }
 
     fn summary(&self) -> ViewerSummary {
+        let counts = self.readbacks.counts.unwrap_or_default();
+        let report = self.readbacks.verify_report.as_ref();
         ViewerSummary {
             frames: self.frames,
-            fps: self.cpu.fps(),
-            cpu_ms_per_frame: self.cpu.cpu_ms(),
-            cpu_parts_ms: self.cpu.parts_ms(),
-            gpu_frame_ms: self.stats.frame_ms(),
-            sort_ms: self.stats.sort_ms(),
-            frames_with_timings: self.stats.frames_shown,
-            timings_unavailable: self.timings_unavailable.clone(),
-            verify_passed: self.verify_report.as_ref().map(VerifyReport::passed),
-            verify_out_of_order: self.verify_report.as_ref().map(|r| r.out_of_order),
-            sort_fallbacks: self.lookback.0,
-            screenshot: self.saved_window_screenshot.clone(),
-            adapter: describe_adapter(&self.ctx.info),
-            surface_format: format!("{:?}", self.config.format),
+            fps: self.timings.cpu.fps(),
+            cpu_ms_per_frame: self.timings.cpu.cpu_ms(),
+            cpu_parts_ms: self.timings.cpu.parts_ms(),
+            gpu_frame_ms: self.timings.stats.frame_ms(),
+            sort_ms: self.timings.stats.sort_ms(),
+            frames_with_timings: self.timings.stats.frames_shown,
+            timings_unavailable: self.timings.unavailable.clone(),
+            verify_passed: report.map(VerifyReport::passed),
+            verify_out_of_order: report.map(|r| r.out_of_order),
+            sort_fallbacks: counts.sort_fallbacks,
+            screenshot: self.readbacks.saved_window_screenshot.clone(),
+            adapter: self.adapter_label.clone(),
+            surface_format: format!("{:?}", self.surface.config.format),
+            compare: self.lab.as_ref().map(SortLab::report),
+            load: self.script.as_ref().and_then(|s| s.load.clone()),
+            errors: self.toasts.errors_seen.clone(),
         }
     }
 
     fn handle(&mut self, event: WindowEvent) -> Flow {
-        let response = self.egui_state.on_window_event(&self.window, &event);
+        let response = self.egui_state.on_window_event(&self.surface.window, &event);
+        self.input.handle(&event, response.consumed, self.surface.config.height);
         match event {
             WindowEvent::CloseRequested => return Flow::Exit,
-            // A minimised window reports 0x0: keep the last size and skip drawing (see `redraw`).
+            // A minimised window reports 0x0: keep the last size and skip drawing (see `Surface::acquire`).
             WindowEvent::Resized(size) if size.width > 0 && size.height > 0 => {
-                self.config.width = size.width;
-                self.config.height = size.height;
-                self.surface.configure(&self.ctx.device, &self.config);
+                self.surface.resize(&self.ctx.device, size.width, size.height)
             }
-            WindowEvent::DroppedFile(path) => self.start_loading(path),
-            WindowEvent::KeyboardInput { event, .. } => {
-                if let PhysicalKey::Code(code) = event.physical_key {
-                    if event.state == ElementState::Pressed && !response.consumed {
-                        if code == KeyCode::KeyF {
-                            self.frame_scene();
-                        }
-                        self.keys_down.insert(code);
-                    } else if event.state == ElementState::Released {
-                        self.keys_down.remove(&code);
-                    }
-                }
-            }
-            WindowEvent::Focused(false) => self.keys_down.clear(),
-            WindowEvent::MouseInput { state, button, .. } => match state {
-                ElementState::Pressed if !self.egui_ctx.is_pointer_over_egui() => self.dragging = Some(button),
-                ElementState::Released => self.dragging = None,
-                _ => {}
-            },
-            WindowEvent::CursorMoved { position, .. } => {
-                if let (Some(button), Some((x, y))) = (self.dragging, self.cursor) {
-                    let (dx, dy) = ((position.x - x) as f32, (position.y - y) as f32);
-                    match button {
-                        MouseButton::Left => self.orbit.orbit(dx, dy),
-                        MouseButton::Right | MouseButton::Middle => self.orbit.pan(dx, dy, self.config.height as f32),
-                        _ => {}
-                    }
-                }
-                self.cursor = Some((position.x, position.y));
-            }
-            WindowEvent::MouseWheel { delta, .. } if !self.egui_ctx.is_pointer_over_egui() => {
-                let steps = match delta {
-                    MouseScrollDelta::LineDelta(_, y) => y,
-                    MouseScrollDelta::PixelDelta(p) => p.y as f32 / 40.0,
-                };
-                self.orbit.zoom(steps);
-            }
+            WindowEvent::DroppedFile(path) => self.open(path),
             WindowEvent::RedrawRequested => return self.redraw(),
             _ => {}
         }
@@ -476,128 +475,60 @@ impl Running {
 
     fn frame_scene(&mut self) {
         let (lo, hi) = self.scene_bounds;
-        self.orbit = OrbitCamera::frame(lo, hi, self.panel.up);
+        self.input.orbit = OrbitCamera::frame(lo, hi, self.panel.up);
     }
 
-    fn start_loading(&mut self, path: PathBuf) {
-        let progress = Arc::new(AtomicU32::new(0));
-        let (send, result) = mpsc::channel();
-        let name = path.display().to_string();
-        let shared = Arc::clone(&progress);
-        std::thread::spawn(move || {
-            let loaded = crate::scene::load(&path, &mut |p| shared.store(p.to_bits(), Ordering::Relaxed))
-                .map_err(|e| e.to_string());
-            let _ = send.send(loaded);
-        });
-        self.loader = Some(Loader { name, progress, result });
+    /// Starts loading a scene in the background; the current one draws until it is ready.
+    fn open(&mut self, path: PathBuf) {
+        if let Some(loader) = &self.loader {
+            self.toasts.error(format!("{}: still loading {}; try again when it is done", path.display(), loader.name));
+            return;
+        }
+        let (device, queue) = (self.ctx.device.clone(), self.ctx.queue.clone());
+        self.loader = Some(SceneLoader::start(path, device, queue, self.renderer.settings()));
     }
 
     /// A finished background load replaces the scene; a failed one leaves it and says why.
     fn poll_loader(&mut self) {
-        let Some(loader) = &self.loader else { return };
-        let outcome = match loader.result.try_recv() {
-            Ok(outcome) => outcome,
-            Err(mpsc::TryRecvError::Empty) => return,
-            Err(mpsc::TryRecvError::Disconnected) => Err(format!("{}: the loader stopped", loader.name)),
-        };
-        let name = loader.name.clone();
+        let Some(outcome) = self.loader.as_ref().and_then(SceneLoader::poll) else { return };
         self.loader = None;
-        let scene = match outcome {
-            Ok(scene) => scene,
+        let loaded = match outcome {
+            Ok(loaded) => loaded,
             Err(message) => {
-                self.messages.push(message);
+                self.toasts.error(message);
                 return;
             }
         };
-        let settings = self.renderer.settings();
-        match SplatRenderer::new(&self.ctx.device, &self.ctx.queue, &scene, settings) {
-            Ok(renderer) => {
-                // The old scene's buffers are freed when its renderer drops here.
-                self.renderer = renderer;
-                self.scene_name = scene_label(Path::new(&name), &scene);
-                self.file_sh_degree = scene.sh_degree;
-                self.panel.sh_degree = scene.sh_degree;
-                self.scene_bounds = scene.robust_bounds();
-                self.frame_scene();
-                self.verify_report = None;
-                self.visible = None;
-                self.stats.reset_window();
-                self.messages.clear();
-                self.window.set_title(&format!("splatsort - {name}"));
-            }
-            Err(e) => self.messages.push(format!("{name}: {e}")),
+        // The old scene's buffers are freed when its renderer drops here.
+        self.renderer = loaded.renderer;
+        self.scene_name = loaded.label;
+        self.file_sh_degree = loaded.sh_degree;
+        self.panel.sh_degree = loaded.sh_degree;
+        self.scene_bounds = loaded.bounds;
+        self.frame_scene();
+        self.readbacks.forget();
+        self.timings.stats.reset_window();
+        // The lab's buffers are sized for the old scene: rebuilt on the next frame.
+        self.lab = None;
+        self.surface.window.set_title(&format!("splatsort - {}", loaded.path.display()));
+        self.toasts.note(format!("opened {} in {:.2} s", loaded.path.display(), loaded.secs));
+        if let Some(report) = self.script.as_mut().and_then(|s| s.load.as_mut()) {
+            report.load_secs = loaded.secs;
+            report.loaded = true;
         }
     }
 
-    fn collect_readbacks(&mut self) {
+    fn collect(&mut self) {
         let _ = self.ctx.device.poll(wgpu::PollType::Poll);
-        if let Some(timings) = self.timer.as_mut().and_then(GpuTimer::try_collect) {
+        if let Some(timings) = self.timings.timer.as_mut().and_then(GpuTimer::try_collect) {
             let now = self.egui_ctx.input(|i| i.time);
             let sorter = self.renderer.sorter();
-            self.stats.push(now, &timings, sorter.pass_kinds(), sorter.config().iterations());
+            self.timings.stats.push(now, &timings, sorter.pass_kinds(), sorter.config().iterations());
+            self.timings.trace.push(self.frames, timings);
         }
-        for slot in &self.visible_ring {
-            if let Some(bytes) = slot.take() {
-                let counts = FrameCounts::from_bytes(&bytes);
-                self.visible = Some(counts.visible);
-                self.culled_nonfinite = counts.culled_nonfinite;
-                self.lookback = (counts.sort_fallbacks, counts.sort_table_free_tiles);
-                self.tile_pairs = counts.tile_pairs;
-                // A frame whose pairs passed the cap was drawn with quads: grow the cap for the next ones.
-                if let Err(e) = self.renderer.grow_tile_pairs(&self.ctx.device, &self.ctx.queue, counts.tile_pairs) {
-                    self.messages.push(e.to_string());
-                }
-            }
-        }
-        if let Some(pending) = &self.verify {
-            let ready = |r: &AsyncReadback| r.state.load(Ordering::Acquire) >= MAPPED;
-            if ready(&pending.keys) && ready(&pending.values) && ready(&pending.count) {
-                let keys = pending.keys.take();
-                let values = pending.values.take();
-                let count = pending.count.take();
-                match (keys, values, count) {
-                    (Some(k), Some(v), Some(c)) => {
-                        // Only the visible splats are sorted; a count past the splats would be a bug the check shows.
-                        let sorted = u32::from_le_bytes([c[0], c[1], c[2], c[3]]).min(pending.num_keys) as usize;
-                        let keys: Vec<u32> = bytemuck::pod_collect_to_vec(&k[..sorted * 4]);
-                        let values: Vec<u32> = bytemuck::pod_collect_to_vec(&v[..sorted * 4]);
-                        self.verify_report = Some(VerifyReport::check(&keys, &values, pending.num_keys));
-                    }
-                    _ => self.messages.push("the sort check's readback failed".into()),
-                }
-                self.verify = None;
-            }
-        }
-        let mut done = Vec::new();
-        for (index, image) in self.images.iter().enumerate() {
-            if image.readback.state.load(Ordering::Acquire) < MAPPED {
-                continue;
-            }
-            done.push(index);
-            let Some(bytes) = image.readback.take() else {
-                self.messages.push("a screenshot's readback failed".into());
-                continue;
-            };
-            let rgb: Vec<u8> = image
-                .target
-                .unpad(&bytes)
-                .chunks_exact(4)
-                .flat_map(|px| if image.bgra { [px[2], px[1], px[0]] } else { [px[0], px[1], px[2]] })
-                .collect();
-            let path = image.path.clone();
-            let result = save_rgb_png(&path, image.target.width, image.target.height, &rgb);
-            match result {
-                Ok(()) => {
-                    self.messages.push(format!("saved {}", path.display()));
-                    if image.window {
-                        self.saved_window_screenshot = Some(path);
-                    }
-                }
-                Err(e) => self.messages.push(format!("{}: {e}", path.display())),
-            }
-        }
-        for index in done.into_iter().rev() {
-            self.images.remove(index);
+        self.readbacks.collect(&self.ctx.device, &self.ctx.queue, &mut self.renderer, &mut self.toasts);
+        if let Some(lab) = self.lab.as_mut() {
+            lab.collect();
         }
     }
 
@@ -617,87 +548,129 @@ impl Running {
             let sort_changed = settings.sort != current.sort || settings.algorithm != current.algorithm;
             if let Err(e) = self.renderer.set_settings(&self.ctx.device, &self.ctx.queue, settings) {
                 // The frame keeps running with the settings in force.
-                self.messages.push(e.to_string());
+                self.toasts.error(e.to_string());
                 self.panel.algorithm = current.algorithm;
                 self.panel.sort = current.sort;
                 self.panel.draw = current.draw;
             } else if sort_changed {
-                self.stats.reset_window();
-                self.verify_report = None;
+                self.timings.stats.reset_window();
+                self.readbacks.verify_report = None;
             }
         }
-        let present_mode = if self.panel.vsync { wgpu::PresentMode::AutoVsync } else { wgpu::PresentMode::AutoNoVsync };
-        if present_mode != self.config.present_mode {
-            self.config.present_mode = present_mode;
-            self.surface.configure(&self.ctx.device, &self.config);
-        }
-        if self.panel.up != self.orbit.up {
-            self.orbit.up = self.panel.up;
+        self.surface.set_vsync(&self.ctx.device, self.panel.vsync);
+        if self.panel.up != self.input.orbit.up {
+            self.input.orbit.up = self.panel.up;
             self.frame_scene();
+        }
+        // The lab: built when the first sort is ticked, its sorts when ticked (not per frame).
+        let (device, queue) = (&self.ctx.device, &self.ctx.queue);
+        let config = self.renderer.settings().sort;
+        if self.panel.compare.is_empty() {
+            self.lab = None;
+        } else {
+            let lab = self.lab.get_or_insert_with(|| SortLab::new(device, self.renderer.scene().num_splats(), config));
+            if lab.choices() != self.panel.compare || !lab.sorts_keys_of(config) {
+                lab.set_choices(device, queue, &self.panel.compare, config);
+            }
+            lab.every = self.panel.compare_every;
         }
     }
 
-    fn fly(&mut self, dt: f32) {
-        if self.egui_ctx.egui_wants_keyboard_input() {
-            return;
+    fn export_compare(&mut self, format: &str) {
+        let Some(report) = self.lab.as_ref().map(SortLab::report) else { return };
+        let path = PathBuf::from(format!("compare.{format}"));
+        let text = match format {
+            "csv" => Ok(report.to_csv()),
+            _ => serde_json::to_string_pretty(&report).map_err(std::io::Error::other),
+        };
+        match text.and_then(|t| std::fs::write(&path, t)) {
+            Ok(()) => self.toasts.note(format!("saved {}", path.display())),
+            Err(e) => self.toasts.error(format!("{}: {e}", path.display())),
         }
-        let key = |k: KeyCode| if self.keys_down.contains(&k) { 1.0 } else { 0.0 };
-        let local = glam::Vec3::new(
-            key(KeyCode::KeyD) - key(KeyCode::KeyA),
-            key(KeyCode::KeyE) - key(KeyCode::KeyQ),
-            key(KeyCode::KeyW) - key(KeyCode::KeyS),
-        );
-        if local != glam::Vec3::ZERO {
-            let fast = self.keys_down.contains(&KeyCode::ShiftLeft) || self.keys_down.contains(&KeyCode::ShiftRight);
-            self.orbit.fly(local, dt, fast);
+    }
+
+    fn save_trace(&mut self) {
+        let path = (1..).map(|n| PathBuf::from(format!("trace-{n}.json"))).find(|p| !p.exists()).expect("a number");
+        let process = format!("splatsort view {}", self.scene_name);
+        match crate::trace::write(&path, &[(process, self.timings.trace.passes())]) {
+            Ok(()) => self.toasts.note(format!("saved {} ({} frames)", path.display(), self.timings.trace.len())),
+            Err(e) => self.toasts.error(format!("{}: {e}", path.display())),
         }
+    }
+
+    fn save_camera(&mut self) {
+        let file = self.input.orbit.to_file(self.surface.config.width, self.surface.config.height);
+        let path = PathBuf::from(&self.panel.camera_path);
+        let written = serde_json::to_string_pretty(&file)
+            .map_err(std::io::Error::other)
+            .and_then(|json| std::fs::write(&path, json + "\n"));
+        match written {
+            Ok(()) => self.toasts.note(format!(
+                "saved camera to {} (splatsort render --camera {})",
+                path.display(),
+                path.display()
+            )),
+            Err(e) => self.toasts.error(format!("{}: {e}", path.display())),
+        }
+    }
+
+    /// Runs the panel and the toasts; returns egui's output and the buttons pressed.
+    fn run_ui(&mut self) -> (egui::FullOutput, panel::PanelActions) {
+        let raw_input = self.egui_state.take_egui_input(&self.surface.window);
+        let mut actions = panel::PanelActions::default();
+        let (scene_bytes, sort_bytes) = self.renderer.allocated_bytes();
+        let counts = self.readbacks.counts;
+        let report = self.lab.as_ref().map(SortLab::report);
+        let info = panel::PanelInfo {
+            scene_name: &self.scene_name,
+            num_splats: self.renderer.scene().num_splats(),
+            visible: counts.map(|c| c.visible),
+            culled_nonfinite: counts.map_or(0, |c| c.culled_nonfinite),
+            lookback: counts.map_or((0, 0), |c| (c.sort_fallbacks, c.sort_table_free_tiles)),
+            tile_pairs: (self.panel.draw == crate::render::DrawPath::Compute)
+                .then(|| (counts.map_or(0, |c| c.tile_pairs), self.renderer.tile_pair_cap().unwrap_or(0))),
+            sort_temp_bytes: self.renderer.sort_temp_bytes(),
+            file_sh_degree: self.file_sh_degree,
+            adapter: &self.adapter_label,
+            scene_bytes,
+            sort_bytes,
+            timings: &self.timings.stats,
+            timings_unavailable: self.timings.unavailable.as_deref(),
+            cpu: &self.timings.cpu,
+            verify: self.readbacks.verify_report.as_ref(),
+            verify_pending: self.readbacks.verify_pending(),
+            loading: self.loader.as_ref().map(|l| (l.name.as_str(), l.progress())),
+            compare: report.as_ref(),
+        };
+        let (panel_state, toasts, input) = (&mut self.panel, &mut self.toasts, &mut self.input);
+        let output = self.egui_ctx.run_ui(raw_input, |ui| {
+            let shown = egui::Panel::left("panel").default_size(340.0).show(ui, |ui| {
+                actions = panel::show(ui, panel_state, &info);
+            });
+            toasts.show(ui.ctx());
+            // The wheel zooms unless the pointer is over the panel as laid out in this very frame.
+            let ctx = ui.ctx();
+            let (scroll, pointer) = ctx.input(|i| (input::wheel_steps(&i.raw.events), i.pointer.latest_pos()));
+            let over_panel = pointer.is_some_and(|p| shown.response.rect.contains(p));
+            input.scroll(scroll, over_panel);
+            input.set_panel_rect(shown.response.rect * ctx.pixels_per_point());
+        });
+        (output, actions)
     }
 
     fn redraw(&mut self) -> Flow {
         let frame_start = Instant::now();
-        let dt = (frame_start - self.last_frame).as_secs_f32();
+        let interval = frame_start - self.last_frame;
         self.poll_loader();
-        self.collect_readbacks();
-        self.fly(dt.min(0.1));
+        self.collect();
+        self.input.fly(interval.as_secs_f32().min(0.1), self.egui_ctx.egui_wants_keyboard_input());
+        if std::mem::take(&mut self.input.frame_requested) {
+            self.frame_scene();
+        }
 
-        // The panel.
         let ui_start = Instant::now();
-        let raw_input = self.egui_state.take_egui_input(&self.window);
-        let mut actions = panel::PanelActions::default();
-        let (scene_bytes, sort_bytes) = self.renderer.allocated_bytes();
-        let loading =
-            self.loader.as_ref().map(|l| (l.name.clone(), f32::from_bits(l.progress.load(Ordering::Relaxed))));
-        let output = {
-            let info = panel::PanelInfo {
-                scene_name: &self.scene_name,
-                num_splats: self.renderer.scene().num_splats(),
-                visible: self.visible,
-                culled_nonfinite: self.culled_nonfinite,
-                lookback: self.lookback,
-                tile_pairs: (self.panel.draw == crate::render::DrawPath::Compute)
-                    .then(|| (self.tile_pairs, self.renderer.tile_pair_cap().unwrap_or(0))),
-                sort_temp_bytes: self.renderer.sort_temp_bytes(),
-                file_sh_degree: self.file_sh_degree,
-                adapter: &self.adapter_label,
-                scene_bytes,
-                sort_bytes,
-                timings: &self.stats,
-                timings_unavailable: self.timings_unavailable.as_deref(),
-                cpu: &self.cpu,
-                verify: self.verify_report.as_ref(),
-                verify_pending: self.verify.is_some(),
-                loading: loading.as_ref().map(|(n, p)| (n.as_str(), *p)),
-                messages: &self.messages,
-            };
-            let panel_state = &mut self.panel;
-            self.egui_ctx.run_ui(raw_input, |ui| {
-                egui::Panel::left("panel").default_size(340.0).show(ui, |ui| {
-                    actions = panel::show(ui, panel_state, &info);
-                });
-            })
-        };
-        let mut output = output;
-        self.egui_state.handle_platform_output(&self.window, std::mem::take(&mut output.platform_output));
+        let (mut output, mut actions) = self.run_ui();
+        self.egui_state.handle_platform_output(&self.surface.window, std::mem::take(&mut output.platform_output));
         // Texture uploads happen now; frees wait for the next submitted frame (egui drops unapplied deltas loudly).
         let mut textures = std::mem::take(&mut output.textures_delta);
         for (id, deltas) in textures.set.drain() {
@@ -714,92 +687,102 @@ impl Running {
         if actions.save_camera {
             self.save_camera();
         }
+        if let Some(format) = actions.export_compare {
+            self.export_compare(format);
+        }
+        if actions.trace {
+            self.save_trace();
+        }
+        if let Some(i) = actions.view
+            && let Some((_, file)) = self.panel.views.get(i)
+        {
+            let radius =
+                crate::camera::framing_sphere(self.scene_bounds.0, self.scene_bounds.1).map_or(1.0, |(_, r)| r);
+            self.input.orbit = OrbitCamera::from_file(file, radius);
+        }
+        if let Some(path) = actions.open.take() {
+            self.open(path);
+        }
 
-        // Scripted runs (--frames): check the sort halfway, then take the window screenshot and leave.
+        // The scripted run.
         let mut window_screenshot = None;
-        if let Some(total) = self.options.frames {
-            let total = u64::from(total);
-            if self.frames == total / 2 && self.verify.is_none() {
-                actions.verify = true;
+        if let Some(script) = self.script.as_mut() {
+            if let Some(report) = script.load.as_mut().filter(|r| !r.loaded) {
+                report.longest_frame_ms = report.longest_frame_ms.max(interval.as_secs_f64() * 1e3);
+                report.frames_while_loading += 1;
             }
-            if self.frames + 1 >= total && self.finishing.is_none() && self.verify.is_none() {
-                self.finishing = Some(self.frames);
-                window_screenshot = self.options.screenshot.clone();
-            }
-            if let Some(started) = self.finishing
-                && self.images.is_empty()
-                && self.frames > started
-            {
+            let compare_busy = self.lab.as_ref().is_some_and(|lab| !lab.has_rounds(SCRIPT_COMPARE_ROUNDS));
+            let loading = self.loader.is_some() || script.open_during.is_some();
+            let step = script.step(
+                self.frames,
+                compare_busy || loading,
+                self.readbacks.images_pending(),
+                self.readbacks.verify_pending(),
+            );
+            actions.verify |= step.verify;
+            window_screenshot = step.window_screenshot;
+            if step.exit {
                 return Flow::Exit;
             }
-            if self.frames > total + 600 {
-                self.messages.push("gave up waiting for readbacks".into());
+            if self.frames > script.total + 3000 {
+                self.toasts.error("gave up waiting for readbacks, the comparison or the load");
                 return Flow::Exit;
+            }
+            if let Some(path) = step.open {
+                script.load = Some(LoadReport { path: path.clone(), ..Default::default() });
+                self.open(path);
             }
         }
 
-        let (width, height) = (self.config.width, self.config.height);
-        if width == 0 || height == 0 || self.window.is_minimized().unwrap_or(false) {
+        let acquire_start = Instant::now();
+        let Some(surface_texture) = self.surface.acquire(&self.ctx.device) else {
             self.last_frame = frame_start;
             return Flow::Continue;
-        }
-        let acquire_start = Instant::now();
-        let surface_texture = match self.surface.get_current_texture() {
-            wgpu::CurrentSurfaceTexture::Success(t) | wgpu::CurrentSurfaceTexture::Suboptimal(t) => t,
-            wgpu::CurrentSurfaceTexture::Outdated | wgpu::CurrentSurfaceTexture::Lost => {
-                self.surface.configure(&self.ctx.device, &self.config);
-                return Flow::Continue;
-            }
-            _ => return Flow::Continue,
         };
         let acquire_ms = acquire_start.elapsed().as_secs_f64() * 1e3;
         let record_start = Instant::now();
+        let (width, height, format) =
+            (self.surface.config.width, self.surface.config.height, self.surface.config.format);
         let view = surface_texture.texture.create_view(&Default::default());
-        let camera = self.orbit.camera(width, height);
+        let camera = self.input.orbit.camera(width, height);
         let device = &self.ctx.device;
         let queue = &self.ctx.queue;
         let mut encoder = device.create_command_encoder(&Default::default());
-        let timed = self.timer.as_mut().is_some_and(GpuTimer::begin_frame);
-        if let Err(e) =
-            self.renderer.encode_frame(device, queue, &mut encoder, &camera, self.timer.as_mut().filter(|_| timed), 0)
-        {
-            self.messages.push(e.to_string());
-        }
-        self.renderer.blit(device, &mut encoder, &view, self.config.format);
-
-        // Readbacks recorded into this frame.
-        let visible_slot = self.visible_ring.iter().position(AsyncReadback::is_free);
-        if let Some(slot) = visible_slot {
-            encoder.copy_buffer_to_buffer(
-                self.renderer.draw_args(),
+        let timer = &mut self.timings.timer;
+        let timed = timer.as_mut().is_some_and(GpuTimer::begin_frame);
+        let compare = self.lab.as_mut().and_then(SortLab::next_frame);
+        let encoded = match compare {
+            Some(lab) => self.renderer.encode_frame_with(
+                device,
+                queue,
+                &mut encoder,
+                &camera,
+                timer.as_mut().filter(|_| timed),
                 0,
-                &self.visible_ring[slot].buffer,
-                0,
-                DRAW_ARGS_BYTES,
-            );
+                Some(&mut |e, buffers| lab.capture(e, buffers)),
+            ),
+            None => {
+                self.renderer.encode_frame(device, queue, &mut encoder, &camera, timer.as_mut().filter(|_| timed), 0)
+            }
+        };
+        if let Err(e) = encoded {
+            self.toasts.error(e.to_string());
         }
-        let mut new_verify = None;
-        if actions.verify && self.verify.is_none() {
-            let n = self.renderer.scene().num_splats();
-            let slot = self.renderer.sorter().output_slot();
-            let buffers = self.renderer.sort_buffers();
-            let keys = AsyncReadback::new(device, "verify keys", u64::from(n) * 4);
-            let values = AsyncReadback::new(device, "verify values", u64::from(n) * 4);
-            encoder.copy_buffer_to_buffer(buffers.keys(slot), 0, &keys.buffer, 0, u64::from(n) * 4);
-            encoder.copy_buffer_to_buffer(buffers.values(slot), 0, &values.buffer, 0, u64::from(n) * 4);
-            let count = AsyncReadback::new(device, "verify count", 4);
-            encoder.copy_buffer_to_buffer(buffers.count(), 0, &count.buffer, 0, 4);
-            new_verify = Some(PendingVerify { keys, values, count, num_keys: n });
+        if let Some(timer) = timer.as_mut().filter(|_| timed) {
+            timer.end_frame(&mut encoder);
         }
-        let mut new_images = Vec::new();
+        if let Some(lab) = self.lab.as_mut() {
+            lab.record(queue, &mut encoder);
+        }
+        self.renderer.blit(device, &mut encoder, &view, format);
+        self.readbacks.record(device, &mut encoder, &self.renderer, actions.verify);
         if actions.screenshot {
-            self.screenshots_taken += 1;
-            let path = PathBuf::from(format!("screenshot-{}.png", self.screenshots_taken));
-            let format = wgpu::TextureFormat::Rgba8Unorm;
-            let image = pending_image(device, width, height, format, path, false);
-            self.renderer.blit(device, &mut encoder, &image.target.view(), format);
+            let path = readbacks::next_screenshot_path(std::path::Path::new("."));
+            let rgba = wgpu::TextureFormat::Rgba8Unorm;
+            let image = PendingImage::new(device, width, height, rgba, path, false);
+            self.renderer.blit(device, &mut encoder, &image.target.view(), rgba);
             image.target.copy(&mut encoder);
-            new_images.push(image);
+            self.readbacks.push_image(image);
         }
 
         // The panel on top of the splats.
@@ -811,9 +794,9 @@ impl Running {
         let mut window_image = None;
         if let Some(path) = window_screenshot {
             // The whole window as a person sees it: the splats and the panel, drawn again into a copyable texture.
-            let image = pending_image(device, width, height, self.config.format, path, true);
+            let image = PendingImage::new(device, width, height, format, path, true);
             let target = image.target.view();
-            self.renderer.blit(device, &mut encoder, &target, self.config.format);
+            self.renderer.blit(device, &mut encoder, &target, format);
             targets.push(target);
             window_image = Some(image);
         }
@@ -837,84 +820,27 @@ impl Running {
         }
         if let Some(image) = window_image {
             image.target.copy(&mut encoder);
-            new_images.push(image);
-        }
-        if let Some(timer) = self.timer.as_mut().filter(|_| timed) {
-            timer.end_frame(&mut encoder);
+            self.readbacks.push_image(image);
         }
         command_buffers.push(encoder.finish());
         queue.submit(command_buffers);
-        if let Some(timer) = self.timer.as_mut().filter(|_| timed) {
+        if let Some(timer) = self.timings.timer.as_mut().filter(|_| timed) {
             timer.after_submit();
         }
-        if let Some(slot) = visible_slot {
-            self.visible_ring[slot].map();
+        if let Some(lab) = self.lab.as_mut() {
+            lab.after_submit();
         }
-        if let Some(pending) = new_verify {
-            pending.keys.map();
-            pending.values.map();
-            pending.count.map();
-            self.verify = Some(pending);
-        }
-        for image in new_images {
-            image.readback.map();
-            self.images.push(image);
-        }
+        self.readbacks.after_submit();
         for id in std::mem::take(&mut self.egui_free) {
             self.egui_renderer.free_texture(&id);
         }
         let record_ms = record_start.elapsed().as_secs_f64() * 1e3;
         let cpu_ms = frame_start.elapsed().as_secs_f64() * 1e3 - acquire_ms;
-        self.window.pre_present_notify();
+        self.surface.window.pre_present_notify();
         queue.present(surface_texture);
-        self.cpu.push(cpu_ms, (frame_start - self.last_frame).as_secs_f64(), [ui_ms, record_ms, acquire_ms]);
+        self.timings.cpu.push(cpu_ms, interval.as_secs_f64(), [ui_ms, record_ms, acquire_ms]);
         self.last_frame = frame_start;
         self.frames += 1;
         Flow::Continue
     }
-
-    fn save_camera(&mut self) {
-        let file = self.orbit.to_file(self.config.width, self.config.height);
-        let path = PathBuf::from(&self.panel.camera_path);
-        let written = serde_json::to_string_pretty(&file)
-            .map_err(std::io::Error::other)
-            .and_then(|json| std::fs::write(&path, json + "\n"));
-        self.messages.push(match written {
-            Ok(()) => format!("saved camera to {} (splatsort render --camera {})", path.display(), path.display()),
-            Err(e) => format!("{}: {e}", path.display()),
-        });
-    }
-}
-
-fn scene_label(path: &Path, scene: &Scene) -> String {
-    format!(
-        "{} ({}, SH degree {}, loaded in {:.2} s)",
-        path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned()),
-        scene.info.format,
-        scene.sh_degree,
-        scene.info.load_secs
-    )
-}
-
-/// A copyable render target and its asynchronous readback, for a screenshot.
-fn pending_image(
-    device: &wgpu::Device,
-    width: u32,
-    height: u32,
-    format: wgpu::TextureFormat,
-    path: PathBuf,
-    window: bool,
-) -> PendingImage {
-    let target = ImageReadback::new(device, width, height, format);
-    let readback = AsyncReadback::of(target.buffer.clone());
-    let bgra = matches!(format, wgpu::TextureFormat::Bgra8Unorm | wgpu::TextureFormat::Bgra8UnormSrgb);
-    PendingImage { target, readback, bgra, path, window }
-}
-
-fn save_rgb_png(path: &Path, width: u32, height: u32, rgb: &[u8]) -> std::io::Result<()> {
-    let file = std::io::BufWriter::new(std::fs::File::create(path)?);
-    let mut encoder = png::Encoder::new(file, width, height);
-    encoder.set_color(png::ColorType::Rgb);
-    encoder.set_depth(png::BitDepth::Eight);
-    encoder.write_header().and_then(|mut w| w.write_image_data(rgb)).map_err(std::io::Error::other)
 }

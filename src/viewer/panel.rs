@@ -1,10 +1,12 @@
 //! The viewer's egui panel: sort settings, live per-pass GPU timings (table, bar chart, history), the sort check,
-//! scene and device facts, camera and screenshot buttons. It edits a `PanelState` and returns the buttons pressed;
-//! it never touches the GPU.
+//! the sort comparison, scene and device facts, camera and screenshot buttons, in collapsible sections. It edits a
+//! `PanelState` and returns the buttons pressed; it never touches the GPU.
 
 use std::collections::VecDeque;
 
-use egui_plot::{Bar, BarChart, Legend, Line, Plot, PlotPoint, PlotPoints, Text};
+use egui_plot::{Bar, BarChart, Corner, Legend, Line, Plot, PlotPoint, PlotPoints, Text};
+
+use crate::lab::{Choice, CompareReport};
 
 use crate::render::DrawPath;
 use crate::sort::{SortAlgorithm, SortConfig, StatusTable};
@@ -203,6 +205,14 @@ pub struct PanelState {
     pub vsync: bool,
     pub camera_path: String,
     pub show_iterations: bool,
+    /// The sorts compared on the frame's keys (apart from the one that draws).
+    pub compare: Vec<Choice>,
+    /// Compare every this many frames.
+    pub compare_every: u32,
+    /// The file the "Open" button opens.
+    pub open_path: String,
+    /// The views of a trainer's cameras.json given with `--camera` (name, camera), to jump between.
+    pub views: Vec<(String, crate::camera::CameraFile)>,
 }
 
 /// Facts the panel shows.
@@ -228,7 +238,7 @@ pub struct PanelInfo<'a> {
     pub verify: Option<&'a VerifyReport>,
     pub verify_pending: bool,
     pub loading: Option<(&'a str, f32)>,
-    pub messages: &'a [String],
+    pub compare: Option<&'a CompareReport>,
 }
 
 /// Buttons pressed this frame.
@@ -238,6 +248,14 @@ pub struct PanelActions {
     pub screenshot: bool,
     pub save_camera: bool,
     pub frame_scene: bool,
+    /// Write the comparison as "json" or "csv".
+    pub export_compare: Option<&'static str>,
+    /// Write the last frames' GPU passes as a Chrome trace.
+    pub trace: bool,
+    /// Open this scene file.
+    pub open: Option<std::path::PathBuf>,
+    /// Jump to this view of `PanelState::views`.
+    pub view: Option<usize>,
 }
 
 fn mib(bytes: u64) -> String {
@@ -257,166 +275,282 @@ pub fn show(ui: &mut egui::Ui, state: &mut PanelState, info: &PanelInfo<'_>) -> 
             ui.label(format!("Loading {name}"));
             ui.add(egui::ProgressBar::new(progress).show_percentage());
         }
-        for message in info.messages {
-            ui.colored_label(egui::Color32::from_rgb(255, 140, 100), message);
+        egui::CollapsingHeader::new("Sort").default_open(true).show(ui, |ui| sort_section(ui, state, info));
+        egui::CollapsingHeader::new("GPU time per pass (median of 30 frames)")
+            .default_open(true)
+            .show(ui, |ui| timings_section(ui, state, info, &mut actions));
+        if info.timings_unavailable.is_none() {
+            // Open from the start only where the window is tall enough for everything (not at 1280x720).
+            let tall = ui.ctx().content_rect().height() >= 900.0;
+            egui::CollapsingHeader::new("Charts").default_open(tall).show(ui, |ui| timings_chart(ui, info.timings));
         }
-
-        ui.separator();
-        ui.strong("Sort");
-        let before = state.algorithm;
-        egui::ComboBox::from_label("algorithm").selected_text(state.algorithm.label()).show_ui(ui, |ui| {
-            for algorithm in SortAlgorithm::ALL {
-                let reason = state.unavailable.iter().find(|(a, _)| *a == algorithm).map(|(_, r)| r.as_str());
-                let item = ui.add_enabled(
-                    reason.is_none(),
-                    egui::Button::selectable(state.algorithm == algorithm, algorithm.label()),
-                );
-                let item = match reason {
-                    Some(reason) => item.on_disabled_hover_text(reason),
-                    None => item,
-                };
-                if item.clicked() {
-                    state.algorithm = algorithm;
-                }
-            }
+        egui::CollapsingHeader::new("Compare sorts on this frame's keys")
+            .default_open(!state.compare.is_empty())
+            .show(ui, |ui| compare_section(ui, state, info, &mut actions));
+        egui::CollapsingHeader::new("Scene")
+            .default_open(false)
+            .show(ui, |ui| scene_section(ui, state, info, &mut actions));
+        egui::CollapsingHeader::new("Camera")
+            .default_open(false)
+            .show(ui, |ui| camera_section(ui, state, &mut actions));
+        egui::CollapsingHeader::new("Device").default_open(false).show(ui, |ui| {
+            ui.label(info.adapter);
+            ui.label(format!("GPU memory: scene {}, sort {}", mib(info.scene_bytes), mib(info.sort_bytes)));
+            ui.checkbox(&mut state.vsync, "vsync");
         });
-        for (algorithm, reason) in &state.unavailable {
-            ui.small(format!("{}: unavailable, {reason}", algorithm.name()));
-        }
-        if state.algorithm != before && !state.algorithm.radix_bits().contains(&state.sort.radix_bits) {
-            state.sort.radix_bits = state.algorithm.default_radix_bits();
-        }
-        ui.horizontal(|ui| {
-            ui.label("bits per pass");
-            for &bits in state.algorithm.radix_bits() {
-                ui.radio_value(&mut state.sort.radix_bits, bits, bits.to_string());
-            }
-        });
-        ui.horizontal(|ui| {
-            ui.label("key bits");
-            for bits in [16, 24, 32] {
-                ui.radio_value(&mut state.sort.key_bits, bits, bits.to_string());
-            }
-        });
-        if state.algorithm == SortAlgorithm::Onesweep {
-            ui.label(format!("{} digit passes after one histogram pass", state.sort.iterations()));
-            onesweep_settings(ui, state, info);
-        } else {
-            ui.label(format!("{} iterations x {} passes", state.sort.iterations(), state.algorithm.pass_kinds().len()));
-        }
-        ui.small(format!("sort temporaries: {}", mib(info.sort_temp_bytes)));
-        ui.horizontal(|ui| {
-            ui.label("draw");
-            ui.radio_value(&mut state.draw, DrawPath::Raster, "quads (raster)");
-            ui.radio_value(&mut state.draw, DrawPath::Compute, "tiles (compute)");
-        });
-        if let Some((pairs, cap)) = info.tile_pairs {
-            let per_splat = info.visible.filter(|&v| v > 0).map_or(0.0, |v| f64::from(pairs) / f64::from(v));
-            ui.small(format!("{pairs} tile-splat pairs, {per_splat:.2} per visible splat (cap {cap})"));
-            if pairs > cap {
-                ui.colored_label(
-                    egui::Color32::YELLOW,
-                    "pairs over the cap: this frame was drawn with quads; the cap grows for the next",
-                );
-            }
-        }
-
-        ui.separator();
-        ui.strong("GPU time per pass (median of 30 frames)");
-        if let Some(reason) = info.timings_unavailable {
-            ui.label(format!("No GPU timings: {reason}."));
-        } else {
-            timings_table(ui, state, info.timings);
-            timings_chart(ui, info.timings);
-        }
-        let cpu = info.cpu;
-        ui.label(format!(
-            "CPU {} ms per frame (outside GPU work), {} FPS",
-            ms(cpu.cpu_ms()),
-            cpu.fps().map_or_else(|| "-".into(), |f| format!("{f:.1}"))
-        ));
-        if let Some([panel, record, wait]) = cpu.parts_ms() {
-            ui.small(format!("panel {panel:.2} ms, record + submit {record:.2} ms, surface wait {wait:.2} ms"));
-        }
-
-        ui.separator();
-        ui.horizontal(|ui| {
-            if ui.add_enabled(!info.verify_pending, egui::Button::new("Verify sort")).clicked() {
-                actions.verify = true;
-            }
-            match (info.verify_pending, info.verify) {
-                (true, _) => {
-                    ui.label("reading back...");
-                }
-                (false, Some(report)) if report.passed() => {
-                    ui.colored_label(egui::Color32::LIGHT_GREEN, format!("sorted: {} keys in order", report.num_keys));
-                }
-                (false, Some(report)) => {
-                    ui.colored_label(
-                        egui::Color32::LIGHT_RED,
-                        format!(
-                            "NOT sorted: {} out-of-order pairs{}",
-                            report.out_of_order,
-                            if report.permutation { "" } else { ", a splat missing or twice" }
-                        ),
-                    );
-                }
-                (false, None) => {}
-            }
-        });
-
-        ui.separator();
-        ui.strong("Scene");
-        ui.label(info.scene_name);
-        ui.label(format!(
-            "{} splats, {} visible",
-            info.num_splats,
-            info.visible.map_or_else(|| "-".into(), |v| v.to_string())
-        ));
-        if info.culled_nonfinite > 0 {
-            ui.colored_label(
-                ui.visuals().warn_fg_color,
-                format!("{} splats not drawn: scales too large for f32", info.culled_nonfinite),
-            );
-        }
-        ui.add(egui::Slider::new(&mut state.sh_degree, 0..=info.file_sh_degree).text("SH degree used"));
-        ui.add(egui::Slider::new(&mut state.splat_scale, 0.1..=2.0).text("splat scale"));
-        ui.horizontal(|ui| {
-            ui.label("background");
-            ui.color_edit_button_rgb(&mut state.background);
-        });
-        ui.label("Drop a .ply file on the window to open it.");
-
-        ui.separator();
-        ui.strong("Camera");
-        egui::ComboBox::from_label("scene up").selected_text(state.up.name()).show_ui(ui, |ui| {
-            for up in UpAxis::ALL {
-                ui.selectable_value(&mut state.up, up, up.name());
-            }
-        });
-        ui.label("Left drag orbit, right/middle drag pan, wheel zoom, WASD QE fly (Shift: faster), F frame.");
-        ui.horizontal(|ui| {
-            if ui.button("Frame scene (F)").clicked() {
-                actions.frame_scene = true;
-            }
-            if ui.button("Screenshot").clicked() {
-                actions.screenshot = true;
-            }
-        });
-        ui.horizontal(|ui| {
-            if ui.button("Save camera").clicked() {
-                actions.save_camera = true;
-            }
-            ui.text_edit_singleline(&mut state.camera_path);
-        });
-
-        ui.separator();
-        ui.strong("Device");
-        ui.label(info.adapter);
-        ui.label(format!("GPU memory: scene {}, sort {}", mib(info.scene_bytes), mib(info.sort_bytes)));
-        ui.checkbox(&mut state.vsync, "vsync");
     });
     actions
+}
+
+fn sort_section(ui: &mut egui::Ui, state: &mut PanelState, info: &PanelInfo<'_>) {
+    let before = state.algorithm;
+    egui::ComboBox::from_label("algorithm").selected_text(state.algorithm.label()).show_ui(ui, |ui| {
+        for algorithm in SortAlgorithm::ALL {
+            let reason = state.unavailable.iter().find(|(a, _)| *a == algorithm).map(|(_, r)| r.as_str());
+            let item = ui.add_enabled(
+                reason.is_none(),
+                egui::Button::selectable(state.algorithm == algorithm, algorithm.label()),
+            );
+            let item = match reason {
+                Some(reason) => item.on_disabled_hover_text(reason),
+                None => item,
+            };
+            if item.clicked() {
+                state.algorithm = algorithm;
+            }
+        }
+    });
+    for (algorithm, reason) in &state.unavailable {
+        ui.small(format!("{}: unavailable, {reason}", algorithm.name()));
+    }
+    if state.algorithm != before && !state.algorithm.radix_bits().contains(&state.sort.radix_bits) {
+        state.sort.radix_bits = state.algorithm.default_radix_bits();
+    }
+    ui.horizontal(|ui| {
+        ui.label("bits per pass");
+        for &bits in state.algorithm.radix_bits() {
+            ui.radio_value(&mut state.sort.radix_bits, bits, bits.to_string());
+        }
+    });
+    ui.horizontal(|ui| {
+        ui.label("key bits");
+        for bits in [16, 24, 32] {
+            ui.radio_value(&mut state.sort.key_bits, bits, bits.to_string());
+        }
+    });
+    if state.algorithm == SortAlgorithm::Onesweep {
+        ui.label(format!("{} digit passes after one histogram pass", state.sort.iterations()));
+        onesweep_settings(ui, state, info);
+    } else {
+        ui.label(format!("{} iterations x {} passes", state.sort.iterations(), state.algorithm.pass_kinds().len()));
+    }
+    ui.small(format!("sort temporaries: {}", mib(info.sort_temp_bytes)));
+    ui.horizontal(|ui| {
+        ui.label("draw");
+        ui.radio_value(&mut state.draw, DrawPath::Raster, "quads (raster)");
+        ui.radio_value(&mut state.draw, DrawPath::Compute, "tiles (compute)");
+    });
+    if let Some((pairs, cap)) = info.tile_pairs {
+        let per_splat = info.visible.filter(|&v| v > 0).map_or(0.0, |v| f64::from(pairs) / f64::from(v));
+        ui.small(format!("{pairs} tile-splat pairs, {per_splat:.2} per visible splat (cap {cap})"));
+        if pairs > cap {
+            ui.colored_label(
+                egui::Color32::YELLOW,
+                "pairs over the cap: this frame was drawn with quads; the cap grows for the next",
+            );
+        }
+    }
+}
+
+fn timings_section(ui: &mut egui::Ui, state: &mut PanelState, info: &PanelInfo<'_>, actions: &mut PanelActions) {
+    if let Some(reason) = info.timings_unavailable {
+        ui.label(format!("No GPU timings: {reason}."));
+    } else {
+        timings_table(ui, state, info.timings);
+    }
+    let cpu = info.cpu;
+    ui.label(format!(
+        "CPU {} ms per frame (outside GPU work), {} FPS",
+        ms(cpu.cpu_ms()),
+        cpu.fps().map_or_else(|| "-".into(), |f| format!("{f:.1}"))
+    ));
+    if let Some([panel, record, wait]) = cpu.parts_ms() {
+        ui.small(format!("panel {panel:.2} ms, record + submit {record:.2} ms, surface wait {wait:.2} ms"));
+    }
+    if info.timings_unavailable.is_none()
+        && ui
+            .button("Save GPU trace")
+            .on_hover_text("the last frames' passes as a Chrome trace (chrome://tracing, ui.perfetto.dev)")
+            .clicked()
+    {
+        actions.trace = true;
+    }
+    ui.horizontal(|ui| {
+        if ui.add_enabled(!info.verify_pending, egui::Button::new("Verify sort")).clicked() {
+            actions.verify = true;
+        }
+        match (info.verify_pending, info.verify) {
+            (true, _) => {
+                ui.label("reading back...");
+            }
+            (false, Some(report)) if report.passed() => {
+                ui.colored_label(egui::Color32::LIGHT_GREEN, format!("sorted: {} keys in order", report.num_keys));
+            }
+            (false, Some(report)) => {
+                ui.colored_label(
+                    egui::Color32::LIGHT_RED,
+                    format!(
+                        "NOT sorted: {} out-of-order pairs{}",
+                        report.out_of_order,
+                        if report.permutation { "" } else { ", a splat missing or twice" }
+                    ),
+                );
+            }
+            (false, None) => {}
+        }
+    });
+}
+
+fn scene_section(ui: &mut egui::Ui, state: &mut PanelState, info: &PanelInfo<'_>, actions: &mut PanelActions) {
+    ui.label(info.scene_name);
+    ui.label(format!(
+        "{} splats, {} visible",
+        info.num_splats,
+        info.visible.map_or_else(|| "-".into(), |v| v.to_string())
+    ));
+    if info.culled_nonfinite > 0 {
+        ui.colored_label(
+            ui.visuals().warn_fg_color,
+            format!("{} splats not drawn: scales too large for f32", info.culled_nonfinite),
+        );
+    }
+    ui.add(egui::Slider::new(&mut state.sh_degree, 0..=info.file_sh_degree).text("SH degree used"));
+    ui.add(egui::Slider::new(&mut state.splat_scale, 0.1..=2.0).text("splat scale"));
+    ui.horizontal(|ui| {
+        ui.label("background");
+        ui.color_edit_button_rgb(&mut state.background);
+    });
+    ui.horizontal(|ui| {
+        if ui.button("Open").clicked() && !state.open_path.trim().is_empty() {
+            actions.open = Some(state.open_path.trim().into());
+        }
+        ui.add(egui::TextEdit::singleline(&mut state.open_path).hint_text("path of a .ply, .spz or .splat"));
+    });
+    ui.small("or drop a scene file on the window.");
+}
+
+fn camera_section(ui: &mut egui::Ui, state: &mut PanelState, actions: &mut PanelActions) {
+    egui::ComboBox::from_label("scene up").selected_text(state.up.name()).show_ui(ui, |ui| {
+        for up in UpAxis::ALL {
+            ui.selectable_value(&mut state.up, up, up.name());
+        }
+    });
+    ui.label("Left drag orbit, right/middle drag pan, wheel zoom, WASD QE fly (Shift: faster), F frame.");
+    ui.horizontal(|ui| {
+        if ui.button("Frame scene (F)").clicked() {
+            actions.frame_scene = true;
+        }
+        if ui.button("Screenshot").clicked() {
+            actions.screenshot = true;
+        }
+    });
+    ui.horizontal(|ui| {
+        if ui.button("Save camera").clicked() {
+            actions.save_camera = true;
+        }
+        ui.text_edit_singleline(&mut state.camera_path);
+    });
+    if !state.views.is_empty() {
+        egui::ScrollArea::vertical().id_salt("views").max_height(120.0).show(ui, |ui| {
+            for (i, (name, _)) in state.views.iter().enumerate() {
+                if ui.button(name).clicked() {
+                    actions.view = Some(i);
+                }
+            }
+        });
+    }
+}
+
+/// The sorts to compare, how often, and what they measured: a table (fastest marked), a bar chart, the export.
+fn compare_section(ui: &mut egui::Ui, state: &mut PanelState, info: &PanelInfo<'_>, actions: &mut PanelActions) {
+    ui.small("Each ticked sort sorts a copy of the frame's depth keys, timed per pass and checked on the GPU.");
+    ui.horizontal_wrapped(|ui| {
+        for choice in Choice::all() {
+            let reason = state.unavailable.iter().find(|(a, _)| *a == choice.algorithm).map(|(_, r)| r.clone());
+            let mut on = state.compare.contains(&choice);
+            let response = ui.add_enabled(reason.is_none(), egui::Checkbox::new(&mut on, choice.label()));
+            if let Some(reason) = reason {
+                response.on_disabled_hover_text(reason);
+            } else if response.changed() {
+                if on {
+                    state.compare.push(choice);
+                } else {
+                    state.compare.retain(|c| *c != choice);
+                }
+            }
+        }
+    });
+    ui.add(egui::Slider::new(&mut state.compare_every, 1..=30).text("every N frames"));
+    let Some(report) = info.compare.filter(|r| !r.contenders.is_empty()) else { return };
+    egui::Grid::new("compare").num_columns(5).striped(true).show(ui, |ui| {
+        for heading in ["sort", "median ms", "min ms", "check", "temp"] {
+            ui.strong(heading);
+        }
+        ui.end_row();
+        for c in &report.contenders {
+            ui.label(if c.fastest { format!("* {}", c.label) } else { c.label.clone() });
+            ui.monospace(ms(c.median_ms));
+            ui.monospace(ms(c.min_ms));
+            match (&c.error, c.checks_failed, c.checks_passed) {
+                (Some(e), ..) => ui.label("-").on_hover_text(e.as_str()),
+                (None, 0, 0) => ui.label("-"),
+                (None, 0, passed) => ui.colored_label(egui::Color32::LIGHT_GREEN, format!("{passed} ok")),
+                (None, failed, _) => {
+                    let last = c.last_check.unwrap_or_default();
+                    ui.colored_label(egui::Color32::LIGHT_RED, format!("{failed} FAILED")).on_hover_text(format!(
+                        "last: {} out of order, {} mismatched of {}",
+                        last.out_of_order, last.mismatched, last.pairs
+                    ))
+                }
+            };
+            ui.monospace(mib(c.temp_bytes));
+            ui.end_row();
+        }
+    });
+    ui.small("* fastest median. Medians over the last 64 compared frames.");
+    let bars: Vec<(String, f64, bool)> =
+        report.contenders.iter().filter_map(|c| Some((c.label.clone(), c.median_ms?, c.fastest))).collect();
+    if !bars.is_empty() {
+        let top = bars.iter().map(|b| b.1).fold(0.0, f64::max).max(1e-3);
+        Plot::new("compare_bars")
+            .height(110.0)
+            .allow_drag(false)
+            .allow_zoom(false)
+            .allow_scroll(false)
+            .show_x(false)
+            .show_axes([false, true])
+            .include_y(-0.22 * top)
+            .include_y(1.05 * top)
+            .y_axis_label("ms")
+            .show(ui, |plot| {
+                for (i, (name, height, fastest)) in bars.iter().enumerate() {
+                    let mut chart = BarChart::new(name.clone(), vec![Bar::new(i as f64, *height).width(0.7)]);
+                    if *fastest {
+                        chart = chart.color(egui::Color32::LIGHT_GREEN);
+                    }
+                    plot.bar_chart(chart);
+                    plot.text(Text::new(name.clone(), PlotPoint::new(i as f64, -0.11 * top), name.clone()));
+                }
+            });
+    }
+    ui.horizontal(|ui| {
+        if ui.button("Export JSON").clicked() {
+            actions.export_compare = Some("json");
+        }
+        if ui.button("Export CSV").clicked() {
+            actions.export_compare = Some("csv");
+        }
+    });
 }
 
 /// OneSweep's status table, its size, the forced fallback, and what the newest frame's look-backs did.
@@ -517,7 +651,8 @@ fn timings_chart(ui: &mut egui::Ui, stats: &TimingStats) {
     };
     Plot::new("pass_history")
         .height(130.0)
-        .legend(Legend::default())
+        // Top left: the newest seconds are on the right.
+        .legend(Legend::default().position(Corner::LeftTop))
         .allow_drag(false)
         .allow_zoom(false)
         .allow_scroll(false)

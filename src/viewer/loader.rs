@@ -1,0 +1,89 @@
+//! Opening a scene while the old one keeps drawing: the file is read, decoded, packed and uploaded, and the
+//! renderer's pipelines are made, all on a background thread (wgpu devices and queues are shared across threads);
+//! the frame loop only polls for the result and swaps the renderer in.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::mpsc;
+
+use crate::render::{RenderSettings, SplatRenderer};
+use crate::scene::Scene;
+
+/// Share of the progress bar for reading the file; the rest is for the GPU upload.
+const READ_SHARE: f32 = 0.8;
+
+/// A scene ready to draw, built off the frame loop.
+pub struct Loaded {
+    pub path: PathBuf,
+    pub renderer: SplatRenderer,
+    /// For the panel: file name, format, SH degree and load time.
+    pub label: String,
+    pub bounds: (glam::Vec3, glam::Vec3),
+    pub sh_degree: u32,
+    /// Seconds from the start of the load to the renderer being ready.
+    pub secs: f64,
+}
+
+/// A load in progress.
+pub struct SceneLoader {
+    pub name: String,
+    progress: Arc<AtomicU32>,
+    result: mpsc::Receiver<Result<Loaded, String>>,
+}
+
+impl SceneLoader {
+    /// Starts loading `path` and building its renderer with `settings` on a background thread.
+    pub fn start(path: PathBuf, device: wgpu::Device, queue: wgpu::Queue, settings: RenderSettings) -> Self {
+        let progress = Arc::new(AtomicU32::new(0));
+        let (send, result) = mpsc::channel();
+        let name = path.display().to_string();
+        let shared = Arc::clone(&progress);
+        std::thread::spawn(move || {
+            let start = std::time::Instant::now();
+            let set = |p: f32| shared.store(p.to_bits(), Ordering::Relaxed);
+            let built =
+                crate::scene::load(&path, &mut |p| set(p * READ_SHARE)).map_err(|e| e.to_string()).and_then(|scene| {
+                    set(READ_SHARE);
+                    let renderer = SplatRenderer::new(&device, &queue, &scene, settings)
+                        .map_err(|e| format!("{}: {e}", path.display()))?;
+                    set(1.0);
+                    Ok(Loaded {
+                        label: scene_label(&path, &scene),
+                        bounds: scene.robust_bounds(),
+                        sh_degree: scene.sh_degree,
+                        renderer,
+                        path,
+                        secs: start.elapsed().as_secs_f64(),
+                    })
+                });
+            // The viewer may have closed: nobody to tell.
+            let _ = send.send(built);
+        });
+        Self { name, progress, result }
+    }
+
+    pub fn progress(&self) -> f32 {
+        f32::from_bits(self.progress.load(Ordering::Relaxed))
+    }
+
+    /// The finished load, without waiting: None while it runs.
+    pub fn poll(&self) -> Option<Result<Loaded, String>> {
+        match self.result.try_recv() {
+            Ok(outcome) => Some(outcome),
+            Err(mpsc::TryRecvError::Empty) => None,
+            Err(mpsc::TryRecvError::Disconnected) => Some(Err(format!("{}: the loader stopped", self.name))),
+        }
+    }
+}
+
+/// The panel's name for a scene: file name, format, SH degree, load time.
+pub fn scene_label(path: &Path, scene: &Scene) -> String {
+    format!(
+        "{} ({}, SH degree {}, loaded in {:.2} s)",
+        path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned()),
+        scene.info.format,
+        scene.sh_degree,
+        scene.info.load_secs
+    )
+}

@@ -1,0 +1,217 @@
+//! What the viewer reads back from the GPU, all through the shared `AsyncReadback` and never waiting: the frame's
+//! counts (visible splats, culled ones, look-back counters, tile pairs) every frame, the sort check when asked, and
+//! screenshots. Each is recorded into a frame's encoder, mapped after its submission and collected a frame or more
+//! later.
+
+use std::path::{Path, PathBuf};
+
+use crate::readback::AsyncReadback;
+use crate::render::{DRAW_ARGS_BYTES, FrameCounts, ImageReadback, SplatRenderer};
+use crate::viewer::panel::VerifyReport;
+use crate::viewer::toasts::Toasts;
+
+/// An image copied out of a texture, waiting for its readback.
+pub struct PendingImage {
+    pub target: ImageReadback,
+    readback: AsyncReadback,
+    bgra: bool,
+    path: PathBuf,
+    /// The whole window (the `--screenshot` of a scripted run) rather than the 3D view.
+    window: bool,
+}
+
+impl PendingImage {
+    /// A copyable render target and its readback, for a screenshot.
+    pub fn new(
+        device: &wgpu::Device,
+        width: u32,
+        height: u32,
+        format: wgpu::TextureFormat,
+        path: PathBuf,
+        window: bool,
+    ) -> Self {
+        let target = ImageReadback::new(device, width, height, format);
+        let readback = AsyncReadback::of(target.buffer.clone());
+        let bgra = matches!(format, wgpu::TextureFormat::Bgra8Unorm | wgpu::TextureFormat::Bgra8UnormSrgb);
+        Self { target, readback, bgra, path, window }
+    }
+}
+
+struct PendingVerify {
+    keys: AsyncReadback,
+    values: AsyncReadback,
+    /// The number of pairs the frame sorted (its visible splats), copied in the same submission.
+    count: AsyncReadback,
+    num_keys: u32,
+}
+
+/// The frame's readbacks and what they last said.
+pub struct Readbacks {
+    counts_ring: Vec<AsyncReadback>,
+    counts_slot: Option<usize>,
+    verify: Option<PendingVerify>,
+    new_verify: bool,
+    images: Vec<PendingImage>,
+    new_images: usize,
+    /// The newest frame's counts read back.
+    pub counts: Option<FrameCounts>,
+    pub verify_report: Option<VerifyReport>,
+    /// The window screenshot of a scripted run, once saved.
+    pub saved_window_screenshot: Option<PathBuf>,
+}
+
+impl Readbacks {
+    pub fn new(device: &wgpu::Device) -> Self {
+        Self {
+            counts_ring: (0..4).map(|_| AsyncReadback::new(device, "frame counts", DRAW_ARGS_BYTES)).collect(),
+            counts_slot: None,
+            verify: None,
+            new_verify: false,
+            images: Vec::new(),
+            new_images: 0,
+            counts: None,
+            verify_report: None,
+            saved_window_screenshot: None,
+        }
+    }
+
+    pub fn verify_pending(&self) -> bool {
+        self.verify.is_some()
+    }
+
+    pub fn images_pending(&self) -> bool {
+        !self.images.is_empty()
+    }
+
+    /// A new scene: what was read back was about the old one.
+    pub fn forget(&mut self) {
+        self.counts = None;
+        self.verify_report = None;
+    }
+
+    /// Records the frame's counts copy (when a slot is free) and, if `verify`, the sort check's copies.
+    pub fn record(
+        &mut self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        renderer: &SplatRenderer,
+        verify: bool,
+    ) {
+        self.counts_slot = self.counts_ring.iter().position(AsyncReadback::is_free);
+        if let Some(slot) = self.counts_slot {
+            encoder.copy_buffer_to_buffer(renderer.draw_args(), 0, &self.counts_ring[slot].buffer, 0, DRAW_ARGS_BYTES);
+        }
+        if verify && self.verify.is_none() {
+            let n = renderer.scene().num_splats();
+            let slot = renderer.sorter().output_slot();
+            let buffers = renderer.sort_buffers();
+            let keys = AsyncReadback::new(device, "verify keys", u64::from(n) * 4);
+            let values = AsyncReadback::new(device, "verify values", u64::from(n) * 4);
+            encoder.copy_buffer_to_buffer(buffers.keys(slot), 0, &keys.buffer, 0, u64::from(n) * 4);
+            encoder.copy_buffer_to_buffer(buffers.values(slot), 0, &values.buffer, 0, u64::from(n) * 4);
+            let count = AsyncReadback::new(device, "verify count", 4);
+            encoder.copy_buffer_to_buffer(buffers.count(), 0, &count.buffer, 0, 4);
+            self.verify = Some(PendingVerify { keys, values, count, num_keys: n });
+            self.new_verify = true;
+        }
+    }
+
+    /// An image whose copy is recorded in this frame.
+    pub fn push_image(&mut self, image: PendingImage) {
+        self.images.push(image);
+        self.new_images += 1;
+    }
+
+    /// Maps what this frame's submission fills.
+    pub fn after_submit(&mut self) {
+        if let Some(slot) = self.counts_slot.take() {
+            self.counts_ring[slot].map();
+        }
+        if std::mem::take(&mut self.new_verify)
+            && let Some(pending) = &self.verify
+        {
+            pending.keys.map();
+            pending.values.map();
+            pending.count.map();
+        }
+        let first_new = self.images.len() - std::mem::take(&mut self.new_images);
+        for image in &self.images[first_new..] {
+            image.readback.map();
+        }
+    }
+
+    /// Takes whatever has arrived (the caller polls the device). A frame whose tile pairs passed the cap grows it.
+    pub fn collect(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        renderer: &mut SplatRenderer,
+        toasts: &mut Toasts,
+    ) {
+        for slot in &self.counts_ring {
+            if let Some(counts) = slot.take_with(FrameCounts::from_bytes) {
+                self.counts = Some(counts);
+                // A frame whose pairs passed the cap was drawn with quads: grow the cap for the next ones.
+                if let Err(e) = renderer.grow_tile_pairs(device, queue, counts.tile_pairs) {
+                    toasts.error(e.to_string());
+                }
+            }
+        }
+        if let Some(pending) = &self.verify
+            && [&pending.keys, &pending.values, &pending.count].iter().all(|r| r.is_done())
+        {
+            match (pending.keys.take(), pending.values.take(), pending.count.take()) {
+                (Some(k), Some(v), Some(c)) => {
+                    // Only the visible splats are sorted; a count past the splats would be a bug the check shows.
+                    let sorted = u32::from_le_bytes([c[0], c[1], c[2], c[3]]).min(pending.num_keys) as usize;
+                    let keys: Vec<u32> = bytemuck::pod_collect_to_vec(&k[..sorted * 4]);
+                    let values: Vec<u32> = bytemuck::pod_collect_to_vec(&v[..sorted * 4]);
+                    self.verify_report = Some(VerifyReport::check(&keys, &values, pending.num_keys));
+                }
+                _ => toasts.error("the sort check's readback failed"),
+            }
+            self.verify = None;
+        }
+        let mut index = 0;
+        while index < self.images.len() {
+            let image = &self.images[index];
+            if !image.readback.is_done() {
+                index += 1;
+                continue;
+            }
+            let image = self.images.remove(index);
+            let Some(bytes) = image.readback.take() else {
+                toasts.error("a screenshot's readback failed");
+                continue;
+            };
+            let rgb: Vec<u8> = image
+                .target
+                .unpad(&bytes)
+                .chunks_exact(4)
+                .flat_map(|px| if image.bgra { [px[2], px[1], px[0]] } else { [px[0], px[1], px[2]] })
+                .collect();
+            match save_rgb_png(&image.path, image.target.width, image.target.height, &rgb) {
+                Ok(()) => {
+                    toasts.note(format!("saved {}", image.path.display()));
+                    if image.window {
+                        self.saved_window_screenshot = Some(image.path);
+                    }
+                }
+                Err(e) => toasts.error(format!("{}: {e}", image.path.display())),
+            }
+        }
+    }
+}
+
+/// The first `screenshot-N.png` in `dir` that does not exist yet, so a new run never overwrites an old one.
+pub fn next_screenshot_path(dir: &Path) -> PathBuf {
+    (1..).map(|n| dir.join(format!("screenshot-{n}.png"))).find(|p| !p.exists()).expect("some number is free")
+}
+
+fn save_rgb_png(path: &Path, width: u32, height: u32, rgb: &[u8]) -> std::io::Result<()> {
+    let file = std::io::BufWriter::new(std::fs::File::create(path)?);
+    let mut encoder = png::Encoder::new(file, width, height);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder.write_header().and_then(|mut w| w.write_image_data(rgb)).map_err(std::io::Error::other)
+}
