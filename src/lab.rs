@@ -201,6 +201,10 @@ pub struct SortLab {
     refused: Vec<Refused>,
     /// Whether this frame's input was captured (so `record` has something to sort).
     captured: bool,
+    /// Tests only: overwrite every sorted output's keys with the unsorted input before the check, which must then
+    /// fail.
+    #[doc(hidden)]
+    pub corrupt_outputs: bool,
 }
 
 #[repr(C)]
@@ -265,6 +269,7 @@ impl SortLab {
             contenders: Vec::new(),
             refused: Vec::new(),
             captured: false,
+            corrupt_outputs: false,
         }
     }
 
@@ -403,6 +408,9 @@ impl SortLab {
             let output = c.sort.record_gpu_count(queue, encoder, c.timer.as_mut().filter(|_| timed), 0);
             if let Some(timer) = c.timer.as_mut().filter(|_| timed) {
                 timer.end_frame(encoder);
+            }
+            if self.corrupt_outputs {
+                encoder.copy_buffer_to_buffer(&self.input_keys, 0, c.buffers.keys(output), 0, bytes);
             }
             encoder.clear_buffer(&self.seen, 0, None);
             encoder.clear_buffer(&c.result, 0, None);

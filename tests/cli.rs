@@ -146,3 +146,73 @@ fn a_tiled_benchmark_scene_too_big_for_the_gpu_is_refused_before_it_is_built() {
     refused(&["render-bench", &demo(), "--tile", "1024", "--frames", "1"], &["does not fit this GPU"]);
     assert!(start.elapsed().as_secs() < 60, "refused before building the tiled scene");
 }
+
+/// The trace's complete ("X") events, as (name, frame).
+fn trace_events(path: &Path) -> Vec<(String, u64)> {
+    let text = std::fs::read_to_string(path).expect("a trace file");
+    let json: serde_json::Value = serde_json::from_str(&text).expect("the trace is JSON");
+    json["traceEvents"]
+        .as_array()
+        .expect("traceEvents")
+        .iter()
+        .filter(|e| e["ph"] == "X")
+        .map(|e| {
+            assert!(e["ts"].as_f64().is_some() && e["dur"].as_f64().is_some_and(|d| d >= 0.0), "{e}");
+            (e["name"].as_str().expect("a name").to_string(), e["args"]["frame"].as_u64().expect("a frame"))
+        })
+        .collect()
+}
+
+#[test]
+fn render_bench_and_sort_bench_write_a_chrome_trace_with_one_event_per_pass() {
+    let dir = scratch("trace");
+    let trace = dir.join("render.json");
+    let output = splatsort(&[
+        "render-bench",
+        &demo(),
+        "--width",
+        "160",
+        "--height",
+        "90",
+        "--frames",
+        "3",
+        "--warmup-secs",
+        "0",
+        "--draw",
+        "raster",
+        "--trace",
+        trace.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let result: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    if result["result"]["gpu_times_unavailable"].is_null() {
+        // Per frame: the projection, 16 iterations x 3 passes of the 2-bit tutorial sort, the draw.
+        let events = trace_events(&trace);
+        assert_eq!(events.len(), 3 * (1 + 48 + 1), "{events:?}");
+        for frame in 0..3 {
+            let of = |name: &str| events.iter().filter(|(n, f)| *f == frame && n == name).count();
+            assert_eq!((of("depth keys"), of("draw")), (1, 1), "frame {frame}");
+        }
+    }
+    let trace = dir.join("sort.json");
+    let output = splatsort(&[
+        "sort-bench",
+        "--algorithm",
+        "onesweep",
+        "--n",
+        "5000",
+        "--repeat",
+        "2",
+        "--warmup-secs",
+        "0",
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    if !String::from_utf8_lossy(&output.stdout).contains("no GPU timings") {
+        // Per sort: the histogram, the scan, 4 digit passes.
+        assert_eq!(trace_events(&trace).len(), 2 * 6);
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -23,6 +23,9 @@ pub struct Loaded {
     pub sh_degree: u32,
     /// Seconds from the start of the load to the renderer being ready.
     pub secs: f64,
+    /// Of those, the renderer's construction (packing, upload, pipelines): what ran inside one frame, stalling it,
+    /// before loads left the frame loop.
+    pub build_secs: f64,
 }
 
 /// A load in progress.
@@ -45,6 +48,7 @@ impl SceneLoader {
             let built =
                 crate::scene::load(&path, &mut |p| set(p * READ_SHARE)).map_err(|e| e.to_string()).and_then(|scene| {
                     set(READ_SHARE);
+                    let build = std::time::Instant::now();
                     let renderer = SplatRenderer::new(&device, &queue, &scene, settings)
                         .map_err(|e| format!("{}: {e}", path.display()))?;
                     set(1.0);
@@ -55,6 +59,7 @@ impl SceneLoader {
                         renderer,
                         path,
                         secs: start.elapsed().as_secs_f64(),
+                        build_secs: build.elapsed().as_secs_f64(),
                     })
                 });
             // The viewer may have closed: nobody to tell.

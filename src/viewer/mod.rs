@@ -110,6 +110,8 @@ pub struct LoadReport {
     pub longest_frame_ms: f64,
     pub frames_while_loading: u64,
     pub load_secs: f64,
+    /// Of `load_secs`, building the renderer (packing, upload, pipelines), now on the loader's thread.
+    pub build_secs: f64,
     pub loaded: bool,
 }
 
@@ -514,6 +516,7 @@ impl Running {
         self.toasts.note(format!("opened {} in {:.2} s", loaded.path.display(), loaded.secs));
         if let Some(report) = self.script.as_mut().and_then(|s| s.load.as_mut()) {
             report.load_secs = loaded.secs;
+            report.build_secs = loaded.build_secs;
             report.loaded = true;
         }
     }
