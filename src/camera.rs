@@ -476,4 +476,29 @@ mod tests {
         assert!(error.contains("too large"), "{error}");
         assert!(frame_bounds(Vec3::NAN, Vec3::ZERO, up, 64, 48).is_err());
     }
+
+    #[test]
+    fn every_view_of_a_cameras_json_is_listed_by_name() {
+        let dir = std::env::temp_dir().join(format!("splatsort-views-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let view = |x: f32, name: &str| {
+            format!(
+                r#"{{"width": 64, "height": 48, "position": [{x},0,0], "rotation": [[1,0,0],[0,1,0],[0,0,1]],
+                    "fx": 50, "fy": 50{name}}}"#
+            )
+        };
+        let list = format!("[{}, {}, {}]", view(0.0, r#", "img_name": "DSC_01""#), view(1.0, ""), view(2.0, ""));
+        let path = dir.join("cameras.json");
+        std::fs::write(&path, list).unwrap();
+        let views = CameraFile::load_views(&path).expect("three views");
+        let names: Vec<&str> = views.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["0: DSC_01", "view 1", "view 2"]);
+        assert_eq!(views[2].1.position, [2.0, 0.0, 0.0]);
+        std::fs::write(&path, "[]").unwrap();
+        assert!(CameraFile::load_views(&path).unwrap_err().to_string().contains("empty list"));
+        // splatsort's own format is one view.
+        std::fs::write(&path, serde_json::to_string(&file()).unwrap()).unwrap();
+        assert_eq!(CameraFile::load_views(&path).unwrap().len(), 1);
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }

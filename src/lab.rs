@@ -481,8 +481,9 @@ impl SortLab {
         self.contenders.iter().all(|c| (c.timer.is_none() || c.rounds >= rounds) && c.passed + c.failed >= rounds)
     }
 
-    /// Forgets the results (a new scene or view setting).
+    /// Forgets the results (a new scene or view setting; the end of a warm-up).
     pub fn reset(&mut self) {
+        self.rounds = 0;
         for c in &mut self.contenders {
             c.totals.clear();
             c.per_kind.clear();

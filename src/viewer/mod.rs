@@ -1,12 +1,12 @@
 //! The interactive viewer: a window with the splat frame and an egui panel that compares sort settings live.
 //!
 //! How it works: winit drives the event loop. The viewer is made of parts with one job each:
-//! - `Surface`: the window and its swapchain (resize, vsync);
+//! - `surface::Surface`: the window and its swapchain (resize, vsync);
 //! - `input::Input`: mouse and keys into the orbit/fly camera;
 //! - `readbacks::Readbacks`: the frame's counts, the sort check and screenshots, read back without waiting (through
 //!   the shared `AsyncReadback`, as the `GpuTimer` ring and the sort laboratory are);
 //! - `loader::SceneLoader`: a dropped or opened scene read, uploaded and given its pipelines on a background thread;
-//! - `Script`: the `--frames` run of tests and measurements (check the sort, compare, open a scene, screenshot, exit);
+//! - `script::Script`: the `--frames` run of tests and measurements (check the sort, compare, open a scene, screenshot, exit);
 //! - the panel (`panel`) and the toasts (`toasts`), drawn by egui;
 //! - the GPU timings (`Timings`: the timer ring, the panel's statistics, the trace ring) and the sort laboratory
 //!   (`crate::lab::SortLab`).
@@ -23,6 +23,8 @@ pub mod input;
 pub mod loader;
 pub mod panel;
 pub mod readbacks;
+pub mod script;
+pub mod surface;
 pub mod toasts;
 
 use std::path::PathBuf;
@@ -46,6 +48,8 @@ use input::Input;
 use loader::SceneLoader;
 use panel::{CpuStats, PanelState, TimingStats, VerifyReport};
 use readbacks::{PendingImage, Readbacks};
+use script::{SCRIPT_COMPARE_ROUNDS, SCRIPT_PATIENCE_FRAMES, Script, ScriptStep};
+use surface::Surface;
 use toasts::Toasts;
 
 /// How the viewer starts.
@@ -191,44 +195,6 @@ enum Flow {
     Exit,
 }
 
-/// The window and its swapchain.
-struct Surface {
-    window: Arc<Window>,
-    surface: wgpu::Surface<'static>,
-    config: wgpu::SurfaceConfiguration,
-}
-
-impl Surface {
-    fn resize(&mut self, device: &wgpu::Device, width: u32, height: u32) {
-        self.config.width = width;
-        self.config.height = height;
-        self.surface.configure(device, &self.config);
-    }
-
-    fn set_vsync(&mut self, device: &wgpu::Device, vsync: bool) {
-        let mode = if vsync { wgpu::PresentMode::AutoVsync } else { wgpu::PresentMode::AutoNoVsync };
-        if mode != self.config.present_mode {
-            self.config.present_mode = mode;
-            self.surface.configure(device, &self.config);
-        }
-    }
-
-    /// The texture to draw into, or None when there is none this frame (minimised, lost: reconfigured).
-    fn acquire(&mut self, device: &wgpu::Device) -> Option<wgpu::SurfaceTexture> {
-        if self.config.width == 0 || self.config.height == 0 || self.window.is_minimized().unwrap_or(false) {
-            return None;
-        }
-        match self.surface.get_current_texture() {
-            wgpu::CurrentSurfaceTexture::Success(t) | wgpu::CurrentSurfaceTexture::Suboptimal(t) => Some(t),
-            wgpu::CurrentSurfaceTexture::Outdated | wgpu::CurrentSurfaceTexture::Lost => {
-                self.surface.configure(device, &self.config);
-                None
-            }
-            _ => None,
-        }
-    }
-}
-
 /// The GPU timings: the timer ring, the panel's statistics, the CPU side, and the last frames for a trace.
 struct Timings {
     timer: Option<GpuTimer>,
@@ -236,48 +202,6 @@ struct Timings {
     stats: TimingStats,
     cpu: CpuStats,
     trace: TraceRing,
-}
-
-/// What the scripted run (`--frames`) asks of a frame.
-#[derive(Default)]
-struct ScriptStep {
-    verify: bool,
-    open: Option<PathBuf>,
-    window_screenshot: Option<PathBuf>,
-    exit: bool,
-}
-
-/// The `--frames` run: check the sort halfway, open a scene at frame 2 if asked, wait for the comparison's
-/// rounds and the load, then take the window screenshot and leave.
-struct Script {
-    total: u64,
-    screenshot: Option<PathBuf>,
-    open_during: Option<PathBuf>,
-    finishing: Option<u64>,
-    load: Option<LoadReport>,
-}
-
-/// Rounds every compared sort must have before a scripted run ends.
-const SCRIPT_COMPARE_ROUNDS: u64 = 3;
-
-impl Script {
-    fn step(&mut self, frames: u64, busy: bool, images_pending: bool, verify_pending: bool) -> ScriptStep {
-        let mut step = ScriptStep::default();
-        if frames == self.total / 2 && !verify_pending {
-            step.verify = true;
-        }
-        if frames == 2 {
-            step.open = self.open_during.take();
-        }
-        if frames + 1 >= self.total && self.finishing.is_none() && !verify_pending && !busy {
-            self.finishing = Some(frames);
-            step.window_screenshot = self.screenshot.clone();
-        }
-        if self.finishing.is_some_and(|started| frames > started) && !images_pending {
-            step.exit = true;
-        }
-        step
-    }
 }
 
 /// Everything that exists while the window is open.
@@ -672,18 +596,41 @@ impl Running {
         }
 
         let ui_start = Instant::now();
-        let (mut output, mut actions) = self.run_ui();
-        self.egui_state.handle_platform_output(&self.surface.window, std::mem::take(&mut output.platform_output));
-        // Texture uploads happen now; frees wait for the next submitted frame (egui drops unapplied deltas loudly).
-        let mut textures = std::mem::take(&mut output.textures_delta);
-        for (id, deltas) in textures.set.drain() {
-            for delta in &deltas {
-                self.egui_renderer.update_texture(&self.ctx.device, &self.ctx.queue, id, delta);
-            }
-        }
-        self.egui_free.extend(textures.free.drain());
+        let (output, mut actions) = self.run_ui();
         let ui_ms = ui_start.elapsed().as_secs_f64() * 1e3;
         self.apply_settings();
+        self.act(&mut actions);
+        let mut window_screenshot = None;
+        if self.script.is_some() {
+            match self.run_script(interval.as_secs_f64()) {
+                Ok(step) => {
+                    actions.verify |= step.verify;
+                    window_screenshot = step.window_screenshot;
+                }
+                Err(flow) => return flow,
+            }
+        }
+
+        let acquire_start = Instant::now();
+        let Some(surface_texture) = self.surface.acquire(&self.ctx.device) else {
+            self.last_frame = frame_start;
+            return Flow::Continue;
+        };
+        let acquire_ms = acquire_start.elapsed().as_secs_f64() * 1e3;
+        let record_start = Instant::now();
+        self.record_and_submit(&surface_texture, output, &actions, window_screenshot);
+        let record_ms = record_start.elapsed().as_secs_f64() * 1e3;
+        let cpu_ms = frame_start.elapsed().as_secs_f64() * 1e3 - acquire_ms;
+        self.surface.window.pre_present_notify();
+        self.ctx.queue.present(surface_texture);
+        self.timings.cpu.push(cpu_ms, interval.as_secs_f64(), [ui_ms, record_ms, acquire_ms]);
+        self.last_frame = frame_start;
+        self.frames += 1;
+        Flow::Continue
+    }
+
+    /// The panel's buttons.
+    fn act(&mut self, actions: &mut panel::PanelActions) {
         if actions.frame_scene {
             self.frame_scene();
         }
@@ -706,44 +653,54 @@ impl Running {
         if let Some(path) = actions.open.take() {
             self.open(path);
         }
+    }
 
-        // The scripted run.
-        let mut window_screenshot = None;
-        if let Some(script) = self.script.as_mut() {
-            if let Some(report) = script.load.as_mut().filter(|r| !r.loaded) {
-                report.longest_frame_ms = report.longest_frame_ms.max(interval.as_secs_f64() * 1e3);
-                report.frames_while_loading += 1;
-            }
-            let compare_busy = self.lab.as_ref().is_some_and(|lab| !lab.has_rounds(SCRIPT_COMPARE_ROUNDS));
-            let loading = self.loader.is_some() || script.open_during.is_some();
-            let step = script.step(
-                self.frames,
-                compare_busy || loading,
-                self.readbacks.images_pending(),
-                self.readbacks.verify_pending(),
-            );
-            actions.verify |= step.verify;
-            window_screenshot = step.window_screenshot;
-            if step.exit {
-                return Flow::Exit;
-            }
-            if self.frames > script.total + 3000 {
-                self.toasts.error("gave up waiting for readbacks, the comparison or the load");
-                return Flow::Exit;
-            }
-            if let Some(path) = step.open {
-                script.load = Some(LoadReport { path: path.clone(), ..Default::default() });
-                self.open(path);
+    /// The scripted run's step for this frame; Err to leave.
+    fn run_script(&mut self, interval_secs: f64) -> Result<ScriptStep, Flow> {
+        let Some(script) = self.script.as_mut() else { return Ok(ScriptStep::default()) };
+        if let Some(report) = script.load.as_mut().filter(|r| !r.loaded) {
+            report.longest_frame_ms = report.longest_frame_ms.max(interval_secs * 1e3);
+            report.frames_while_loading += 1;
+        }
+        let compare_busy = self.lab.as_ref().is_some_and(|lab| !lab.has_rounds(SCRIPT_COMPARE_ROUNDS));
+        let loading = self.loader.is_some() || script.open_during.is_some();
+        let mut step = script.step(
+            self.frames,
+            compare_busy || loading,
+            self.readbacks.images_pending(),
+            self.readbacks.verify_pending(),
+        );
+        if step.exit {
+            return Err(Flow::Exit);
+        }
+        if self.frames > script.total + SCRIPT_PATIENCE_FRAMES {
+            self.toasts.error("gave up waiting for readbacks, the comparison or the load");
+            return Err(Flow::Exit);
+        }
+        if let Some(path) = step.open.take() {
+            script.load = Some(LoadReport { path: path.clone(), ..Default::default() });
+            self.open(path);
+        }
+        Ok(step)
+    }
+
+    /// Records the frame (splats, the lab, readbacks, screenshots, the panel) into `surface_texture` and submits.
+    fn record_and_submit(
+        &mut self,
+        surface_texture: &wgpu::SurfaceTexture,
+        mut output: egui::FullOutput,
+        actions: &panel::PanelActions,
+        window_screenshot: Option<PathBuf>,
+    ) {
+        self.egui_state.handle_platform_output(&self.surface.window, std::mem::take(&mut output.platform_output));
+        // Texture uploads happen now; frees wait for the next submitted frame (egui drops unapplied deltas loudly).
+        let mut textures = std::mem::take(&mut output.textures_delta);
+        for (id, deltas) in textures.set.drain() {
+            for delta in &deltas {
+                self.egui_renderer.update_texture(&self.ctx.device, &self.ctx.queue, id, delta);
             }
         }
-
-        let acquire_start = Instant::now();
-        let Some(surface_texture) = self.surface.acquire(&self.ctx.device) else {
-            self.last_frame = frame_start;
-            return Flow::Continue;
-        };
-        let acquire_ms = acquire_start.elapsed().as_secs_f64() * 1e3;
-        let record_start = Instant::now();
+        self.egui_free.extend(textures.free.drain());
         let (width, height, format) =
             (self.surface.config.width, self.surface.config.height, self.surface.config.format);
         let view = surface_texture.texture.create_view(&Default::default());
@@ -837,13 +794,5 @@ impl Running {
         for id in std::mem::take(&mut self.egui_free) {
             self.egui_renderer.free_texture(&id);
         }
-        let record_ms = record_start.elapsed().as_secs_f64() * 1e3;
-        let cpu_ms = frame_start.elapsed().as_secs_f64() * 1e3 - acquire_ms;
-        self.surface.window.pre_present_notify();
-        queue.present(surface_texture);
-        self.timings.cpu.push(cpu_ms, interval.as_secs_f64(), [ui_ms, record_ms, acquire_ms]);
-        self.last_frame = frame_start;
-        self.frames += 1;
-        Flow::Continue
     }
 }

@@ -215,3 +215,21 @@ fn save_rgb_png(path: &Path, width: u32, height: u32, rgb: &[u8]) -> std::io::Re
     encoder.set_depth(png::BitDepth::Eight);
     encoder.write_header().and_then(|mut w| w.write_image_data(rgb)).map_err(std::io::Error::other)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn screenshots_take_the_first_free_number() {
+        let dir = std::env::temp_dir().join(format!("splatsort-shots-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        assert_eq!(next_screenshot_path(&dir), dir.join("screenshot-1.png"));
+        for n in [1, 2, 4] {
+            std::fs::write(dir.join(format!("screenshot-{n}.png")), b"").unwrap();
+        }
+        // An earlier run's 1 and 2 are kept; a gap is filled rather than an old file overwritten.
+        assert_eq!(next_screenshot_path(&dir), dir.join("screenshot-3.png"));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
