@@ -596,7 +596,17 @@ impl Running {
         }
 
         let ui_start = Instant::now();
-        let (output, mut actions) = self.run_ui();
+        let (mut output, mut actions) = self.run_ui();
+        self.egui_state.handle_platform_output(&self.surface.window, std::mem::take(&mut output.platform_output));
+        // Texture uploads happen now, even in a frame that draws nothing (egui drops unapplied deltas loudly); frees
+        // wait for the next submitted frame.
+        let mut textures = std::mem::take(&mut output.textures_delta);
+        for (id, deltas) in textures.set.drain() {
+            for delta in &deltas {
+                self.egui_renderer.update_texture(&self.ctx.device, &self.ctx.queue, id, delta);
+            }
+        }
+        self.egui_free.extend(textures.free.drain());
         let ui_ms = ui_start.elapsed().as_secs_f64() * 1e3;
         self.apply_settings();
         self.act(&mut actions);
@@ -688,19 +698,10 @@ impl Running {
     fn record_and_submit(
         &mut self,
         surface_texture: &wgpu::SurfaceTexture,
-        mut output: egui::FullOutput,
+        output: egui::FullOutput,
         actions: &panel::PanelActions,
         window_screenshot: Option<PathBuf>,
     ) {
-        self.egui_state.handle_platform_output(&self.surface.window, std::mem::take(&mut output.platform_output));
-        // Texture uploads happen now; frees wait for the next submitted frame (egui drops unapplied deltas loudly).
-        let mut textures = std::mem::take(&mut output.textures_delta);
-        for (id, deltas) in textures.set.drain() {
-            for delta in &deltas {
-                self.egui_renderer.update_texture(&self.ctx.device, &self.ctx.queue, id, delta);
-            }
-        }
-        self.egui_free.extend(textures.free.drain());
         let (width, height, format) =
             (self.surface.config.width, self.surface.config.height, self.surface.config.format);
         let view = surface_texture.texture.create_view(&Default::default());
