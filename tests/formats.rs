@@ -265,6 +265,47 @@ fn bad_spz_v4_files_are_clear_errors() {
 }
 
 #[test]
+fn spz_v4_at_sh_degree_4_loads_its_first_three_degrees() {
+    // A hand-made v4 file of 3 points at SH degree 4 (24 coefficients per channel): splatsort draws degrees 0-3,
+    // so it keeps each point's first 15 rest coefficients, in order, and says so in the format.
+    let n = 3usize;
+    let zstd = |bytes: &[u8]| ruzstd::encoding::compress_to_vec(bytes, ruzstd::encoding::CompressionLevel::Fastest);
+    let sh: Vec<u8> = (0..n * 72).map(|i| (i % 251) as u8).collect();
+    let streams: Vec<Vec<u8>> = vec![
+        vec![0u8; 9 * n],            // positions at the origin
+        vec![200u8; n],              // alphas
+        vec![128u8; 3 * n],          // colours
+        vec![100u8; 3 * n],          // log-scales
+        [0u8, 0, 0, 0xc0].repeat(n), // rotations: smallest three, w largest
+        sh.clone(),
+    ];
+    let mut file = Vec::new();
+    file.extend(0x5053_474eu32.to_le_bytes());
+    file.extend(4u32.to_le_bytes());
+    file.extend((n as u32).to_le_bytes());
+    file.extend([4u8, 12, 0, 6]);
+    file.extend(32u32.to_le_bytes());
+    file.extend([0u8; 12]);
+    let compressed: Vec<Vec<u8>> = streams.iter().map(|s| zstd(s)).collect();
+    for (c, raw) in compressed.iter().zip(&streams) {
+        file.extend((c.len() as u64).to_le_bytes());
+        file.extend((raw.len() as u64).to_le_bytes());
+    }
+    for c in &compressed {
+        file.extend(c);
+    }
+    let scene = load(&scratch("degree4.spz", &file), &mut |_| {}).expect("a degree-4 v4 file");
+    assert_eq!((scene.len(), scene.sh_degree), (n, 3));
+    assert!(scene.info.format.contains("SH degree 4 drawn to degree 3"), "{}", scene.info.format);
+    for i in 0..n {
+        for k in 0..15 {
+            let want = [0, 1, 2].map(|c| (f32::from(sh[72 * i + 3 * k + c]) - 128.0) / 128.0);
+            assert_eq!(scene.sh[16 * i + 1 + k], want, "point {i}, coefficient {k}");
+        }
+    }
+}
+
+#[test]
 fn mutated_spz_and_splat_files_never_panic() {
     // Byte flips and truncations of valid files: each load either succeeds with finite values or fails with an
     // error naming the file. (The mutation harness of tests/ply_fuzz.rs, for the new loaders.)
