@@ -14,7 +14,7 @@ use std::collections::VecDeque;
 
 use crate::gpu::dispatch_grid;
 use crate::readback::AsyncReadback;
-use crate::sort::shared::{data_buffer, pipeline, storage_entry};
+use crate::sort::shared::{data_buffer, pipeline, storage_entry, uniform_entry};
 use crate::sort::{GpuSort, SortAlgorithm, SortBuffers, SortConfig, SortError};
 use crate::timing::{GpuTimer, PassKind};
 
@@ -223,16 +223,7 @@ impl SortLab {
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("sort check"),
             entries: &[
-                wgpu::BindGroupLayoutEntry {
-                    binding: 0,
-                    visibility: wgpu::ShaderStages::COMPUTE,
-                    ty: wgpu::BindingType::Buffer {
-                        ty: wgpu::BufferBindingType::Uniform,
-                        has_dynamic_offset: false,
-                        min_binding_size: None,
-                    },
-                    count: None,
-                },
+                uniform_entry(0),
                 storage_entry(1, true),
                 storage_entry(2, true),
                 storage_entry(3, true),

@@ -380,17 +380,7 @@ fn every_format_renders_like_the_ply() {
     // or less: 40 dB or more (measured 41.8; .splat 42.3; the compressed PLY, whose splats are reordered into
     // spatial chunks, which a render does not see). `.splat` has SH degree 0 only, so it is compared with the PLY drawn at degree 0.
     let ctx = common::context();
-    let camera = splatsort::camera::Camera::look_at(&splatsort::camera::CameraFile {
-        width: 160,
-        height: 120,
-        position: [140.0, -60.0, -90.0],
-        look_at: [140.0, 0.0, 0.0],
-        up: [0.0, -1.0, 0.0],
-        fov_y_degrees: 50.0,
-        near: 0.01,
-        far: 1000.0,
-    })
-    .expect("camera");
+    let camera = common::demo_camera();
     let render = |scene: &Scene, sh_degree: u32| {
         let settings = splatsort::render::RenderSettings { sh_degree, ..Default::default() };
         let mut renderer =

@@ -5,7 +5,7 @@ mod common;
 
 use std::path::Path;
 
-use splatsort::camera::{Camera, CameraFile};
+use splatsort::camera::Camera;
 use splatsort::lab::{Choice, SortLab};
 use splatsort::render::{RenderSettings, SplatRenderer};
 use splatsort::sort::SortAlgorithm;
@@ -14,17 +14,7 @@ fn demo_renderer(ctx: &splatsort::gpu::GpuContext) -> (SplatRenderer, Camera) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/semarang_stadium_sh3.ply");
     let scene = splatsort::scene::load(&path, &mut |_| {}).expect("demo scene");
     let renderer = SplatRenderer::new(&ctx.device, &ctx.queue, &scene, RenderSettings::default()).expect("renderer");
-    let camera = Camera::look_at(&CameraFile {
-        width: 160,
-        height: 120,
-        position: [140.0, -60.0, -90.0],
-        look_at: [140.0, 0.0, 0.0],
-        up: [0.0, -1.0, 0.0],
-        fov_y_degrees: 50.0,
-        near: 0.01,
-        far: 1000.0,
-    })
-    .expect("camera");
+    let camera = common::demo_camera();
     (renderer, camera)
 }
 

@@ -14,7 +14,7 @@
 
 use crate::sort::shared::{
     Grid, Plan, RadixPasses, SortDispatch, WORKGROUP_SIZE, begin_pass, data_buffer, iteration_params_entry,
-    pipeline_with, storage_entry, with_common,
+    pipeline_with, storage_entry, uniform_entry, with_common,
 };
 use crate::sort::{OnesweepOptions, SortBuffers, SortConfig, SortError, StatusTable, TrafficModel, check_binding};
 use crate::timing::{GpuTimer, PassKind};
@@ -171,16 +171,7 @@ impl OnesweepSort {
         let status_bytes = Self::status_bytes(config, capacity, tile_size, default_entries);
         check_binding(device, "the OneSweep status table", status_bytes)?;
         let mut entries = vec![iteration_params_entry()];
-        entries.push(wgpu::BindGroupLayoutEntry {
-            binding: 1,
-            visibility: wgpu::ShaderStages::COMPUTE,
-            ty: wgpu::BindingType::Buffer {
-                ty: wgpu::BufferBindingType::Uniform,
-                has_dynamic_offset: false,
-                min_binding_size: None,
-            },
-            count: None,
-        });
+        entries.push(uniform_entry(1));
         entries.extend([
             storage_entry(2, true),
             storage_entry(3, true),

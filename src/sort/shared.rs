@@ -109,6 +109,20 @@ pub(crate) fn storage_entry(binding: u32, read_only: bool) -> wgpu::BindGroupLay
     }
 }
 
+/// A plain uniform buffer binding of a compute pass.
+pub(crate) fn uniform_entry(binding: u32) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Uniform,
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    }
+}
+
 /// Binding 0 of every sort pass: its slice of the parameters buffer, at a dynamic offset.
 pub(crate) fn params_entry<T>() -> wgpu::BindGroupLayoutEntry {
     wgpu::BindGroupLayoutEntry {
@@ -636,16 +650,7 @@ impl GpuCount {
         capacity: u32,
         (tile_size, keys_per_group): (u32, u32),
     ) -> Self {
-        let uniform = wgpu::BindGroupLayoutEntry {
-            binding: 0,
-            visibility: wgpu::ShaderStages::COMPUTE,
-            ty: wgpu::BindingType::Buffer {
-                ty: wgpu::BufferBindingType::Uniform,
-                has_dynamic_offset: false,
-                min_binding_size: None,
-            },
-            count: None,
-        };
+        let uniform = uniform_entry(0);
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("sort prepare"),
             entries: &[uniform, storage_entry(1, true), storage_entry(2, false), storage_entry(3, false)],

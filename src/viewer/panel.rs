@@ -518,30 +518,13 @@ fn compare_section(ui: &mut egui::Ui, state: &mut PanelState, info: &PanelInfo<'
         }
     });
     ui.small("* fastest median. Medians over the last 64 compared frames.");
-    let bars: Vec<(String, f64, bool)> =
-        report.contenders.iter().filter_map(|c| Some((c.label.clone(), c.median_ms?, c.fastest))).collect();
+    let bars: Vec<(String, f64, Option<egui::Color32>)> = report
+        .contenders
+        .iter()
+        .filter_map(|c| Some((c.label.clone(), c.median_ms?, c.fastest.then_some(egui::Color32::LIGHT_GREEN))))
+        .collect();
     if !bars.is_empty() {
-        let top = bars.iter().map(|b| b.1).fold(0.0, f64::max).max(1e-3);
-        Plot::new("compare_bars")
-            .height(110.0)
-            .allow_drag(false)
-            .allow_zoom(false)
-            .allow_scroll(false)
-            .show_x(false)
-            .show_axes([false, true])
-            .include_y(-0.22 * top)
-            .include_y(1.05 * top)
-            .y_axis_label("ms")
-            .show(ui, |plot| {
-                for (i, (name, height, fastest)) in bars.iter().enumerate() {
-                    let mut chart = BarChart::new(name.clone(), vec![Bar::new(i as f64, *height).width(0.7)]);
-                    if *fastest {
-                        chart = chart.color(egui::Color32::LIGHT_GREEN);
-                    }
-                    plot.bar_chart(chart);
-                    plot.text(Text::new(name.clone(), PlotPoint::new(i as f64, -0.11 * top), name.clone()));
-                }
-            });
+        labelled_bars(ui, "compare_bars", 110.0, &bars);
     }
     ui.horizontal(|ui| {
         if ui.button("Export JSON").clicked() {
@@ -619,17 +602,11 @@ fn timings_table(ui: &mut egui::Ui, state: &mut PanelState, stats: &TimingStats)
     }
 }
 
-fn timings_chart(ui: &mut egui::Ui, stats: &TimingStats) {
-    let kinds: Vec<(PassKind, &str)> = std::iter::once(PassKind::DepthKeys)
-        .chain(stats.sort_kinds().iter().copied())
-        .chain([PassKind::Draw])
-        .map(|k| (k, k.short_name()))
-        .collect();
-    // Each bar is named in the plot, under itself (a legend would cover the bars).
-    let heights: Vec<f64> = kinds.iter().map(|(kind, _)| stats.kind_ms(*kind).unwrap_or(0.0)).collect();
-    let top = heights.iter().copied().fold(0.0, f64::max).max(1e-3);
-    Plot::new("pass_bars")
-        .height(120.0)
+/// A bar chart of (name, ms, colour) with each bar named in the plot, under itself (a legend would cover the bars).
+fn labelled_bars(ui: &mut egui::Ui, id: &str, height: f32, bars: &[(String, f64, Option<egui::Color32>)]) {
+    let top = bars.iter().map(|b| b.1).fold(0.0, f64::max).max(1e-3);
+    Plot::new(id)
+        .height(height)
         .allow_drag(false)
         .allow_zoom(false)
         .allow_scroll(false)
@@ -639,11 +616,26 @@ fn timings_chart(ui: &mut egui::Ui, stats: &TimingStats) {
         .include_y(1.05 * top)
         .y_axis_label("ms")
         .show(ui, |plot| {
-            for (i, ((_, name), height)) in kinds.iter().zip(&heights).enumerate() {
-                plot.bar_chart(BarChart::new(*name, vec![Bar::new(i as f64, *height).width(0.7)]));
-                plot.text(Text::new(*name, PlotPoint::new(i as f64, -0.11 * top), *name));
+            for (i, (name, height, color)) in bars.iter().enumerate() {
+                let mut chart = BarChart::new(name.clone(), vec![Bar::new(i as f64, *height).width(0.7)]);
+                if let Some(color) = color {
+                    chart = chart.color(*color);
+                }
+                plot.bar_chart(chart);
+                plot.text(Text::new(name.clone(), PlotPoint::new(i as f64, -0.11 * top), name.clone()));
             }
         });
+}
+
+fn timings_chart(ui: &mut egui::Ui, stats: &TimingStats) {
+    let kinds: Vec<(PassKind, &str)> = std::iter::once(PassKind::DepthKeys)
+        .chain(stats.sort_kinds().iter().copied())
+        .chain([PassKind::Draw])
+        .map(|k| (k, k.short_name()))
+        .collect();
+    let bars: Vec<(String, f64, Option<egui::Color32>)> =
+        kinds.iter().map(|(kind, name)| (name.to_string(), stats.kind_ms(*kind).unwrap_or(0.0), None)).collect();
+    labelled_bars(ui, "pass_bars", 120.0, &bars);
 
     let newest = stats.history.back().map_or(0.0, |(t, ..)| *t);
     let series = |select: &dyn Fn(&[f64; KINDS], f64) -> f64| -> PlotPoints<'static> {

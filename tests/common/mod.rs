@@ -66,3 +66,18 @@ pub fn within<T>(seconds: u64, what: &str, work: impl FnOnce() -> T) -> T {
     watchdog.join().expect("the watchdog thread");
     out
 }
+
+/// A 160x120 view over the demo scene from above one end, most of it in view.
+pub fn demo_camera() -> splatsort::camera::Camera {
+    splatsort::camera::Camera::look_at(&splatsort::camera::CameraFile {
+        width: 160,
+        height: 120,
+        position: [140.0, -60.0, -90.0],
+        look_at: [140.0, 0.0, 0.0],
+        up: [0.0, -1.0, 0.0],
+        fov_y_degrees: 50.0,
+        near: 0.01,
+        far: 1000.0,
+    })
+    .expect("camera")
+}
