@@ -29,7 +29,7 @@ pub mod toasts;
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use winit::application::ApplicationHandler;
 use winit::event::WindowEvent;
@@ -204,6 +204,20 @@ struct Timings {
     trace: TraceRing,
 }
 
+/// The panel as last laid out: its triangles, reused on frames that bring it nothing new.
+struct PanelCache {
+    paint_jobs: Vec<egui::ClippedPrimitive>,
+    pixels_per_point: f32,
+    /// When it was laid out, and when egui asked to run again (an animation, a fading toast: at once).
+    at: Instant,
+    repaint_at: Instant,
+}
+
+/// The panel runs on every frame with input for it, when egui asks, and at least this often (its numbers refresh
+/// at this rate); on other frames its last triangles are drawn again. egui's layout is most of the viewer's CPU
+/// time per frame (see docs/BENCHMARKS.md).
+const PANEL_REFRESH: Duration = Duration::from_millis(250);
+
 /// Everything that exists while the window is open.
 struct Running {
     surface: Surface,
@@ -212,6 +226,9 @@ struct Running {
     egui_state: egui_winit::State,
     egui_renderer: egui_wgpu::Renderer,
     egui_free: Vec<egui::TextureId>,
+    panel_cache: Option<PanelCache>,
+    /// An event egui wants to see arrived since the panel last ran.
+    ui_dirty: bool,
     panel: PanelState,
     toasts: Toasts,
     input: Input,
@@ -334,6 +351,8 @@ impl Running {
             egui_state,
             egui_renderer,
             egui_free: Vec::new(),
+            panel_cache: None,
+            ui_dirty: true,
             panel,
             toasts: Toasts::default(),
             input: Input::new(orbit),
@@ -385,6 +404,8 @@ impl Running {
 
     fn handle(&mut self, event: WindowEvent) -> Flow {
         let response = self.egui_state.on_window_event(&self.surface.window, &event);
+        // egui asks to repaint on every redraw request too; only the other events are news for the panel.
+        self.ui_dirty |= response.repaint && !matches!(event, WindowEvent::RedrawRequested);
         self.input.handle(&event, response.consumed, self.surface.config.height);
         match event {
             WindowEvent::CloseRequested => return Flow::Exit,
@@ -596,17 +617,34 @@ impl Running {
         }
 
         let ui_start = Instant::now();
-        let (mut output, mut actions) = self.run_ui();
-        self.egui_state.handle_platform_output(&self.surface.window, std::mem::take(&mut output.platform_output));
-        // Texture uploads happen now, even in a frame that draws nothing (egui drops unapplied deltas loudly); frees
-        // wait for the next submitted frame.
-        let mut textures = std::mem::take(&mut output.textures_delta);
-        for (id, deltas) in textures.set.drain() {
-            for delta in &deltas {
-                self.egui_renderer.update_texture(&self.ctx.device, &self.ctx.queue, id, delta);
+        let stale = self
+            .panel_cache
+            .as_ref()
+            .is_none_or(|cache| self.ui_dirty || ui_start >= cache.repaint_at || ui_start - cache.at >= PANEL_REFRESH);
+        let mut actions = panel::PanelActions::default();
+        if stale {
+            let (mut output, pressed) = self.run_ui();
+            actions = pressed;
+            self.egui_state.handle_platform_output(&self.surface.window, std::mem::take(&mut output.platform_output));
+            // Texture uploads happen now, even in a frame that draws nothing (egui drops unapplied deltas loudly);
+            // frees wait for the next submitted frame.
+            let mut textures = std::mem::take(&mut output.textures_delta);
+            for (id, deltas) in textures.set.drain() {
+                for delta in &deltas {
+                    self.egui_renderer.update_texture(&self.ctx.device, &self.ctx.queue, id, delta);
+                }
             }
+            self.egui_free.extend(textures.free.drain());
+            let repaint_delay =
+                output.viewport_output.get(&egui::ViewportId::ROOT).map_or(Duration::ZERO, |v| v.repaint_delay);
+            self.panel_cache = Some(PanelCache {
+                paint_jobs: self.egui_ctx.tessellate(output.shapes, output.pixels_per_point),
+                pixels_per_point: output.pixels_per_point,
+                at: ui_start,
+                repaint_at: ui_start.checked_add(repaint_delay).unwrap_or(ui_start + PANEL_REFRESH),
+            });
+            self.ui_dirty = false;
         }
-        self.egui_free.extend(textures.free.drain());
         let ui_ms = ui_start.elapsed().as_secs_f64() * 1e3;
         self.apply_settings();
         self.act(&mut actions);
@@ -628,7 +666,7 @@ impl Running {
         };
         let acquire_ms = acquire_start.elapsed().as_secs_f64() * 1e3;
         let record_start = Instant::now();
-        self.record_and_submit(&surface_texture, output, &actions, window_screenshot);
+        self.record_and_submit(&surface_texture, &actions, window_screenshot);
         let record_ms = record_start.elapsed().as_secs_f64() * 1e3;
         let cpu_ms = frame_start.elapsed().as_secs_f64() * 1e3 - acquire_ms;
         self.surface.window.pre_present_notify();
@@ -698,7 +736,6 @@ impl Running {
     fn record_and_submit(
         &mut self,
         surface_texture: &wgpu::SurfaceTexture,
-        output: egui::FullOutput,
         actions: &panel::PanelActions,
         window_screenshot: Option<PathBuf>,
     ) {
@@ -747,10 +784,10 @@ impl Running {
         }
 
         // The panel on top of the splats.
-        let paint_jobs = self.egui_ctx.tessellate(output.shapes, output.pixels_per_point);
-        let screen =
-            egui_wgpu::ScreenDescriptor { size_in_pixels: [width, height], pixels_per_point: output.pixels_per_point };
-        let mut command_buffers = self.egui_renderer.update_buffers(device, queue, &mut encoder, &paint_jobs, &screen);
+        let cache = self.panel_cache.as_ref().expect("laid out before the first frame");
+        let (paint_jobs, pixels_per_point) = (&cache.paint_jobs, cache.pixels_per_point);
+        let screen = egui_wgpu::ScreenDescriptor { size_in_pixels: [width, height], pixels_per_point };
+        let mut command_buffers = self.egui_renderer.update_buffers(device, queue, &mut encoder, paint_jobs, &screen);
         let mut targets = vec![view];
         let mut window_image = None;
         if let Some(path) = window_screenshot {
@@ -777,7 +814,7 @@ impl Running {
                     multiview_mask: None,
                 })
                 .forget_lifetime();
-            self.egui_renderer.render(&mut pass, &paint_jobs, &screen);
+            self.egui_renderer.render(&mut pass, paint_jobs, &screen);
         }
         if let Some(image) = window_image {
             image.target.copy(&mut encoder);
