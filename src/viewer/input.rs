@@ -115,3 +115,31 @@ impl Input {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wheel(unit: egui::MouseWheelUnit, y: f32) -> egui::Event {
+        egui::Event::MouseWheel {
+            unit,
+            delta: egui::vec2(0.0, y),
+            phase: egui::TouchPhase::Move,
+            source: egui::MouseWheelSource::Wheel,
+            modifiers: Default::default(),
+        }
+    }
+
+    #[test]
+    fn the_wheel_zooms_outside_the_panel_only() {
+        let events = [wheel(egui::MouseWheelUnit::Line, 1.0), wheel(egui::MouseWheelUnit::Point, 40.0)];
+        assert_eq!(wheel_steps(&events), 2.0, "a line is a step, and so are 40 points");
+        let mut input =
+            Input::new(OrbitCamera::frame(glam::Vec3::ZERO, glam::Vec3::ONE, crate::viewer::controls::UpAxis::NegY));
+        let start = input.orbit.eye();
+        input.scroll(2.0, true);
+        assert_eq!(input.orbit.eye(), start, "over the panel the wheel scrolls the panel, not the camera");
+        input.scroll(2.0, false);
+        assert_ne!(input.orbit.eye(), start, "over the view it zooms");
+    }
+}
