@@ -268,11 +268,10 @@ impl SortLab {
         self.capacity
     }
 
-    /// The choices being compared (built or refused).
-    pub fn choices(&self) -> Vec<Choice> {
-        let mut all: Vec<Choice> = self.contenders.iter().map(|c| c.choice).collect();
-        all.extend(self.refused.iter().map(|r| r.choice));
-        all
+    /// Whether the lab compares exactly `choices`, in any order.
+    pub fn compares(&self, choices: &[Choice]) -> bool {
+        let mut built = self.contenders.iter().map(|c| c.choice).chain(self.refused.iter().map(|r| r.choice));
+        self.contenders.len() + self.refused.len() == choices.len() && built.all(|c| choices.contains(&c))
     }
 
     /// Compares exactly `choices` with the frame's `config` (key type, key bits, order): keeps contenders that

@@ -181,7 +181,6 @@ pub struct GpuTimer {
     frame_counter: u64,
     period_nanos: f64,
     max_passes: u32,
-    last_collected: u64,
 }
 
 const QUERIES_PER_SET: u32 = wgpu::QUERY_SET_MAX_QUERIES;
@@ -233,7 +232,6 @@ impl GpuTimer {
             frame_counter: 0,
             period_nanos: f64::from(queue.get_timestamp_period()),
             max_passes,
-            last_collected: 0,
         })
     }
 
@@ -343,7 +341,6 @@ impl GpuTimer {
                 slot.readback.discard();
             }
         }
-        self.last_collected = newest;
         result
     }
 

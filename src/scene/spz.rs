@@ -13,7 +13,7 @@
 //! (at most 64 bytes of splats per compressed byte) before the arrays are read, and every stream is read through a
 //! limit of exactly the bytes the header implies.
 
-use std::io::{Read, Write};
+use std::io::{Read, Seek, Write};
 use std::path::Path;
 
 use glam::{Quat, Vec3};
@@ -105,14 +105,26 @@ pub fn load_spz(path: &Path, progress: &mut dyn FnMut(f32)) -> Result<Scene, Sce
     let (mut file, file_bytes) = super::open_regular_file(path)?;
     let mut head = [0u8; 4];
     (&file).read_exact(&mut head).map_err(|_| bad("shorter than an SPZ header".into()))?;
-    let (header, streams, layout) = if is_raw_header(&head) {
+    // The decoded bytes live in one of these; `streams` are slices of it.
+    let (zstd_streams, gzip_body);
+    let (header, streams, layout): (Header, [&[u8]; 6], &str) = if is_raw_header(&head) {
         // The whole file: its real size bounds the allocation.
         let mut bytes = head.to_vec();
         file.read_to_end(&mut bytes).map_err(|error| SceneError::Io { path: display.clone(), error })?;
-        read_v4(&bytes, &bad, &display)?
+        let header;
+        (header, zstd_streams) = read_v4(&bytes, &bad, &display)?;
+        (header, zstd_streams.each_ref().map(Vec::as_slice), "zstd")
     } else {
-        let file = super::open_regular_file(path)?.0;
-        read_gzip(std::io::BufReader::new(file), file_bytes, &bad, &display)?
+        file.seek(std::io::SeekFrom::Start(0)).map_err(|error| SceneError::Io { path: display.clone(), error })?;
+        let (header, rotation_bytes);
+        (header, gzip_body, rotation_bytes) = read_gzip(std::io::BufReader::new(file), file_bytes, &bad, &display)?;
+        let mut rest = gzip_body.as_slice();
+        let streams = header.stream_widths(rotation_bytes).map(|width| {
+            let (this, next) = rest.split_at((width * header.count) as usize);
+            rest = next;
+            this
+        });
+        (header, streams, "gzip")
     };
     if header.count == 0 {
         return Err(SceneError::Empty { path: display });
@@ -146,13 +158,14 @@ pub fn load_spz(path: &Path, progress: &mut dyn FnMut(f32)) -> Result<Scene, Sce
 /// SH (empty at degree 0).
 type Streams = [Vec<u8>; 6];
 
-/// Versions 2 and 3: the header and every attribute in one gzip stream.
+/// Versions 2 and 3: the header and every attribute in one gzip stream. Returns the header, the attributes one after
+/// another, and the bytes per rotation (3 or 4).
 fn read_gzip(
     source: impl Read,
     file_bytes: u64,
     bad: &dyn Fn(String) -> SceneError,
     display: &str,
-) -> Result<(Header, Streams, &'static str), SceneError> {
+) -> Result<(Header, Vec<u8>, u64), SceneError> {
     let mut stream = flate2::read::GzDecoder::new(source);
     let mut bytes = [0u8; LEGACY_HEADER_BYTES];
     stream.read_exact(&mut bytes).map_err(|e| bad(format!("not a gzip SPZ stream ({e})")))?;
@@ -181,23 +194,12 @@ fn read_gzip(
             });
         }
     };
-    let mut streams = Streams::default();
-    let mut rest = body.as_slice();
-    for (stream, width) in streams.iter_mut().zip(header.stream_widths(rotation_bytes)) {
-        let (this, next) = rest.split_at((width * header.count) as usize);
-        *stream = this.to_vec();
-        rest = next;
-    }
-    Ok((header, streams, "gzip"))
+    Ok((header, body, rotation_bytes))
 }
 
 /// Version 4: a raw header, optional extension records (skipped), a table of contents and one zstd stream per
 /// attribute, each checked against the size the header implies before it is decoded.
-fn read_v4(
-    bytes: &[u8],
-    bad: &dyn Fn(String) -> SceneError,
-    display: &str,
-) -> Result<(Header, Streams, &'static str), SceneError> {
+fn read_v4(bytes: &[u8], bad: &dyn Fn(String) -> SceneError, display: &str) -> Result<(Header, Streams), SceneError> {
     if bytes.len() < HEADER_BYTES {
         return Err(bad(format!("{} bytes, shorter than an SPZ version 4 header ({HEADER_BYTES})", bytes.len())));
     }
@@ -259,7 +261,7 @@ fn read_v4(
             *stream = result.map_err(|e| bad(format!("zstd stream {i}: {e}")))?;
         }
     }
-    Ok((header, streams, "zstd"))
+    Ok((header, streams))
 }
 
 /// One zstd stream, which must inflate to exactly `want` bytes; it is read through a limit one byte past that, so
@@ -277,7 +279,7 @@ fn inflate_zstd(compressed: &[u8], want: u64) -> Result<Vec<u8>, String> {
 
 /// The scene from decoded streams (sizes already checked); splats with a zero quaternion are dropped and counted
 /// in `info.dropped_invalid`. SH past degree 3 is left out.
-fn decode(header: &Header, streams: &Streams) -> Scene {
+fn decode(header: &Header, streams: &[&[u8]; 6]) -> Scene {
     let n = header.count as usize;
     let [positions, alphas, colors, scales, rotations, sh] = streams;
     let rotation_bytes = rotations.len() / n;

@@ -517,9 +517,7 @@ impl Running {
             self.lab = None;
         } else {
             let lab = self.lab.get_or_insert_with(|| SortLab::new(device, self.renderer.scene().num_splats(), config));
-            let ticked = &self.panel.compare;
-            let same = lab.choices().len() == ticked.len() && lab.choices().iter().all(|c| ticked.contains(c));
-            if !same || !lab.sorts_keys_of(config) {
+            if !lab.compares(&self.panel.compare) || !lab.sorts_keys_of(config) {
                 lab.set_choices(device, queue, &self.panel.compare, config);
             }
             lab.every = self.panel.compare_every;

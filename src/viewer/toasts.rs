@@ -75,7 +75,9 @@ impl Toasts {
         if let Some(i) = close {
             self.items.remove(i);
         }
-        // Notes fade: ask for the frames that show it.
-        ctx.request_repaint();
+        // Notes fade: ask for the frames that show it (errors stand still and need none).
+        if self.items.iter().any(|t| !t.error) {
+            ctx.request_repaint();
+        }
     }
 }
