@@ -55,6 +55,10 @@ pub struct GpuTimes {
     pub mkeys_per_sec: f64,
     /// Modelled bytes moved / median total time.
     pub effective_gb_per_sec: f64,
+    /// The whole sort timed as one span (timestamps written into the command encoder around it, none between its
+    /// passes), as the peers' "GPU time per sort" is measured; absent without encoder timestamps. Per-pass timing
+    /// costs about 8 µs per pass boundary on the H100 (`docs/BENCHMARKS.md`).
+    pub span: Option<Stat>,
 }
 
 /// The outcome of one case.
@@ -184,6 +188,56 @@ fn timed_run<E>(
     Ok(TimedRun { timings, unavailable, wall_ms_per_unit })
 }
 
+/// Sorts recorded per submission by `span_run`: two timestamps each.
+const SPAN_BATCH: u32 = 256;
+
+/// The GPU time of `repeat` units recorded back to back by `record`, each after an untimed `prepare` and timed as
+/// one span by timestamps written into the command encoder around it (none inside it). None where encoder
+/// timestamps are not offered.
+fn span_run(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    repeat: u32,
+    prepare: impl Fn(&mut wgpu::CommandEncoder),
+    mut record: impl FnMut(&mut wgpu::CommandEncoder) -> Result<(), SortError>,
+) -> Result<Option<Stat>, SortError> {
+    if !device.features().contains(wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS) {
+        return Ok(None);
+    }
+    let batch = repeat.min(SPAN_BATCH);
+    let queries = device.create_query_set(&wgpu::QuerySetDescriptor {
+        label: Some("bench spans"),
+        ty: wgpu::QueryType::Timestamp,
+        count: 2 * batch,
+    });
+    let resolve = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("bench span resolve"),
+        size: u64::from(2 * batch) * u64::from(wgpu::QUERY_SIZE),
+        usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+        mapped_at_creation: false,
+    });
+    let period_ms = f64::from(queue.get_timestamp_period()) * 1e-6;
+    let mut spans = Vec::with_capacity(repeat as usize);
+    let mut done = 0;
+    while done < repeat {
+        let count = (repeat - done).min(batch);
+        let mut encoder = device.create_command_encoder(&Default::default());
+        for i in 0..count {
+            prepare(&mut encoder);
+            encoder.write_timestamp(&queries, 2 * i);
+            record(&mut encoder)?;
+            encoder.write_timestamp(&queries, 2 * i + 1);
+        }
+        encoder.resolve_query_set(&queries, 0..2 * count, &resolve, 0);
+        queue.submit([encoder.finish()]);
+        let bytes = crate::gpu::read_buffer_blocking(device, queue, &resolve, u64::from(2 * count) * 8);
+        let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&bytes);
+        spans.extend(ticks.chunks_exact(2).map(|t| t[1].saturating_sub(t[0]) as f64 * period_ms));
+        done += count;
+    }
+    Ok(Stat::of(spans))
+}
+
 /// Runs one case on `ctx`.
 pub fn run_case(
     ctx: &GpuContext,
@@ -232,6 +286,12 @@ pub fn run_case(
     })?;
     let (timings, unavailable, wall_ms_per_sort) = (run.timings, run.unavailable, run.wall_ms_per_unit);
 
+    let span = if timings.is_some() {
+        span_run(device, queue, repeat, restore, |encoder| sorter.record(queue, encoder, n, None, 0).map(|_| ()))?
+    } else {
+        None
+    };
+
     let lookback = sorter.lookback_stats_blocking(device, queue);
     let (gpu_keys, gpu_values) = buffers.read_blocking(device, queue, sorter.output_slot(), n);
     let (want_keys, want_values) = cpu::stable_sort_pairs(&keys, &values, case.config);
@@ -240,7 +300,7 @@ pub fn run_case(
     let check = cpu::compare((&want_keys, &want_values), (&gpu_keys, &gpu_values));
 
     let traffic = sorter.traffic();
-    let gpu = timings.as_ref().map(|t| summarize(t, case, repeat, &traffic));
+    let gpu = timings.as_ref().map(|t| GpuTimes { span, ..summarize(t, case, repeat, &traffic) });
     let gpu_times_unavailable = match (&gpu, unavailable) {
         (Some(_), _) => None,
         (None, _) if n == 0 => Some("nothing to time: no keys".into()),
@@ -299,6 +359,7 @@ fn summarize(timings: &FrameTimings, case: BenchCase, repeat: u32, traffic: &Tra
         samples,
         mkeys_per_sec: if seconds > 0.0 { n / seconds * 1e-6 } else { 0.0 },
         effective_gb_per_sec: if seconds > 0.0 { n * traffic.total_bytes_per_key() / seconds * 1e-9 } else { 0.0 },
+        span: None,
     }
 }
 
@@ -356,6 +417,9 @@ pub fn format_result(result: &BenchResult) -> String {
                 let _ = writeln!(out, "    {:<20} {:>10.3} {:>9.3}", kind.short_name(), stat.median_ms, stat.min_ms);
             }
             let _ = writeln!(out, "    {:<20} {:>10.3} {:>9.3}", "total", gpu.total.median_ms, gpu.total.min_ms);
+            if let Some(span) = gpu.span {
+                let _ = writeln!(out, "    {:<20} {:>10.3} {:>9.3}", "whole sort (span)", span.median_ms, span.min_ms);
+            }
             let _ = writeln!(
                 out,
                 "    {:.1} Mkeys/s, {:.2} GB/s effective (modelled bytes / median total)",

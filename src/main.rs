@@ -12,6 +12,7 @@ use splatsort::gpu::{AdapterPreference, GpuContext, describe_adapter};
 use splatsort::keys::KeyDistribution;
 use splatsort::render::{self, DrawPath, RenderSettings, SplatRenderer};
 use splatsort::scene::{self, PlyEncoding, Scene};
+use splatsort::sort::onesweep::TileShape;
 use splatsort::sort::{KeyType, OnesweepOptions, SortAlgorithm, SortConfig, SortOrder, StatusTable};
 use splatsort::timing::{GpuTimer, PassKind};
 
@@ -144,6 +145,12 @@ struct OnesweepArgs {
     /// Make every OneSweep look-back take the fallback path (count the predecessor's keys).
     #[arg(long)]
     force_fallback: bool,
+    /// OneSweep's digit-pass tile as THREADSxKEYS, e.g. 512x15 (default: the largest that fits the device).
+    #[arg(long)]
+    onesweep_tile: Option<TileShape>,
+    /// Compile OneSweep's kernels with naga's bounds checks and loop counters (to measure what leaving them out buys).
+    #[arg(long)]
+    onesweep_checked: bool,
 }
 
 impl OnesweepArgs {
@@ -152,6 +159,8 @@ impl OnesweepArgs {
             status_table: self.status_table,
             status_entries: self.status_entries,
             force_fallback: self.force_fallback,
+            tile: self.onesweep_tile,
+            checked_shaders: self.onesweep_checked,
             ..Default::default()
         }
     }

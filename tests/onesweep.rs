@@ -1,11 +1,12 @@
-//! OneSweep against the stable CPU sort, exactly: sizes around its 2048-key tiles, far more tiles than a small
-//! circular status table has slots, forced fallback, table-free tiles, the per-tile table, key types and orders,
+//! OneSweep against the stable CPU sort, exactly: sizes around its tiles (the device's and smaller ones), far more
+//! tiles than a small circular status table has slots, forced fallback, table-free tiles, the per-tile table, key types and orders,
 //! keys-only, and 16-bit keys. Every sort runs under a deadline, so a look-back that hangs fails the tests instead
 //! of stalling CI.
 
 mod common;
 
 use splatsort::keys::KeyDistribution;
+use splatsort::sort::onesweep::TileShape;
 use splatsort::sort::{
     GpuSort, KeyType, OnesweepOptions, SortAlgorithm, SortBuffers, SortConfig, SortError, SortOrder, StatusTable, cpu,
 };
@@ -72,12 +73,21 @@ fn sorter(capacity: u32, config: SortConfig) -> (SortBuffers, GpuSort) {
     (buffers, sorter)
 }
 
+/// Sizes around one, two and four tiles of `tile` keys, and a few others.
+fn sizes_around(tile: u32) -> Vec<u32> {
+    let mut sizes = vec![0, 1, 3];
+    for tiles in [1, 2, 4] {
+        sizes.extend([tiles * tile - 1, tiles * tile, tiles * tile + 1]);
+    }
+    sizes.extend([100_000, 1_000_003]);
+    sizes
+}
+
 #[test]
 fn sizes_around_tiles_with_each_status_table() {
     if !available() {
         return;
     }
-    let sizes = [0u32, 1, 3, 2047, 2048, 2049, 4095, 4096, 4097, 8191, 8193, 100_000, 1_000_003];
     let tables = [
         (StatusTable::Circular, None),
         (StatusTable::Circular, Some(8)),
@@ -87,9 +97,51 @@ fn sizes_around_tiles_with_each_status_table() {
     for (status_table, status_entries) in tables {
         let config = config(|c| c.onesweep = OnesweepOptions { status_table, status_entries, ..Default::default() });
         let (buffers, mut sorter) = sorter(1_000_003, config);
-        for (i, &n) in sizes.iter().enumerate() {
+        let tile = sorter.onesweep_tile_size().unwrap();
+        for (i, n) in sizes_around(tile).into_iter().enumerate() {
             let keys = KeyDistribution::Uniform.generate(n as usize, 40 + i as u64);
             sort_and_check(&buffers, &mut sorter, &keys, &format!("{status_table:?} {status_entries:?}"));
+        }
+    }
+}
+
+#[test]
+fn smaller_tiles_and_rings_of_many_cycles_sort_exactly() {
+    if !available() {
+        return;
+    }
+    // Tiles smaller than the device's (a device with less workgroup memory takes these), each with its own slots
+    // and in rings of 4 and 8 slots that the sort's tiles go round many times (4 passes of up to 100 tiles).
+    for tile in [TileShape { threads: 256, keys_per_thread: 4 }, TileShape { threads: 256, keys_per_thread: 7 }] {
+        for status_entries in [None, Some(4), Some(8)] {
+            let config = config(|c| {
+                c.onesweep = OnesweepOptions { status_entries, tile: Some(tile), ..Default::default() };
+            });
+            let (buffers, mut sorter) = sorter(100 * tile.keys(), config);
+            assert_eq!(sorter.onesweep_tile_size(), Some(tile.keys()));
+            for (i, n) in [tile.keys() - 1, tile.keys() + 1, 9 * tile.keys() + 5, 100 * tile.keys()].into_iter().enumerate() {
+                let keys = KeyDistribution::Depth.generate(n as usize, 60 + i as u64);
+                sort_and_check(&buffers, &mut sorter, &keys, &format!("tile {tile:?}, {status_entries:?} entries"));
+            }
+        }
+    }
+}
+
+#[test]
+fn the_tile_is_chosen_for_the_device_workgroup_memory() {
+    // The H100's 48 KiB with 32-lane subgroups takes 512 x 15; lavapipe's 32 KiB with 8-lane ones 256 x 12; a
+    // WebGPU-minimum 16 KiB device with 32-lane subgroups 256 x 8; with 8-lane subgroups none fits (the per-subgroup
+    // counts alone take 16 KiB), and the sort says so instead of failing in the driver.
+    let limits = |bytes: u32| wgpu::Limits { max_compute_workgroup_storage_size: bytes, ..wgpu::Limits::default() };
+    let pick = |bytes, subgroup| TileShape::for_device(&limits(bytes), subgroup).map(|t| (t.threads, t.keys_per_thread));
+    assert_eq!(pick(48 << 10, 32), Some((512, 15)));
+    assert_eq!(pick(32 << 10, 8), Some((256, 12)));
+    assert_eq!(pick(16 << 10, 32), Some((256, 8)));
+    assert_eq!(pick(16 << 10, 8), None);
+    for shape in TileShape::CANDIDATES {
+        for subgroup in [8, 32] {
+            let fits = TileShape::for_device(&limits(shape.workgroup_bytes(subgroup) as u32), subgroup).unwrap();
+            assert!(fits.keys() >= shape.keys(), "{shape:?} fits exactly its own bytes");
         }
     }
 }
@@ -248,4 +300,23 @@ fn bad_onesweep_settings_are_clear_errors() {
     assert!(error.to_string().contains("onesweep sort takes [8] radix bits"), "{error}");
     let error = SortConfig::new(8, 16).unwrap().with_keys(KeyType::F32, SortOrder::Ascending).unwrap_err();
     assert!(matches!(error, SortError::KeyBitsForType { .. }), "{error}");
+    for text in ["512", "512x0", "100x8", "256x17", "axb"] {
+        let error = text.parse::<TileShape>().unwrap_err();
+        assert!(error.contains("OneSweep tile"), "{text}: {error}");
+    }
+}
+
+#[test]
+fn a_tile_over_the_device_workgroup_memory_is_a_clear_error() {
+    if !available() {
+        return;
+    }
+    let ctx = common::context();
+    let limit = ctx.device.limits().max_compute_workgroup_storage_size;
+    let tile = TileShape { threads: 1024, keys_per_thread: 16 };
+    let config = config(|c| c.onesweep.tile = Some(tile));
+    let buffers = SortBuffers::new(&ctx.device, 1000).unwrap();
+    let error = GpuSort::new(&ctx.device, SortAlgorithm::Onesweep, &buffers, config).err().expect("refused");
+    assert!(matches!(error, SortError::TileShape { .. }), "{error}");
+    assert!(error.to_string().contains(&format!("limit of {limit} bytes")), "{error}");
 }

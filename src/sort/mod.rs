@@ -149,10 +149,11 @@ pub enum SortOrder {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum StatusTable {
-    /// A fixed ring of entries reused by later tiles (AMD): memory does not grow with the key count.
+    /// A fixed number of slots (16,384 on a GPU): one per tile, reused by each digit pass, while the sort's tiles
+    /// fit; past that a ring reused by later tiles (AMD's circular table). Memory does not grow with the key count.
     #[default]
     Circular,
-    /// One entry per tile and digit pass (the classic layout): memory grows with the key count.
+    /// One slot per tile the buffers can hold, reused by each digit pass: memory grows with the capacity.
     PerTile,
 }
 
@@ -173,6 +174,13 @@ pub struct OnesweepOptions {
     /// Every look-back computes its immediate predecessor's counts from the keys (the fallback), and any other
     /// predecessor whose entry is not ready at the first read, without spinning: for tests and benchmarks.
     pub force_fallback: bool,
+    /// The digit pass's tile (read when the sort is made); None: the largest that fits the device
+    /// (`onesweep::TileShape::for_device`).
+    pub tile: Option<onesweep::TileShape>,
+    /// Compile the kernels with naga's bounds checks and loop counters, as for untrusted shaders (read when the
+    /// sort is made): for measuring what trusting them buys.
+    #[doc(hidden)]
+    pub checked_shaders: bool,
 }
 
 impl OnesweepOptions {
@@ -284,6 +292,12 @@ pub enum SortError {
     KeyBitsForType { key_type: KeyType, key_bits: u32 },
     #[error("the status table takes 4 to 65536 entries, not {0}")]
     StatusEntries(u32),
+    #[error(
+        "a OneSweep tile of {threads} threads x {keys_per_thread} keys needs {needed} bytes of workgroup memory on \
+         this device, over its limit of {limit} bytes (max_compute_workgroup_storage_size) or of {max_threads} \
+         threads; a tile takes 256 to 1024 threads and 1 to 16 keys per thread"
+    )]
+    TileShape { threads: u32, keys_per_thread: u32, needed: u64, limit: u64, max_threads: u32 },
     #[error("{requested} keys exceed the sorter's capacity of {capacity}")]
     OverCapacity { requested: u64, capacity: u64 },
     #[error(

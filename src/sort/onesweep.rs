@@ -10,11 +10,12 @@
 //!   comparison);
 //! - tiles numbered by an atomic ticket, never by workgroup id.
 //!
-//! Per sort: `clear` + `histogram` (one timed pass), `scan`, then one `digit_pass` per digit (4 for 32-bit keys).
+//! Per sort: `histogram` (which also clears the status entries), `scan` (which also resets the state for the digit
+//! passes and the next sort), then one `digit_pass` per digit (4 for 32-bit keys).
 
 use crate::sort::shared::{
-    Grid, Plan, RadixPasses, SortDispatch, WORKGROUP_SIZE, begin_pass, data_buffer, iteration_params_entry,
-    pipeline_with, storage_entry, uniform_entry, with_common,
+    Grid, Plan, RadixPasses, SortDispatch, begin_pass, data_buffer, iteration_params_entry, storage_entry,
+    uniform_entry, with_common,
 };
 use crate::sort::{OnesweepOptions, SortBuffers, SortConfig, SortError, StatusTable, TrafficModel, check_binding};
 use crate::timing::{GpuTimer, PassKind};
@@ -22,26 +23,21 @@ use crate::timing::{GpuTimer, PassKind};
 /// Bits per digit: the sort takes 8 only.
 pub const RADIX_BITS: u32 = 8;
 const RADIX: u32 = 1 << RADIX_BITS;
-/// Keys per thread of a digit pass (`KEYS_PER_THREAD` in `sort_onesweep.wgsl`, whose steps are unrolled by hand
-/// for 8): a tile is `WORKGROUP_SIZE` times this. On the H100, 16 and 32 (in loops) were slower than 8.
-pub const KEYS_PER_THREAD: u32 = 8;
-/// Keys per tile of a digit pass.
-pub const TILE_SIZE: u32 = WORKGROUP_SIZE * KEYS_PER_THREAD;
 /// Keys per workgroup of the histogram pass. Mirrors `HISTOGRAM_TILE`.
 pub const HISTOGRAM_TILE: u32 = 8192;
 /// Words of the sort's state buffer. Mirrors `STATE_WORDS`.
 const STATE_WORDS: u32 = 2056;
 /// Where the fallback and table-free counters are in it. Mirror `STATE_FALLBACKS`, `STATE_TABLE_FREE`.
 const STATE_FALLBACKS: u32 = 2054;
-/// Workgroups of the clear dispatch. Mirrors `CLEAR_GROUPS`.
-const CLEAR_GROUPS: u32 = 256;
-/// Most keys: entries hold counts in 30 bits, and a 2 GiB binding holds 2^29 keys.
-pub const MAX_KEYS: u32 = 1 << 29;
+/// Most keys: entries hold counts in 29 bits (a 2 GiB binding holds fewer keys than 2^29).
+pub const MAX_KEYS: u32 = (1 << 29) - 1;
 /// Reads of a not-ready entry before a look-back stops waiting and counts that tile's keys (the fallback); a tail
 /// wait may read 1024 times as often (`TAIL_SPINS_PER_READ` in the shader).
 pub const SPIN_LIMIT: u32 = 1024;
 /// Smallest subgroup the shader's per-subgroup tables are sized for.
 pub const MIN_SUBGROUP_SIZE: u32 = 8;
+/// Most keys per thread of a digit pass. Mirrors `MAX_KEYS_PER_THREAD`.
+pub const MAX_KEYS_PER_THREAD: u32 = 16;
 
 pub const ONESWEEP_WGSL: &str = include_str!("../../shaders/sort_onesweep.wgsl");
 
@@ -50,8 +46,98 @@ pub fn shader_modules() -> [(&'static str, String); 1] {
     [("sort_onesweep.wgsl", with_common(ONESWEEP_WGSL))]
 }
 
+/// The shape of a digit pass's tile: `threads` invocations of `keys_per_thread` keys each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct TileShape {
+    pub threads: u32,
+    pub keys_per_thread: u32,
+}
+
+impl TileShape {
+    /// The shapes tried on a device, largest tile first: the first that fits its workgroup memory is taken.
+    /// 512 x 15 is GPUSorting's OneSweep tile for 32-bit pairs (CUB's sm90 tile is 384 x 23); 256 x 8 is the
+    /// earlier design's, which lavapipe's 32 KiB (with 8-lane subgroups) still holds.
+    pub const CANDIDATES: [TileShape; 6] = [
+        TileShape { threads: 512, keys_per_thread: 15 },
+        TileShape { threads: 512, keys_per_thread: 12 },
+        TileShape { threads: 256, keys_per_thread: 15 },
+        TileShape { threads: 256, keys_per_thread: 12 },
+        TileShape { threads: 256, keys_per_thread: 8 },
+        TileShape { threads: 256, keys_per_thread: 4 },
+    ];
+
+    pub fn keys(self) -> u32 {
+        self.threads * self.keys_per_thread
+    }
+
+    /// Words of per-subgroup digit counts (two 16-bit counts a word) for subgroups of at least `min_subgroup`.
+    fn subgroup_words(self, min_subgroup: u32) -> u32 {
+        self.threads / min_subgroup * RADIX / 2
+    }
+
+    /// Bytes of workgroup memory the digit pass declares: the tile, the per-subgroup counts, three 256-word digit
+    /// tables, the subgroup totals (64 words) and four words. Mirrors the `var<workgroup>`s of `digit_pass`.
+    pub fn workgroup_bytes(self, min_subgroup: u32) -> u64 {
+        4 * u64::from(self.keys() + self.subgroup_words(min_subgroup) + 3 * RADIX + 64 + 4)
+    }
+
+    /// Whether the shader takes this shape at all (every digit has its invocation; the private arrays hold it).
+    fn is_valid(self) -> bool {
+        (RADIX..=1024).contains(&self.threads)
+            && self.threads % 128 == 0
+            && (1..=MAX_KEYS_PER_THREAD).contains(&self.keys_per_thread)
+    }
+
+    /// Why `device` cannot run this shape, as the error a caller shows.
+    fn check(self, limits: &wgpu::Limits, min_subgroup: u32) -> Result<(), SortError> {
+        let needed = self.workgroup_bytes(min_subgroup);
+        let limit = u64::from(limits.max_compute_workgroup_storage_size);
+        let max_threads = limits.max_compute_invocations_per_workgroup.min(limits.max_compute_workgroup_size_x);
+        if self.is_valid() && needed <= limit && self.threads <= max_threads {
+            return Ok(());
+        }
+        Err(SortError::TileShape {
+            threads: self.threads,
+            keys_per_thread: self.keys_per_thread,
+            needed,
+            limit,
+            max_threads,
+        })
+    }
+
+    /// The largest candidate that fits the device (wgpu does not check workgroup memory: a shape over the limit
+    /// would fail when the pipeline is made, or worse).
+    pub fn for_device(limits: &wgpu::Limits, min_subgroup: u32) -> Option<TileShape> {
+        Self::CANDIDATES.into_iter().find(|shape| shape.check(limits, min_subgroup).is_ok())
+    }
+}
+
+impl std::str::FromStr for TileShape {
+    type Err = String;
+
+    /// `THREADSxKEYS`, e.g. `512x15`.
+    fn from_str(text: &str) -> Result<Self, String> {
+        let parse = |part: Option<&str>| part.and_then(|p| p.trim().parse::<u32>().ok());
+        let mut parts = text.split('x');
+        match (parse(parts.next()), parse(parts.next()), parts.next()) {
+            (Some(threads), Some(keys_per_thread), None) => {
+                let shape = TileShape { threads, keys_per_thread };
+                if shape.is_valid() {
+                    Ok(shape)
+                } else {
+                    Err(format!(
+                        "a OneSweep tile takes 256 to 1024 threads (a multiple of 128) and 1 to \
+                         {MAX_KEYS_PER_THREAD} keys per thread, not {text}"
+                    ))
+                }
+            }
+            _ => Err(format!("a OneSweep tile is THREADSxKEYS (e.g. 512x15), not {text:?}")),
+        }
+    }
+}
+
 /// The histogram reads each key once; each digit pass reads and writes each key and value once (the status table
-/// and the fallback's re-reads are left out: 1 KiB per 2048-key tile).
+/// and the fallback's re-reads are left out: 1 KiB per tile).
 pub fn traffic_model(config: SortConfig) -> TrafficModel {
     let per_pair = if config.keys_only { 8.0 } else { 16.0 };
     TrafficModel {
@@ -63,20 +149,11 @@ pub fn traffic_model(config: SortConfig) -> TrafficModel {
     }
 }
 
-/// Circular table entries when none are asked for: enough slots that the tiles a GPU runs at once rarely wait for
-/// a free one (an estimate from occupancy, not a measurement: an H100's 132 SMs hold at most 8 of these 256-thread
-/// workgroups each, about a thousand; with 4096 entries no tile went table-free in the H100 runs); fewer on a CPU driver,
-/// which runs a few at a time and clears the table at the CPU's bandwidth.
+/// Status table slots when none are asked for: on a GPU, one per tile of every sort up to 125M keys in 7680-key
+/// tiles (16 MiB), so a ring and its tail waits are only for larger sorts; on a CPU driver, which runs a few
+/// workgroups at a time and clears the table at the CPU's bandwidth, 1024 (2M keys in 2048-key tiles).
 pub fn default_status_entries(info: &wgpu::AdapterInfo) -> u32 {
-    if info.device_type == wgpu::DeviceType::Cpu { 1024 } else { 4096 }
-}
-
-/// The shader with its per-subgroup tables sized for the most subgroups a workgroup has on this adapter.
-fn shader_for(info: &wgpu::AdapterInfo) -> String {
-    let max_subgroups = WORKGROUP_SIZE / info.subgroup_min_size.max(MIN_SUBGROUP_SIZE);
-    let line = "const MAX_SUBGROUPS: u32 = 32u;";
-    assert!(ONESWEEP_WGSL.contains(line), "sort_onesweep.wgsl declares `{line}`");
-    ONESWEEP_WGSL.replace(line, &format!("const MAX_SUBGROUPS: u32 = {max_subgroups}u;"))
+    if info.device_type == wgpu::DeviceType::Cpu { 1024 } else { 16_384 }
 }
 
 /// Why the adapter cannot run this sort (beyond the SUBGROUP feature), or None.
@@ -95,12 +172,12 @@ pub fn subgroup_size_problem(info: &wgpu::AdapterInfo) -> Option<String> {
 struct Settings {
     passes: u32,
     key_bits: u32,
-    per_tile: u32,
     entries: u32,
     lookback: u32,
     tail_bits: u32,
     force: u32,
     spin_limit: u32,
+    pad: u32,
 }
 
 /// What the look-backs of the last recorded sorts did, read from the state buffer.
@@ -112,29 +189,27 @@ pub struct LookbackStats {
     pub table_free_tiles: u32,
 }
 
-/// The status table's geometry for a config: (slots, look-back length, tail bits).
+/// The status table's geometry for a config: (slots, ring look-back length, tail bits). A sort of more tiles than
+/// slots uses them as a ring; per tile, there is a slot for every tile the buffers can hold.
 fn table_shape(config: SortConfig, capacity: u32, tile_size: u32, default_entries: u32) -> (u32, u32, u32) {
-    match config.onesweep.status_table {
-        StatusTable::PerTile => (config.iterations() * capacity.div_ceil(tile_size).max(1), u32::MAX, 0),
-        StatusTable::Circular => {
-            let entries = config.onesweep.status_entries.unwrap_or(default_entries);
-            // A reader never looks back past `lookback` entries, and a slot is reused only once every tile that
-            // could read it has finished: entries >= 2 * lookback + 2.
-            let lookback = entries / 2 - 1;
-            // The tail's low bits count out of order within groups of tiles: a finished tile waits only for the
-            // tiles of earlier groups. Groups of up to 1024 (more than an H100 keeps resident) make that wait
-            // rare; at most (lookback + 1) / 2 tiles, so that a tile's slot wait is met long before it finishes.
-            let tail_bits = lookback.div_ceil(2).max(1).ilog2().min(10);
-            (entries, lookback, tail_bits)
-        }
-    }
+    let entries = match config.onesweep.status_table {
+        StatusTable::PerTile => capacity.div_ceil(tile_size).max(4),
+        StatusTable::Circular => config.onesweep.status_entries.unwrap_or(default_entries),
+    };
+    // A ring reader never looks back past `lookback + 1` entries, and a slot is reused only once every tile that
+    // could read it has finished: entries >= 2 * lookback + 2.
+    let lookback = entries / 2 - 1;
+    // The tail's low bits count out of order within groups of tiles: a finished tile waits only for the
+    // tiles of earlier groups. Groups of up to 1024 (more than an H100 keeps resident) make that wait
+    // rare; at most (lookback + 1) / 2 tiles, so that a tile's slot wait is met long before it finishes.
+    let tail_bits = lookback.div_ceil(2).max(1).ilog2().min(10);
+    (entries, lookback, tail_bits)
 }
 
 /// The sort: pipelines made once; the state, the status table and the parameters once per setting.
 pub struct OnesweepSort {
     config: SortConfig,
     layout: wgpu::BindGroupLayout,
-    clear_pipeline: wgpu::ComputePipeline,
     histogram_pipeline: wgpu::ComputePipeline,
     scan_pipeline: wgpu::ComputePipeline,
     digit_pipeline: wgpu::ComputePipeline,
@@ -149,6 +224,7 @@ pub struct OnesweepSort {
     capacity: u32,
     /// Keys per tile on this device.
     tile_size: u32,
+    shape: TileShape,
     default_entries: u32,
     /// Whether `settings` holds the current config.
     settings_written: bool,
@@ -167,7 +243,19 @@ impl OnesweepSort {
             return Err(SortError::OverCapacity { requested: capacity.into(), capacity: MAX_KEYS.into() });
         }
         let default_entries = default_status_entries(&info);
-        let tile_size = TILE_SIZE;
+        let limits = device.limits();
+        let min_subgroup = info.subgroup_min_size.max(MIN_SUBGROUP_SIZE);
+        let shape = match config.onesweep.tile {
+            Some(shape) => shape.check(&limits, min_subgroup).map(|()| shape)?,
+            None => TileShape::for_device(&limits, min_subgroup).ok_or_else(|| SortError::Unavailable {
+                algorithm: "onesweep",
+                reason: format!(
+                    "no tile fits its {} bytes of workgroup memory",
+                    limits.max_compute_workgroup_storage_size
+                ),
+            })?,
+        };
+        let tile_size = shape.keys();
         let status_bytes = Self::status_bytes(config, capacity, tile_size, default_entries);
         check_binding(device, "the OneSweep status table", status_bytes)?;
         let mut entries = vec![iteration_params_entry()];
@@ -184,14 +272,34 @@ impl OnesweepSort {
             label: Some("sort onesweep"),
             entries: &entries,
         });
-        let source = with_common(&shader_for(&info));
+        let module = shader_module(device, config.onesweep.checked_shaders);
         let scalar = info.subgroup_max_size <= 32 && !config.onesweep.force_general_lanes;
-        let constants = [("SCALAR_LANES", if scalar { 1.0 } else { 0.0 })];
+        let constants = [
+            ("SCALAR_LANES", if scalar { 1.0 } else { 0.0 }),
+            ("THREADS", f64::from(shape.threads)),
+            ("KEYS_PER_THREAD", f64::from(shape.keys_per_thread)),
+            ("TILE_KEYS", f64::from(tile_size)),
+            ("SUBGROUP_WORDS", f64::from(shape.subgroup_words(min_subgroup))),
+        ];
         // Every entry point writes the workgroup words it reads first, so WebGPU's zeroing is skipped.
-        let options =
-            || wgpu::PipelineCompilationOptions { constants: &constants, zero_initialize_workgroup_memory: false };
-        let make = |label, entry| pipeline_with(device, label, &source, entry, &layout, options());
-        let clear_pipeline = make("sort onesweep clear", "clear");
+        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("sort onesweep"),
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+        let make = |label, entry| {
+            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(label),
+                layout: Some(&pipeline_layout),
+                module: &module,
+                entry_point: Some(entry),
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    constants: &constants,
+                    zero_initialize_workgroup_memory: false,
+                },
+                cache: None,
+            })
+        };
         let histogram_pipeline = make("sort onesweep histogram", "histogram");
         let scan_pipeline = make("sort onesweep scan", "scan");
         let digit_pipeline = make("sort onesweep digit pass", "digit_pass");
@@ -210,7 +318,6 @@ impl OnesweepSort {
         let mut sort = Self {
             config,
             layout,
-            clear_pipeline,
             histogram_pipeline,
             scan_pipeline,
             digit_pipeline,
@@ -223,6 +330,7 @@ impl OnesweepSort {
             values,
             capacity,
             tile_size,
+            shape,
             default_entries,
             settings_written: false,
         };
@@ -266,9 +374,14 @@ impl OnesweepSort {
         self.config
     }
 
-    /// Changes the settings: the status table is remade only when its size changes.
+    /// Changes the settings: the status table is remade only when its size changes. The options read when the
+    /// sort is made (tile, lane path, checked shaders) keep their values.
     pub fn set_config(&mut self, device: &wgpu::Device, config: SortConfig) -> Result<(), SortError> {
-        let config = crate::sort::SortAlgorithm::Onesweep.check(config)?;
+        let mut config = crate::sort::SortAlgorithm::Onesweep.check(config)?;
+        let made_with = self.config.onesweep;
+        config.onesweep.tile = made_with.tile;
+        config.onesweep.force_general_lanes = made_with.force_general_lanes;
+        config.onesweep.checked_shaders = made_with.checked_shaders;
         let bytes = Self::status_bytes(config, self.capacity, self.tile_size, self.default_entries);
         if bytes != self.status.size() {
             check_binding(device, "the OneSweep status table", bytes)?;
@@ -291,22 +404,27 @@ impl OnesweepSort {
     fn settings_for(&self) -> Settings {
         let config = self.config;
         let (entries, lookback, tail_bits) = table_shape(config, self.capacity, self.tile_size, self.default_entries);
-        let OnesweepOptions { status_table, force_fallback, .. } = config.onesweep;
+        let OnesweepOptions { force_fallback, .. } = config.onesweep;
         Settings {
             passes: config.iterations(),
             key_bits: config.key_bits,
-            per_tile: u32::from(status_table == StatusTable::PerTile),
             entries,
             lookback,
             tail_bits,
             force: u32::from(force_fallback) | (u32::from(config.onesweep.force_table_free) << 1),
             spin_limit: SPIN_LIMIT,
+            pad: 0,
         }
     }
 
     /// Keys per tile of a digit pass on this device.
     pub fn tile_size(&self) -> u32 {
         self.tile_size
+    }
+
+    /// The digit pass's tile on this device.
+    pub fn tile_shape(&self) -> TileShape {
+        self.shape
     }
 
     /// GPU memory held beyond the caller's key and value buffers.
@@ -327,6 +445,25 @@ impl OnesweepSort {
             fallbacks: words[STATE_FALLBACKS as usize],
             table_free_tiles: words[STATE_FALLBACKS as usize + 1],
         }
+    }
+}
+
+/// The sort's module. Trusted by default: `sort_onesweep.wgsl` says why each of its indices is in range and each of
+/// its loops ends, so naga's bounds clamps (on every indexed access) and loop counters (a 64-bit counter in every
+/// loop) are left out; buffer accesses stay guarded where the driver's robust buffer access does it.
+fn shader_module(device: &wgpu::Device, checked: bool) -> wgpu::ShaderModule {
+    let descriptor = wgpu::ShaderModuleDescriptor {
+        label: Some("sort onesweep"),
+        source: wgpu::ShaderSource::Wgsl(with_common(ONESWEEP_WGSL).into()),
+    };
+    if checked {
+        return device.create_shader_module(descriptor);
+    }
+    let checks = wgpu::ShaderRuntimeChecks::unchecked();
+    #[allow(unsafe_code, reason = "the shader's indices and loops are bounded by construction (see above)")]
+    // SAFETY: every index of sort_onesweep.wgsl is in range and every loop ends, as its header comment argues.
+    unsafe {
+        device.create_shader_module_trusted(descriptor, checks)
     }
 }
 
@@ -363,8 +500,6 @@ impl RadixPasses for OnesweepSort {
             let mut pass =
                 begin_pass(encoder, timer.as_deref_mut(), "sort histogram", label(PassKind::SortHistogram, None));
             pass.set_bind_group(0, &self.groups[0], &[params.iteration_offset(0)]);
-            pass.set_pipeline(&self.clear_pipeline);
-            pass.dispatch_workgroups(CLEAR_GROUPS, 1, 1);
             pass.set_pipeline(&self.histogram_pipeline);
             plan.dispatch(&mut pass, Grid::PerKey);
         }
@@ -415,7 +550,7 @@ mod tests {
         let names: Vec<&str> = members.iter().filter_map(|m| m.name.as_deref()).collect();
         assert_eq!(
             names,
-            ["passes", "key_bits", "per_tile", "entries", "lookback", "tail_bits", "force", "spin_limit"],
+            ["passes", "key_bits", "entries", "lookback", "tail_bits", "force", "spin_limit", "pad"],
             "the shader's members, in the Rust order"
         );
         assert_eq!(std::mem::size_of::<Settings>(), 4 * names.len());
@@ -433,7 +568,6 @@ mod tests {
         assert_eq!(constant("HISTOGRAM_TILE"), HISTOGRAM_TILE);
         assert_eq!(constant("STATE_WORDS"), STATE_WORDS);
         assert_eq!(constant("STATE_FALLBACKS"), STATE_FALLBACKS);
-        assert_eq!(constant("CLEAR_GROUPS"), CLEAR_GROUPS);
-        assert_eq!(constant("KEYS_PER_THREAD"), KEYS_PER_THREAD);
+        assert_eq!(constant("MAX_KEYS_PER_THREAD"), MAX_KEYS_PER_THREAD);
     }
 }
