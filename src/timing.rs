@@ -240,6 +240,11 @@ impl GpuTimer {
         self.slots.iter().any(|s| s.readback.is_in_flight())
     }
 
+    /// Whether a frame is being timed (between `begin_frame` and `end_frame`).
+    pub fn is_timing(&self) -> bool {
+        self.recording.is_some()
+    }
+
     /// The most passes one frame can time.
     pub fn max_passes(&self) -> u32 {
         self.max_passes

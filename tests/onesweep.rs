@@ -6,7 +6,7 @@
 mod common;
 
 use splatsort::keys::KeyDistribution;
-use splatsort::sort::onesweep::TileShape;
+use splatsort::sort::onesweep::{self, TileShape};
 use splatsort::sort::{
     GpuSort, KeyType, OnesweepOptions, SortAlgorithm, SortBuffers, SortConfig, SortError, SortOrder, StatusTable, cpu,
 };
@@ -119,7 +119,9 @@ fn smaller_tiles_and_rings_of_many_cycles_sort_exactly() {
             });
             let (buffers, mut sorter) = sorter(100 * tile.keys(), config);
             assert_eq!(sorter.onesweep_tile_size(), Some(tile.keys()));
-            for (i, n) in [tile.keys() - 1, tile.keys() + 1, 9 * tile.keys() + 5, 100 * tile.keys()].into_iter().enumerate() {
+            for (i, n) in
+                [tile.keys() - 1, tile.keys() + 1, 9 * tile.keys() + 5, 100 * tile.keys()].into_iter().enumerate()
+            {
                 let keys = KeyDistribution::Depth.generate(n as usize, 60 + i as u64);
                 sort_and_check(&buffers, &mut sorter, &keys, &format!("tile {tile:?}, {status_entries:?} entries"));
             }
@@ -132,9 +134,18 @@ fn the_tile_is_chosen_for_the_device_workgroup_memory() {
     // The H100's 48 KiB with 32-lane subgroups takes 512 x 15; lavapipe's 32 KiB with 8-lane ones 256 x 12; a
     // WebGPU-minimum 16 KiB device with 32-lane subgroups 256 x 8; with 8-lane subgroups none fits (the per-subgroup
     // counts alone take 16 KiB), and the sort says so instead of failing in the driver.
-    let limits = |bytes: u32| wgpu::Limits { max_compute_workgroup_storage_size: bytes, ..wgpu::Limits::default() };
-    let pick = |bytes, subgroup| TileShape::for_device(&limits(bytes), subgroup).map(|t| (t.threads, t.keys_per_thread));
+    let limits = |bytes: u32| wgpu::Limits {
+        max_compute_workgroup_storage_size: bytes,
+        max_compute_invocations_per_workgroup: 1024,
+        max_compute_workgroup_size_x: 1024,
+        ..wgpu::Limits::default()
+    };
+    let pick =
+        |bytes, subgroup| TileShape::for_device(&limits(bytes), subgroup).map(|t| (t.threads, t.keys_per_thread));
     assert_eq!(pick(48 << 10, 32), Some((512, 15)));
+    // A device of 256 invocations per workgroup (WebGPU's default) takes the largest 256-thread tile.
+    let webgpu = wgpu::Limits { max_compute_workgroup_storage_size: 48 << 10, ..wgpu::Limits::default() };
+    assert_eq!(TileShape::for_device(&webgpu, 32), Some(TileShape { threads: 256, keys_per_thread: 15 }));
     assert_eq!(pick(32 << 10, 8), Some((256, 12)));
     assert_eq!(pick(16 << 10, 32), Some((256, 8)));
     assert_eq!(pick(16 << 10, 8), None);
@@ -282,9 +293,13 @@ fn temporary_memory_does_not_grow_with_the_key_count() {
         let config = config(|c| c.onesweep.status_table = status_table);
         GpuSort::new(&ctx.device, SortAlgorithm::Onesweep, &buffers, config).unwrap().allocated_bytes()
     };
+    // The default table has a slot per tile up to its size (1024 slots on a CPU driver, 16,384 on a GPU), then stops.
+    let tile = sorter(1, config(|_| {})).1.onesweep_tile_size().unwrap();
+    let full = onesweep::default_status_entries(&ctx.device.adapter_info()) * tile;
     let small = bytes(100_000, StatusTable::Circular);
-    let large = bytes(1 << 25, StatusTable::Circular);
-    assert_eq!(small, large, "the circular table's temporaries are the same for 100k and 2^25 keys");
+    let large = bytes(full, StatusTable::Circular);
+    assert!(small < large, "{small} bytes for 100k keys, {large} for {full}");
+    assert_eq!(large, bytes(2 * full, StatusTable::Circular), "the circular table stops growing");
     assert!(bytes(1 << 25, StatusTable::PerTile) > bytes(100_000, StatusTable::PerTile), "per tile grows");
 }
 
