@@ -149,16 +149,51 @@ fn histogram(
 
 // ---- scan --------------------------------------------------------------------------------------------------------
 
-// Turns the histogram into each digit position's exclusive offsets, and resets the rest of the state for the digit
-// passes (tickets, tail, counters) and the histogram for the next sort.
+// Each subgroup's totals of the four digit positions, then (from 32) their exclusive prefixes.
+var<workgroup> scan_totals: array<vec4<u32>, 64>; // 2 * RADIX / smallest subgroup
+
+// Turns the histogram into each digit position's exclusive offsets (the four positions side by side, one subgroup
+// scan for all), and resets the rest of the state for the digit passes (tickets, tail, counters) and the histogram
+// for the next sort. Digit sg_id * sg_size + lane is scanned by its subgroup, as in `tile_exclusive_scan`.
 @compute @workgroup_size(WORKGROUP_SIZE)
-fn scan(@builtin(local_invocation_index) tid: u32) {
+fn scan(
+    @builtin(local_invocation_index) tid: u32,
+    @builtin(subgroup_invocation_id) lane: u32,
+    @builtin(subgroup_size) sg_size: u32,
+    @builtin(subgroup_id) sg_id: u32,
+) {
+    let d = sg_id * sg_size + lane;
+    var counts = vec4<u32>();
     for (var d_pass = 0u; d_pass < MAX_PASSES; d_pass++) {
-        let bin = &state[STATE_HISTOGRAM + d_pass * RADIX + tid];
-        let count = atomicLoad(bin);
+        let bin = &state[STATE_HISTOGRAM + d_pass * RADIX + d];
+        counts[d_pass] = atomicLoad(bin);
         atomicStore(bin, 0u);
-        let scanned = workgroup_exclusive_scan(tid, count);
-        atomicStore(&state[STATE_OFFSETS + d_pass * RADIX + tid], scanned.x);
+    }
+    let within = subgroupExclusiveAdd(counts);
+    if (lane == sg_size - 1u) {
+        scan_totals[sg_id] = within + counts;
+    }
+    workgroupBarrier();
+    let num_sg = RADIX / sg_size;
+    if (sg_id == 0u) {
+        var carry = vec4<u32>();
+        for (var first = 0u; first < num_sg; first += sg_size) {
+            let i = first + lane;
+            var total = vec4<u32>();
+            if (i < num_sg) {
+                total = scan_totals[i];
+            }
+            let before = subgroupExclusiveAdd(total);
+            if (i < num_sg) {
+                scan_totals[32u + i] = carry + before;
+            }
+            carry += subgroupAdd(total);
+        }
+    }
+    workgroupBarrier();
+    let offsets = scan_totals[32u + sg_id] + within;
+    for (var d_pass = 0u; d_pass < MAX_PASSES; d_pass++) {
+        atomicStore(&state[STATE_OFFSETS + d_pass * RADIX + d], offsets[d_pass]);
     }
     if (tid < STATE_WORDS - STATE_TICKETS) {
         atomicStore(&state[STATE_TICKETS + tid], 0u);

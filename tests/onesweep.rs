@@ -140,18 +140,25 @@ fn the_tile_is_chosen_for_the_device_workgroup_memory() {
         max_compute_workgroup_size_x: 1024,
         ..wgpu::Limits::default()
     };
-    let pick =
-        |bytes, subgroup| TileShape::for_device(&limits(bytes), subgroup).map(|t| (t.threads, t.keys_per_thread));
+    let large = 1 << 24;
+    let pick = |bytes, subgroup| {
+        TileShape::for_device(&limits(bytes), subgroup, large).map(|t| (t.threads, t.keys_per_thread))
+    };
     assert_eq!(pick(48 << 10, 32), Some((512, 15)));
-    // A device of 256 invocations per workgroup (WebGPU's default) takes the largest 256-thread tile.
+    // Sorts of up to 2^22 keys take 256-thread tiles where they fit, as does a device of 256 invocations per
+    // workgroup (WebGPU's default).
+    let shape = |threads, keys_per_thread| Some(TileShape { threads, keys_per_thread });
+    assert_eq!(TileShape::for_device(&limits(48 << 10), 32, onesweep::SMALL_SORT), shape(256, 15));
+    assert_eq!(TileShape::for_device(&limits(48 << 10), 32, onesweep::SMALL_SORT + 1), shape(512, 15));
     let webgpu = wgpu::Limits { max_compute_workgroup_storage_size: 48 << 10, ..wgpu::Limits::default() };
-    assert_eq!(TileShape::for_device(&webgpu, 32), Some(TileShape { threads: 256, keys_per_thread: 15 }));
+    assert_eq!(TileShape::for_device(&webgpu, 32, large), shape(256, 15));
     assert_eq!(pick(32 << 10, 8), Some((256, 12)));
     assert_eq!(pick(16 << 10, 32), Some((256, 8)));
     assert_eq!(pick(16 << 10, 8), None);
     for shape in TileShape::CANDIDATES {
         for subgroup in [8, 32] {
-            let fits = TileShape::for_device(&limits(shape.workgroup_bytes(subgroup) as u32), subgroup).unwrap();
+            let bytes = shape.workgroup_bytes(subgroup) as u32;
+            let fits = TileShape::for_device(&limits(bytes), subgroup, large).unwrap();
             assert!(fits.keys() >= shape.keys(), "{shape:?} fits exactly its own bytes");
         }
     }
