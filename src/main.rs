@@ -136,7 +136,8 @@ struct SortArgs {
 /// OneSweep's settings (other algorithms ignore them).
 #[derive(clap::Args, Clone, Copy, Default)]
 struct OnesweepArgs {
-    /// OneSweep's look-back status table: a fixed ring of entries (circular) or one entry per tile (per-tile).
+    /// OneSweep's look-back status table: a fixed number of slots, used as a ring by sorts of more tiles
+    /// (circular), or one slot per tile the buffers hold (per-tile).
     #[arg(long, value_enum, default_value = "circular")]
     status_table: StatusTable,
     /// Entries of the circular status table, 4 to 65536 (default: sized for the device).
