@@ -86,7 +86,7 @@ impl TileShape {
     /// Whether the shader takes this shape at all (every digit has its invocation; the private arrays hold it).
     fn is_valid(self) -> bool {
         (RADIX..=1024).contains(&self.threads)
-            && self.threads % 128 == 0
+            && self.threads.is_multiple_of(128)
             && (1..=MAX_KEYS_PER_THREAD).contains(&self.keys_per_thread)
     }
 
