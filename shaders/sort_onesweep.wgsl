@@ -1,6 +1,6 @@
 // OneSweep: an 8-bit LSD radix sort with one read of the keys per digit (Adinets & Merrill), made safe for GPUs
 // without forward-progress guarantees (Gridwise's look-back with fallback) and bounded in memory (AMD's circular
-// status table). Needs sort_common.wgsl and scan_common.wgsl. Entry points, in the order a sort records them:
+// status table). Needs sort_common.wgsl. Entry points, in the order a sort records them:
 //
 // - `histogram`: counts every digit position of every key in one read (per workgroup in workgroup memory, then
 //   one global atomic per bin), and clears the status entries the sort will use;
@@ -23,15 +23,16 @@
 // Why every wait ends: tiles are numbered by an atomic ticket, so a tile only ever waits on tiles with smaller
 // tickets, which have started. Every wait is bounded: a look-back that reads an entry `spin_limit` times without
 // finding it ready stops, and the workgroup counts that tile's digits from its keys (the fallback) and goes on; a
-// tile that cannot get its ring slot, or cannot advance the tail, within `spin_limit * TAIL_SPINS_PER_READ`
-// reads marks the sort "broken": it and every later tile go table-free (each computes its prefix from the keys of
-// all earlier tiles of the pass and touches no entry). On a GPU that runs one workgroup at a time, every
-// smaller ticket has finished before a tile starts, so no wait spins at all.
+// tile that cannot get its ring slot, or cannot advance the tail, within `spin_limit * TAIL_SPINS_PER_READ` reads
+// marks the sort "broken": a tile that then cannot claim its slot, and every tile that starts later, goes table-free
+// (computes its prefix from the keys of all earlier tiles of the pass and touches no entry). On a GPU that runs one
+// workgroup at a time, every smaller ticket has finished before a tile starts, so no wait spins at all.
 //
-// Every index into a workgroup, private or storage array is in range by construction (the tile's positions are
-// below TILE_KEYS, subgroup ids below THREADS / smallest subgroup, slots below the table's entries, key indices below
-// `num_keys`), and every loop ends (the spins are counted), which is what lets `sort::onesweep` compile this module
-// without naga's bounds checks and loop counters.
+// Every index into a workgroup, private or storage array is in range by construction (the tile's positions are below
+// TILE_KEYS, subgroup ids below THREADS / smallest subgroup, slots below the table's entries, key indices below
+// `num_keys`), given that the subgroups are full: THREADS is a multiple of 128 and subgroups have 8 to 128 lanes
+// (both checked by `sort::onesweep`), a power of two (as every API's are). Every loop ends (the spins are counted),
+// which is what lets `sort::onesweep` compile this module without naga's bounds checks and loop counters.
 
 const RADIX: u32 = 256u;
 const DIGIT_BITS: u32 = 8u;
@@ -204,8 +205,8 @@ fn scan(
 
 // The tile's shape, set by `sort::onesweep` for the device (`TileShape`): THREADS invocations of KEYS_PER_THREAD
 // keys each, TILE_KEYS = THREADS * KEYS_PER_THREAD, and SUBGROUP_WORDS = (THREADS / smallest subgroup) * RADIX / 2
-// words of per-subgroup digit counts. The defaults are lavapipe's shape. THREADS is at least RADIX: invocation d
-// looks back for digit d.
+// words of per-subgroup digit counts. The pipeline always sets them; the defaults only make the module valid alone.
+// THREADS is at least RADIX: invocation d looks back for digit d.
 override THREADS: u32 = 256u;
 override KEYS_PER_THREAD: u32 = 8u;
 override TILE_KEYS: u32 = 2048u;
@@ -378,7 +379,8 @@ struct Slot {
 fn slot_of(tile: u32, d_pass: u32, ring: bool) -> Slot {
     if (ring) {
         let global_tile = d_pass * params.num_chunks + tile;
-        return Slot((global_tile % settings.entries) * RADIX, ((global_tile / settings.entries) % 3u + 1u) << TAG_SHIFT);
+        let generation = global_tile / settings.entries;
+        return Slot((global_tile % settings.entries) * RADIX, (generation % 3u + 1u) << TAG_SHIFT);
     }
     return Slot(tile * RADIX, (d_pass % 3u + 1u) << TAG_SHIFT);
 }

@@ -6,6 +6,7 @@
 mod common;
 
 use splatsort::keys::KeyDistribution;
+use splatsort::sort::onesweep::TileShape;
 use splatsort::sort::{GpuSort, SortAlgorithm, SortBuffers, SortConfig, SortError, cpu};
 use splatsort::timing::{GpuTimer, PassKind};
 
@@ -108,11 +109,12 @@ fn every_key_distribution_at_every_radix() {
 #[test]
 fn past_65535_workgroups_in_one_dispatch() {
     for algorithm in algorithms() {
-        // The tutorial's scatter runs a workgroup per 256 keys, the subgroup sort one per 2048-key tile: past 65,535
-        // of them a dispatch becomes a 2D grid.
+        // The tutorial's scatter runs a workgroup per 256 keys, the subgroup sort one per 2048-key tile, OneSweep
+        // here one per 256-key tile (its smallest; the device's are up to 7680 keys): past 65,535 of them a dispatch
+        // becomes a 2D grid.
         let n = match algorithm {
-            SortAlgorithm::Tutorial => (1u32 << 24) + 1,
-            SortAlgorithm::Subgroup | SortAlgorithm::Onesweep => 65_536 * 2048 + 1,
+            SortAlgorithm::Tutorial | SortAlgorithm::Onesweep => (1u32 << 24) + 1,
+            SortAlgorithm::Subgroup => 65_536 * 2048 + 1,
         };
         let ctx = common::context();
         if u64::from(n) * 4 > ctx.device.limits().max_storage_buffer_binding_size {
@@ -120,7 +122,9 @@ fn past_65535_workgroups_in_one_dispatch() {
             eprintln!("skipped the {} sort at n = {n}: past this device's binding limit", algorithm.name());
             continue;
         }
-        let (buffers, mut sorter) = sorter(algorithm, n, SortConfig::new(algorithm.default_radix_bits(), 32).unwrap());
+        let mut config = SortConfig::new(algorithm.default_radix_bits(), 32).unwrap();
+        config.onesweep.tile = Some(TileShape { threads: 256, keys_per_thread: 1 });
+        let (buffers, mut sorter) = sorter(algorithm, n, config);
         let keys = KeyDistribution::Depth.generate(n as usize, 3);
         sort_and_check(&buffers, &mut sorter, &keys, &format!("n = {n}"));
     }

@@ -149,8 +149,9 @@ pub enum SortOrder {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum StatusTable {
-    /// A fixed number of slots (16,384 on a GPU): one per tile, reused by each digit pass, while the sort's tiles
-    /// fit; past that a ring reused by later tiles (AMD's circular table). Memory does not grow with the key count.
+    /// A fixed number of slots (as many as the buffers hold tiles, at most 16,384 on a GPU): one per tile, reused by
+    /// each digit pass, while the sort's tiles fit; past that a ring reused by later tiles (AMD's circular table).
+    /// Memory stops growing with the key count.
     #[default]
     Circular,
     /// One slot per tile the buffers can hold, reused by each digit pass: memory grows with the capacity.
@@ -293,9 +294,9 @@ pub enum SortError {
     #[error("the status table takes 4 to 65536 entries, not {0}")]
     StatusEntries(u32),
     #[error(
-        "a OneSweep tile of {threads} threads x {keys_per_thread} keys needs {needed} bytes of workgroup memory on \
-         this device, over its limit of {limit} bytes (max_compute_workgroup_storage_size) or of {max_threads} \
-         threads; a tile takes 256 to 1024 threads and 1 to 16 keys per thread"
+        "a OneSweep tile of {threads} threads x {keys_per_thread} keys cannot run on this device: it takes 256 to \
+         1024 threads (a multiple of 128, at most {max_threads} here) and 1 to 16 keys per thread, and needs \
+         {needed} bytes of workgroup memory (the limit here is {limit}, max_compute_workgroup_storage_size)"
     )]
     TileShape { threads: u32, keys_per_thread: u32, needed: u64, limit: u64, max_threads: u32 },
     #[error("{requested} keys exceed the sorter's capacity of {capacity}")]

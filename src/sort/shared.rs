@@ -482,7 +482,8 @@ pub(crate) struct DigitPass<'a> {
 }
 
 /// Records every iteration of a reduce-then-scan radix sort: `before` (count or rank), the scan of the digit-major
-/// table, `after` (reorder or scatter), each its own timed pass.
+/// table, `after` (reorder or scatter), each its own timed pass; untimed, all of them in one compute pass (a compute
+/// pass boundary costs more than a dispatch boundary: about 10 µs on the H100, `docs/BENCHMARKS.md`).
 pub(crate) fn record_iterations(
     encoder: &mut wgpu::CommandEncoder,
     plan: &Plan<'_>,
@@ -493,22 +494,33 @@ pub(crate) fn record_iterations(
 ) {
     debug_assert!(config.iterations() <= MAX_ITERATIONS, "at most 32 iterations");
     let params = &dispatch.params;
-    for iteration in 0..config.iterations() {
-        let src = (iteration % 2) as usize;
-        let offset = params.iteration_offset(iteration);
-        let label = |kind| dispatch.label(kind, Some(iteration), repeat);
-        let digit_pass = |encoder: &mut wgpu::CommandEncoder, pass: &DigitPass<'_>, timer: Option<&mut GpuTimer>| {
-            let mut compute = begin_pass(encoder, timer, pass.name, label(pass.kind));
-            compute.set_pipeline(pass.pipeline);
-            compute.set_bind_group(0, &pass.groups[src], &[offset]);
-            plan.dispatch(&mut compute, pass.grid);
-        };
-        digit_pass(encoder, &before, timer.as_deref_mut());
-        {
-            let mut pass = begin_pass(encoder, timer.as_deref_mut(), "sort scan", label(PassKind::SortScan));
-            scan.record(&mut pass, scan_group, params, plan);
+    let digit_pass = |compute: &mut wgpu::ComputePass<'_>, pass: &DigitPass<'_>, iteration: u32| {
+        compute.set_pipeline(pass.pipeline);
+        compute.set_bind_group(0, &pass.groups[(iteration % 2) as usize], &[params.iteration_offset(iteration)]);
+        plan.dispatch(compute, pass.grid);
+    };
+    if !timer.as_deref().is_some_and(GpuTimer::is_timing) {
+        let mut compute =
+            encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("sort"), ..Default::default() });
+        for iteration in 0..config.iterations() {
+            digit_pass(&mut compute, &before, iteration);
+            scan.record(&mut compute, scan_group, params, plan);
+            digit_pass(&mut compute, &after, iteration);
         }
-        digit_pass(encoder, &after, timer.as_deref_mut());
+        return;
+    }
+    for iteration in 0..config.iterations() {
+        let label = |kind| dispatch.label(kind, Some(iteration), repeat);
+        {
+            let mut compute = begin_pass(encoder, timer.as_deref_mut(), before.name, label(before.kind));
+            digit_pass(&mut compute, &before, iteration);
+        }
+        {
+            let mut compute = begin_pass(encoder, timer.as_deref_mut(), "sort scan", label(PassKind::SortScan));
+            scan.record(&mut compute, scan_group, params, plan);
+        }
+        let mut compute = begin_pass(encoder, timer.as_deref_mut(), after.name, label(after.kind));
+        digit_pass(&mut compute, &after, iteration);
     }
 }
 
