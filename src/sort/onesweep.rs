@@ -78,7 +78,8 @@ impl TileShape {
     }
 
     /// Bytes of workgroup memory the digit pass declares: the tile, the per-subgroup counts, three 256-word digit
-    /// tables, the subgroup totals (64 words) and four words. Mirrors the `var<workgroup>`s of `digit_pass`.
+    /// tables, the subgroup totals (64 words) and four words: the `var<workgroup>`s `digit_pass` uses (a test sums
+    /// them as naga sees them).
     pub fn workgroup_bytes(self, min_subgroup: u32) -> u64 {
         4 * u64::from(self.keys() + self.subgroup_words(min_subgroup) + 3 * RADIX + 64 + 4)
     }
@@ -569,6 +570,40 @@ mod tests {
             assert!(lookback >= 1, "{entries} entries");
             assert!(slots >= 2 * lookback + 2, "{entries} entries");
             assert!(1 << tail_bits <= lookback + 1, "{entries} entries");
+        }
+    }
+
+    #[test]
+    fn workgroup_bytes_match_the_digit_pass() {
+        // The digit pass's workgroup variables, as naga sees them, with the override-sized arrays at each shape's
+        // sizes: wgpu does not check workgroup memory, so `workgroup_bytes` is what keeps a shape within the device.
+        let module = naga::front::wgsl::parse_str(&with_common(ONESWEEP_WGSL)).expect("the shader parses");
+        let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
+            .validate(&module)
+            .expect("the shader validates");
+        let entry = module.entry_points.iter().position(|e| e.name == "digit_pass").expect("digit_pass");
+        let uses = info.get_entry_point(entry);
+        for shape in TileShape::CANDIDATES {
+            for min_subgroup in [8, 32] {
+                let override_value =
+                    |handle: naga::Handle<naga::Override>| match module.overrides[handle].name.as_deref() {
+                        Some("TILE_KEYS") => shape.keys(),
+                        Some("SUBGROUP_WORDS") => shape.subgroup_words(min_subgroup),
+                        other => panic!("an array sized by {other:?}"),
+                    };
+                let bytes: u64 = module
+                    .global_variables
+                    .iter()
+                    .filter(|(handle, var)| var.space == naga::AddressSpace::WorkGroup && !uses[*handle].is_empty())
+                    .map(|(_, var)| match module.types[var.ty].inner {
+                        naga::TypeInner::Array { size: naga::ArraySize::Pending(o), stride, .. } => {
+                            u64::from(stride) * u64::from(override_value(o))
+                        }
+                        ref inner => u64::from(inner.size(module.to_ctx())),
+                    })
+                    .sum();
+                assert_eq!(bytes, shape.workgroup_bytes(min_subgroup), "{shape:?}, subgroups of {min_subgroup}");
+            }
         }
     }
 
