@@ -57,7 +57,7 @@ pub struct GpuTimes {
     pub effective_gb_per_sec: f64,
     /// The whole sort timed as one span (timestamps written into the command encoder around it, none between its
     /// passes), as the peers' "GPU time per sort" is measured; absent without encoder timestamps. Per-pass timing
-    /// costs about 8 µs per pass boundary on the H100 (`docs/BENCHMARKS.md`).
+    /// costs about 10 µs per pass boundary on the H100 (`docs/BENCHMARKS.md`).
     pub span: Option<Stat>,
 }
 

@@ -24,7 +24,7 @@ pub enum PassKind {
     SortCount,
     /// Subgroup sort pass 3: keys ranked, sorted by digit in workgroup memory, written out.
     SortReorder,
-    /// OneSweep: every digit position counted in one read of the keys (with the clearing of its state).
+    /// OneSweep: every digit position counted in one read of the keys (with the clearing of the status entries).
     SortHistogram,
     /// OneSweep, per digit: rank, publish, look back, reorder and write, in one pass.
     SortDigitPass,

@@ -4,18 +4,18 @@
 //! What it adds to the published algorithm:
 //! - **fallback** (Gridwise): a look-back that spins past a bounded number of rounds on an earlier tile's entry
 //!   counts that tile's digits from its keys and goes on, so no GPU without forward-progress guarantees can hang it;
-//! - **a circular status table** (AMD): a fixed number of slots reused by later tiles, guarded by a tail iterator
-//!   with out-of-order low bits and a bounded look-back length, each entry tagged with its generation, so temporary
-//!   memory is the same for 100 thousand keys and for 2^26 (`StatusTable::PerTile` is the classic layout, for
-//!   comparison);
+//! - **a bounded status table**: a slot per tile, reused by every digit pass (tagged with the pass), up to a fixed
+//!   number of slots; past that the slots form AMD's circular table, reused by later tiles, guarded by a tail
+//!   iterator with out-of-order low bits and a bounded look-back length, so temporary memory stops growing with the
+//!   key count (`StatusTable::PerTile` sizes it to the buffers instead);
 //! - tiles numbered by an atomic ticket, never by workgroup id.
 //!
 //! Per sort: `histogram` (which also clears the status entries), `scan` (which also resets the state for the digit
 //! passes and the next sort), then one `digit_pass` per digit (4 for 32-bit keys).
 
 use crate::sort::shared::{
-    Grid, Plan, RadixPasses, SortDispatch, begin_pass, data_buffer, iteration_params_entry, storage_entry,
-    uniform_entry, with_common,
+    Grid, Plan, RadixPasses, SortDispatch, begin_pass, data_buffer, iteration_params_entry, pipeline_from_module,
+    storage_entry, uniform_entry, with_common,
 };
 use crate::sort::{OnesweepOptions, SortBuffers, SortConfig, SortError, StatusTable, TrafficModel, check_binding};
 use crate::timing::{GpuTimer, PassKind};
@@ -292,24 +292,9 @@ impl OnesweepSort {
             ("SUBGROUP_WORDS", f64::from(shape.subgroup_words(min_subgroup))),
         ];
         // Every entry point writes the workgroup words it reads first, so WebGPU's zeroing is skipped.
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("sort onesweep"),
-            bind_group_layouts: &[Some(&layout)],
-            immediate_size: 0,
-        });
-        let make = |label, entry| {
-            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(label),
-                layout: Some(&pipeline_layout),
-                module: &module,
-                entry_point: Some(entry),
-                compilation_options: wgpu::PipelineCompilationOptions {
-                    constants: &constants,
-                    zero_initialize_workgroup_memory: false,
-                },
-                cache: None,
-            })
-        };
+        let options =
+            || wgpu::PipelineCompilationOptions { constants: &constants, zero_initialize_workgroup_memory: false };
+        let make = |label, entry| pipeline_from_module(device, label, &module, entry, &layout, options());
         let histogram_pipeline = make("sort onesweep histogram", "histogram");
         let scan_pipeline = make("sort onesweep scan", "scan");
         let digit_pipeline = make("sort onesweep digit pass", "digit_pass");
@@ -413,14 +398,14 @@ impl OnesweepSort {
     fn settings_for(&self) -> Settings {
         let config = self.config;
         let (entries, lookback, tail_bits) = table_shape(config, self.capacity, self.tile_size, self.default_entries);
-        let OnesweepOptions { force_fallback, .. } = config.onesweep;
+        let OnesweepOptions { force_fallback, force_table_free, .. } = config.onesweep;
         Settings {
             passes: config.iterations(),
             key_bits: config.key_bits,
             entries,
             lookback,
             tail_bits,
-            force: u32::from(force_fallback) | (u32::from(config.onesweep.force_table_free) << 1),
+            force: u32::from(force_fallback) | (u32::from(force_table_free) << 1),
             spin_limit: SPIN_LIMIT,
             pad: 0,
         }

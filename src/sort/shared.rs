@@ -164,6 +164,18 @@ pub(crate) fn pipeline_with(
         label: Some(label),
         source: wgpu::ShaderSource::Wgsl(source.into()),
     });
+    pipeline_from_module(device, label, &module, entry_point, layout, compilation_options)
+}
+
+/// A compute pipeline of an entry point of a module made by the caller (several entry points, or a trusted module).
+pub(crate) fn pipeline_from_module(
+    device: &wgpu::Device,
+    label: &str,
+    module: &wgpu::ShaderModule,
+    entry_point: &str,
+    layout: &wgpu::BindGroupLayout,
+    compilation_options: wgpu::PipelineCompilationOptions<'_>,
+) -> wgpu::ComputePipeline {
     let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
         label: Some(label),
         bind_group_layouts: &[Some(layout)],
@@ -172,7 +184,7 @@ pub(crate) fn pipeline_with(
     device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
         label: Some(label),
         layout: Some(&pipeline_layout),
-        module: &module,
+        module,
         entry_point: Some(entry_point),
         compilation_options,
         cache: None,
