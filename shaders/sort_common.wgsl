@@ -14,7 +14,8 @@ struct IterationParams {
     digit_bits: u32,
     // Rows of the digit-major count table: 1 << radix bits.
     radix: u32,
-    // How keys compare (`sort::KeyOrder`): bits 0-1 the key type (0 u32, 1 i32, 2 f32), bit 2 descending.
+    // How keys compare (`sort::KeyOrder`): bits 0-1 the key type (0 u32, 1 i32, 2 f32, 3 a word
+    // of a u64 key: unsigned, as u32), bit 2 descending.
     key_order: u32,
     // 1 when only keys are sorted: values are neither read nor written.
     keys_only: u32,

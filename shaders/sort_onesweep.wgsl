@@ -41,21 +41,28 @@ const DIGIT_BITS: u32 = 8u;
 override SCALAR_LANES: bool = false;
 // Keys per workgroup of the histogram pass.
 const HISTOGRAM_TILE: u32 = 8192u;
-// Most digit passes: 32-bit keys.
-const MAX_PASSES: u32 = 4u;
+// u32 words per key, set by the pipeline: 1, or 2 for 64-bit keys (low word first, as a little-endian u64). A
+// digit pass sorts by one word (`key_word`); the other word travels with it as values do.
+override KEY_WORDS: u32 = 1u;
+// Digit positions the histogram counts: 4 per key word. The pipeline sets it to 4 * RADIX * KEY_WORDS.
+override HISTOGRAM_BINS: u32 = 1024u;
+// Most digit passes: 64-bit keys.
+const MAX_PASSES: u32 = 8u;
+// Digit passes per key word.
+const PASSES_PER_WORD: u32 = 4u;
 // A tail wait may read the tail this many times per look-back read of the spin limit: it waits for whole tiles
 // to finish, not for one entry to be published.
 const TAIL_SPINS_PER_READ: u32 = 1024u;
 
 // Layout of `state`, in words.
 const STATE_HISTOGRAM: u32 = 0u; // MAX_PASSES * RADIX digit counts
-const STATE_OFFSETS: u32 = 1024u; // MAX_PASSES * RADIX exclusive offsets
-const STATE_TICKETS: u32 = 2048u; // one per pass
-const STATE_TAIL: u32 = 2052u; // ring tiles, numbered across passes, that finished in order (low bits out of order)
-const STATE_BROKEN: u32 = 2053u; // 1 once a tile could not use the status table: later tiles go table-free
-const STATE_FALLBACKS: u32 = 2054u; // look-back steps that counted a tile's keys
-const STATE_TABLE_FREE: u32 = 2055u; // tiles that computed their prefix without the table
-const STATE_WORDS: u32 = 2056u;
+const STATE_OFFSETS: u32 = 2048u; // MAX_PASSES * RADIX exclusive offsets
+const STATE_TICKETS: u32 = 4096u; // one per pass
+const STATE_TAIL: u32 = 4104u; // ring tiles, numbered across passes, that finished in order (low bits out of order)
+const STATE_BROKEN: u32 = 4105u; // 1 once a tile could not use the status table: later tiles go table-free
+const STATE_FALLBACKS: u32 = 4106u; // look-back steps that counted a tile's keys
+const STATE_TABLE_FREE: u32 = 4107u; // tiles that computed their prefix without the table
+const STATE_WORDS: u32 = 4108u;
 
 const TAG_SHIFT: u32 = 30u;
 const TAG_MASK: u32 = 0xc0000000u;
@@ -91,15 +98,23 @@ struct OnesweepSettings {
 
 // ---- histogram ---------------------------------------------------------------------------------------------------
 
-var<workgroup> histogram_counts: array<atomic<u32>, 1024>; // MAX_PASSES * RADIX
+var<workgroup> histogram_counts: array<atomic<u32>, HISTOGRAM_BINS>;
 
-// Adds one key's digits to the workgroup's counts.
-fn count_digits(key_bits: u32) {
-    let key = ordered_key(key_bits, params.key_order);
-    for (var d_pass = 0u; d_pass < settings.passes; d_pass++) {
+// Adds the digits of one key's word `w` to the workgroup's counts.
+fn count_digits(word: u32, w: u32) {
+    let key = ordered_key(word, params.key_order);
+    let first = w * PASSES_PER_WORD;
+    for (var d_pass = first; d_pass < min(settings.passes, first + PASSES_PER_WORD); d_pass++) {
         let shift = d_pass * DIGIT_BITS;
         let bits = min(DIGIT_BITS, settings.key_bits - shift);
-        atomicAdd(&histogram_counts[d_pass * RADIX + ((key >> shift) & ((1u << bits) - 1u))], 1u);
+        atomicAdd(&histogram_counts[d_pass * RADIX + ((key >> (shift % 32u)) & ((1u << bits) - 1u))], 1u);
+    }
+}
+
+// Adds every digit of key `i` to the workgroup's counts.
+fn count_key(i: u32) {
+    for (var w = 0u; w < KEY_WORDS; w++) {
+        count_digits(keys_in[i * KEY_WORDS + w], w);
     }
 }
 
@@ -111,7 +126,7 @@ fn histogram(
     @builtin(workgroup_id) workgroup_id: vec3<u32>,
     @builtin(num_workgroups) num_workgroups: vec3<u32>,
 ) {
-    for (var i = tid; i < MAX_PASSES * RADIX; i += WORKGROUP_SIZE) {
+    for (var i = tid; i < HISTOGRAM_BINS; i += WORKGROUP_SIZE) {
         atomicStore(&histogram_counts[i], 0u);
     }
     let group = group_index(workgroup_id, num_workgroups);
@@ -124,19 +139,32 @@ fn histogram(
     let start = group * HISTOGRAM_TILE;
     if (start + HISTOGRAM_TILE <= params.num_keys) {
         // A whole tile: four independent loads in flight per thread before their counts.
-        for (var i = start + tid; i < start + HISTOGRAM_TILE; i += 4u * WORKGROUP_SIZE) {
-            let a = keys_in[i];
-            let b = keys_in[i + WORKGROUP_SIZE];
-            let c = keys_in[i + 2u * WORKGROUP_SIZE];
-            let d = keys_in[i + 3u * WORKGROUP_SIZE];
-            count_digits(a);
-            count_digits(b);
-            count_digits(c);
-            count_digits(d);
+        if (KEY_WORDS == 1u) {
+            for (var i = start + tid; i < start + HISTOGRAM_TILE; i += 4u * WORKGROUP_SIZE) {
+                let a = keys_in[i];
+                let b = keys_in[i + WORKGROUP_SIZE];
+                let c = keys_in[i + 2u * WORKGROUP_SIZE];
+                let d = keys_in[i + 3u * WORKGROUP_SIZE];
+                count_digits(a, 0u);
+                count_digits(b, 0u);
+                count_digits(c, 0u);
+                count_digits(d, 0u);
+            }
+        } else {
+            for (var i = start + tid; i < start + HISTOGRAM_TILE; i += 2u * WORKGROUP_SIZE) {
+                let a = keys_in[2u * i];
+                let b = keys_in[2u * i + 1u];
+                let c = keys_in[2u * (i + WORKGROUP_SIZE)];
+                let d = keys_in[2u * (i + WORKGROUP_SIZE) + 1u];
+                count_digits(a, 0u);
+                count_digits(b, 1u);
+                count_digits(c, 0u);
+                count_digits(d, 1u);
+            }
         }
     } else if (start < params.num_keys) {
         for (var i = start + tid; i < params.num_keys; i += WORKGROUP_SIZE) {
-            count_digits(keys_in[i]);
+            count_key(i);
         }
     }
     workgroupBarrier();
@@ -153,9 +181,9 @@ fn histogram(
 // Each subgroup's totals of the four digit positions, then (from 32) their exclusive prefixes.
 var<workgroup> scan_totals: array<vec4<u32>, 64>; // 2 * RADIX / smallest subgroup
 
-// Turns the histogram into each digit position's exclusive offsets (the four positions side by side, one subgroup
-// scan for all), and resets the rest of the state for the digit passes (tickets, tail, counters) and the histogram
-// for the next sort. Digit sg_id * sg_size + lane is scanned by its subgroup, as in `tile_exclusive_scan`.
+// Turns the histogram into each digit position's exclusive offsets (four positions side by side, one subgroup scan
+// for each key word), and resets the rest of the state for the digit passes (tickets, tail, counters) and the
+// histogram for the next sort. Digit sg_id * sg_size + lane is scanned by its subgroup, as in `tile_exclusive_scan`.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn scan(
     @builtin(local_invocation_index) tid: u32,
@@ -163,11 +191,22 @@ fn scan(
     @builtin(subgroup_size) sg_size: u32,
     @builtin(subgroup_id) sg_id: u32,
 ) {
+    for (var w = 0u; w < KEY_WORDS; w++) {
+        scan_word(w, lane, sg_size, sg_id);
+    }
+    if (tid < STATE_WORDS - STATE_TICKETS) {
+        atomicStore(&state[STATE_TICKETS + tid], 0u);
+    }
+}
+
+// `scan`'s work for the four digit positions of key word `w`. Workgroup-uniform.
+fn scan_word(w: u32, lane: u32, sg_size: u32, sg_id: u32) {
     let d = sg_id * sg_size + lane;
+    let bins = w * PASSES_PER_WORD * RADIX;
     var counts = vec4<u32>();
-    for (var d_pass = 0u; d_pass < MAX_PASSES; d_pass++) {
-        let bin = &state[STATE_HISTOGRAM + d_pass * RADIX + d];
-        counts[d_pass] = atomicLoad(bin);
+    for (var p = 0u; p < PASSES_PER_WORD; p++) {
+        let bin = &state[STATE_HISTOGRAM + bins + p * RADIX + d];
+        counts[p] = atomicLoad(bin);
         atomicStore(bin, 0u);
     }
     let within = subgroupExclusiveAdd(counts);
@@ -193,12 +232,11 @@ fn scan(
     }
     workgroupBarrier();
     let offsets = scan_totals[32u + sg_id] + within;
-    for (var d_pass = 0u; d_pass < MAX_PASSES; d_pass++) {
-        atomicStore(&state[STATE_OFFSETS + d_pass * RADIX + d], offsets[d_pass]);
+    for (var p = 0u; p < PASSES_PER_WORD; p++) {
+        atomicStore(&state[STATE_OFFSETS + bins + p * RADIX + d], offsets[p]);
     }
-    if (tid < STATE_WORDS - STATE_TICKETS) {
-        atomicStore(&state[STATE_TICKETS + tid], 0u);
-    }
+    // The next word's scan reuses `scan_totals`.
+    workgroupBarrier();
 }
 
 // ---- digit pass --------------------------------------------------------------------------------------------------
@@ -258,8 +296,19 @@ fn same_digit_lanes(valid: bool, digit: u32) -> vec4<u32> {
     return lanes;
 }
 
+// The key word a digit pass sorts by: 0, or 1 from the fifth pass of 64-bit keys.
+fn key_word() -> u32 {
+    return params.shift / 32u;
+}
+
+// The pass's digit of a key word `key_word()`.
 fn pass_digit(key: u32) -> u32 {
-    return key_digit(key, params);
+    return (ordered_key(key, params.key_order) >> (params.shift % 32u)) & ((1u << params.digit_bits) - 1u);
+}
+
+// Word `key_word()` of input key `i`.
+fn digit_word(i: u32) -> u32 {
+    return keys_in[i * KEY_WORDS + key_word()];
 }
 
 // A subgroup's 16-bit count of `digit`.
@@ -276,7 +325,7 @@ fn count_keys(tid: u32, first: u32, len: u32) -> u32 {
     }
     workgroupBarrier();
     for (var i = tid; i < len; i += THREADS) {
-        atomicAdd(&digit_counts[pass_digit(keys_in[first + i])], 1u);
+        atomicAdd(&digit_counts[pass_digit(digit_word(first + i))], 1u);
     }
     workgroupBarrier();
     var count = 0u;
@@ -362,7 +411,7 @@ fn write_key(i: u32) -> u32 {
     }
     let key = tile_data[i];
     let out = digit_base[pass_digit(key)] + i;
-    keys_out[out] = key;
+    keys_out[out * KEY_WORDS + key_word()] = key;
     return out;
 }
 
@@ -578,11 +627,16 @@ fn digit_pass(
     //    the tile and walks them in KEYS_PER_THREAD steps of sg_size keys.
     at_tile = TileGeometry(tile_first, tile_len, sg_id * KEYS_PER_THREAD * sg_size, lane, sg_size, sg_id);
     let with_values = params.keys_only == 0u;
+    // The key word this pass sorts by, and (64-bit keys) the other word.
     var keys: array<u32, MAX_KEYS_PER_THREAD>;
+    var other_words: array<u32, MAX_KEYS_PER_THREAD>;
     var values: array<u32, MAX_KEYS_PER_THREAD>;
     for (var k = 0u; k < KEYS_PER_THREAD; k++) {
         let at = tile_first + min(local_index(k), tile_len - 1u);
-        keys[k] = keys_in[at];
+        keys[k] = digit_word(at);
+        if (KEY_WORDS == 2u) {
+            other_words[k] = keys_in[2u * at + 1u - key_word()];
+        }
         if (with_values) {
             values[k] = values_in[at];
         }
@@ -664,8 +718,25 @@ fn digit_pass(
     for (var k = 0u; k < KEYS_PER_THREAD; k++) {
         outputs[k] = write_key(tid + k * THREADS);
     }
+    // The other key word, then the values, take the same way: into their keys' tile positions, then out in tile
+    // order (through the same workgroup array, so 64-bit keys need no more workgroup memory).
+    if (KEY_WORDS == 2u) {
+        let other = 1u - key_word();
+        workgroupBarrier();
+        for (var k = 0u; k < KEYS_PER_THREAD; k++) {
+            if (local_index(k) < tile_len) {
+                tile_data[ranks[k]] = other_words[k];
+            }
+        }
+        workgroupBarrier();
+        for (var k = 0u; k < KEYS_PER_THREAD; k++) {
+            let i = tid + k * THREADS;
+            if (i < tile_len) {
+                keys_out[2u * outputs[k] + other] = tile_data[i];
+            }
+        }
+    }
     if (with_values) {
-        // The values take the same way: into their keys' tile positions, then out in tile order.
         workgroupBarrier();
         for (var k = 0u; k < KEYS_PER_THREAD; k++) {
             if (local_index(k) < tile_len) {

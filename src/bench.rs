@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use crate::gpu::GpuContext;
 use crate::keys::KeyDistribution;
-use crate::sort::{GpuSort, SortAlgorithm, SortBuffers, SortConfig, SortError, TrafficModel, cpu};
+use crate::sort::{GpuSort, KeyType, SortAlgorithm, SortBuffers, SortConfig, SortError, TrafficModel, cpu};
 use crate::timing::{FrameTimings, GpuTimer, PassKind, PassTiming};
 
 /// One case of a sweep.
@@ -250,27 +250,33 @@ pub fn run_case(
     let n = case.num_keys;
     assert!(repeat >= 1, "at least one timed sort (the command line checks --repeat)");
     // The buffers and the sorter check `n` and the device against their limits before anything is allocated.
-    let buffers = SortBuffers::new(device, n)?;
+    let wide = case.config.key_type == KeyType::U64;
+    let buffers = if wide { SortBuffers::new_u64(device, n)? } else { SortBuffers::new(device, n)? };
     let mut sorter = GpuSort::new(device, case.algorithm, &buffers, case.config)?;
-    let keys = case.keys.generate(n as usize, seed);
+    let (keys, wide_keys) = if wide {
+        (Vec::new(), case.keys.generate_u64(n as usize, seed))
+    } else {
+        (case.keys.generate(n as usize, seed), Vec::new())
+    };
+    let key_bytes: &[u8] = if wide { bytemuck::cast_slice(&wide_keys) } else { bytemuck::cast_slice(&keys) };
     let values: Vec<u32> = (0..n).collect();
 
     let source_usage = wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
-    let make_source = |label: &str, data: &[u32]| {
+    let make_source = |label: &str, data: &[u8]| {
         let buffer = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some(label),
-            size: (u64::from(n) * 4).max(4),
+            size: (data.len() as u64).max(4),
             usage: source_usage,
             mapped_at_creation: false,
         });
-        queue.write_buffer(&buffer, 0, bytemuck::cast_slice(data));
+        queue.write_buffer(&buffer, 0, data);
         buffer
     };
-    let source_keys = make_source("bench source keys", &keys);
-    let source_values = make_source("bench source values", &values);
+    let source_keys = make_source("bench source keys", key_bytes);
+    let source_values = make_source("bench source values", bytemuck::cast_slice(&values));
     let restore = |encoder: &mut wgpu::CommandEncoder| {
         if n > 0 {
-            encoder.copy_buffer_to_buffer(&source_keys, 0, buffers.keys(0), 0, u64::from(n) * 4);
+            encoder.copy_buffer_to_buffer(&source_keys, 0, buffers.keys(0), 0, key_bytes.len() as u64);
             encoder.copy_buffer_to_buffer(&source_values, 0, buffers.values(0), 0, u64::from(n) * 4);
         }
     };
@@ -293,11 +299,19 @@ pub fn run_case(
     };
 
     let lookback = sorter.lookback_stats_blocking(device, queue);
-    let (gpu_keys, gpu_values) = buffers.read_blocking(device, queue, sorter.output_slot(), n);
-    let (want_keys, want_values) = cpu::stable_sort_pairs(&keys, &values, case.config);
+    let slot = sorter.output_slot();
     // Keys-only sorts leave the values alone: only keys are compared.
-    let gpu_values = if case.config.keys_only { want_values.clone() } else { gpu_values };
-    let check = cpu::compare((&want_keys, &want_values), (&gpu_keys, &gpu_values));
+    let check = if wide {
+        let (gpu_keys, gpu_values) = buffers.read_u64_blocking(device, queue, slot, n);
+        let (want_keys, want_values) = cpu::stable_sort_pairs_u64(&wide_keys, &values, case.config);
+        let gpu_values = if case.config.keys_only { want_values.clone() } else { gpu_values };
+        cpu::compare((&want_keys, &want_values), (&gpu_keys, &gpu_values))
+    } else {
+        let (gpu_keys, gpu_values) = buffers.read_blocking(device, queue, slot, n);
+        let (want_keys, want_values) = cpu::stable_sort_pairs(&keys, &values, case.config);
+        let gpu_values = if case.config.keys_only { want_values.clone() } else { gpu_values };
+        cpu::compare((&want_keys, &want_values), (&gpu_keys, &gpu_values))
+    };
 
     let traffic = sorter.traffic();
     let gpu = timings.as_ref().map(|t| GpuTimes { span, ..summarize(t, case, repeat, &traffic) });

@@ -41,7 +41,9 @@ pub enum KeyDistribution {
     Sorted,
     /// Descending.
     Reversed,
-    /// Float view depths (0.1 to 100, denser near the camera) turned into sortable u32s.
+    /// Float view depths (0.1 to 100, denser near the camera) turned into sortable u32s; as u64 keys, a screen
+    /// tile (one of 8160: 1080p in 16x16 tiles) in the high word above the depth, the key of binning splats to
+    /// tiles with one sort.
     Depth,
 }
 
@@ -83,6 +85,28 @@ impl KeyDistribution {
                 .collect(),
         }
     }
+
+    /// `n` u64 keys of this shape from `seed`: uniform over 64 bits, narrow in 0..4096, and so on.
+    pub fn generate_u64(self, n: usize, seed: u64) -> Vec<u64> {
+        let mut rng = SplitMix64::new(seed);
+        match self {
+            Self::Uniform => (0..n).map(|_| rng.next_u64()).collect(),
+            Self::Narrow => (0..n).map(|_| rng.next_u64() % 4096).collect(),
+            Self::Equal => vec![0x5a5a_a5a5_c3c3_3c3c; n],
+            Self::Sorted | Self::Reversed => {
+                let mut keys: Vec<u64> = (0..n).map(|_| rng.next_u64()).collect();
+                keys.sort_unstable();
+                if self == Self::Reversed {
+                    keys.reverse();
+                }
+                keys
+            }
+            Self::Depth => {
+                let depths = self.generate(n, seed);
+                depths.into_iter().map(|depth| ((rng.next_u64() % 8160) << 32) | u64::from(depth)).collect()
+            }
+        }
+    }
 }
 
 /// Maps an f32 to a u32 whose unsigned order is the float's order (negative floats included; NaN last).
@@ -107,6 +131,7 @@ mod tests {
     fn distributions_are_seeded() {
         for dist in KeyDistribution::ALL {
             assert_eq!(dist.generate(100, 7), dist.generate(100, 7), "{dist:?}");
+            assert_eq!(dist.generate_u64(100, 7), dist.generate_u64(100, 7), "{dist:?}");
         }
         assert_ne!(KeyDistribution::Uniform.generate(100, 1), KeyDistribution::Uniform.generate(100, 2));
     }

@@ -251,10 +251,11 @@ struct SortBenchArgs {
     /// sweep).
     #[arg(long, value_delimiter = ',', value_parser = parse_radix_bits)]
     radix_bits: Vec<u32>,
-    /// Key bits sorted, 1 to 32: only the low bits count (several: a sweep).
-    #[arg(long, value_delimiter = ',', default_value = "32", value_parser = clap::value_parser!(u32).range(1..=32))]
+    /// Key bits sorted, 1 to 32 (to 64 for u64 keys): only the low bits count (several: a sweep; default: every
+    /// bit of the key type).
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=64))]
     key_bits: Vec<u32>,
-    /// How keys compare: as u32, i32 or f32 (i32 and f32 use all 32 bits).
+    /// How keys compare: as u32, i32 or f32 (i32 and f32 use all 32 bits), or u64 (two words a key; onesweep).
     #[arg(long, value_enum, default_value = "u32")]
     key_type: KeyType,
     /// Sort order (stable either way; NaNs last in both).
@@ -401,9 +402,10 @@ fn sort_bench(args: SortBenchArgs) -> anyhow::Result<()> {
     let mut configs = Vec::new();
     let radix_bits =
         if args.radix_bits.is_empty() { vec![args.algorithm.default_radix_bits()] } else { args.radix_bits.clone() };
+    let key_bits = if args.key_bits.is_empty() { vec![*args.key_type.key_bits().end()] } else { args.key_bits.clone() };
     for &radix_bits in &radix_bits {
-        for &key_bits in &args.key_bits {
-            let config = SortConfig::new(radix_bits, key_bits)?
+        for &key_bits in &key_bits {
+            let config = SortConfig::for_key_type(radix_bits, key_bits, args.key_type)?
                 .with_keys(args.key_type, args.order)?
                 .with_keys_only(args.keys_only)
                 .with_onesweep(args.onesweep.options())?;

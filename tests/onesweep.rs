@@ -221,6 +221,7 @@ fn awkward_keys(key_type: KeyType, n: usize) -> Vec<u32> {
         .map(|v| v.to_bits())
         .chain([0x7f80_0001, 0xffc0_1234])
         .collect(),
+        KeyType::U64 => panic!("u64 keys come from wide_keys"),
     };
     (0..n)
         .map(|i| match i % 4 {
@@ -342,4 +343,133 @@ fn a_tile_over_the_device_workgroup_memory_is_a_clear_error() {
     let error = GpuSort::new(&ctx.device, SortAlgorithm::Onesweep, &buffers, config).err().expect("refused");
     assert!(matches!(error, SortError::TileShape { .. }), "{error}");
     assert!(error.to_string().contains(&format!("the limit here is {limit}")), "{error}");
+}
+
+/// Sorts u64 `keys` (values = indices) with `sorter` over `buffers` and checks the result exactly.
+fn sort_and_check_u64(buffers: &SortBuffers, sorter: &mut GpuSort, keys: &[u64], what: &str) {
+    let ctx = common::context();
+    let config = sorter.config();
+    let values: Vec<u32> = (0..keys.len() as u32).collect();
+    let what = format!("onesweep u64, {what}, {} keys, {config:?}", keys.len());
+    let (gpu_keys, gpu_values) = common::within(DEADLINE, &what, || {
+        common::checked(ctx, &what, || {
+            buffers.write_input_u64(&ctx.queue, keys, &values).expect("fits the capacity");
+            let mut encoder = ctx.device.create_command_encoder(&Default::default());
+            let output = sorter.record(&ctx.queue, &mut encoder, keys.len() as u32, None, 0).expect("records");
+            ctx.queue.submit([encoder.finish()]);
+            buffers.read_u64_blocking(&ctx.device, &ctx.queue, output.slot, keys.len() as u32)
+        })
+    });
+    let (want_keys, want_values) = cpu::stable_sort_pairs_u64(keys, &values, config);
+    let gpu_values = if config.keys_only { want_values.clone() } else { gpu_values };
+    if let Err(mismatch) = cpu::compare((&want_keys, &want_values), (&gpu_keys, &gpu_values)) {
+        panic!("{what}: {mismatch}");
+    }
+}
+
+/// u64 keys whose order is decided by the high word, by the low word, or by both, with many duplicates.
+fn wide_keys(n: usize, seed: u64) -> Vec<Vec<u64>> {
+    let uniform = KeyDistribution::Uniform.generate_u64(n, seed);
+    vec![
+        uniform.clone(),
+        // Equal low words: only the high word's digits order them (the last four passes).
+        uniform.iter().map(|k| (k & 0xffff_ffff_0000_0000) | 7).collect(),
+        // Equal high words: only the low word's digits do; the high word must still travel with its key.
+        uniform.iter().map(|k| (k & 0xffff_ffff) | (0xabcd_u64 << 40)).collect(),
+        // Few distinct values in both words: stability shows.
+        uniform.iter().map(|k| ((k >> 60) << 32) | (k & 3)).collect(),
+        KeyDistribution::Depth.generate_u64(n, seed),
+    ]
+}
+
+#[test]
+fn u64_keys_sort_by_both_words_exactly() {
+    if !available() {
+        return;
+    }
+    let ctx = common::context();
+    let base = SortConfig::for_key_type(8, 64, KeyType::U64).unwrap();
+    let capacity = 200_003;
+    let buffers = SortBuffers::new_u64(&ctx.device, capacity).expect("buffers");
+    let mut sorter = GpuSort::new(&ctx.device, SortAlgorithm::Onesweep, &buffers, base).expect("sorter");
+    let tile = sorter.onesweep_tile_size().unwrap();
+    for (i, n) in [1, tile - 1, tile + 1, 3 * tile, capacity].into_iter().enumerate() {
+        for (j, keys) in wide_keys(n as usize, 70 + i as u64).iter().enumerate() {
+            sort_and_check_u64(&buffers, &mut sorter, keys, &format!("key set {j}"));
+        }
+    }
+    // Fewer key bits (a partial last digit, one word only, just past one word), descending, keys only.
+    let keys = &wide_keys(50_001, 80)[0];
+    for (key_bits, order, keys_only) in [
+        (40, SortOrder::Descending, false),
+        (33, SortOrder::Ascending, true),
+        (12, SortOrder::Ascending, false),
+        (64, SortOrder::Descending, true),
+    ] {
+        let config = SortConfig { key_bits, ..base }.with_keys(KeyType::U64, order).unwrap().with_keys_only(keys_only);
+        sorter.set_config(&ctx.device, config).expect("same width");
+        sort_and_check_u64(&buffers, &mut sorter, keys, "settings");
+    }
+}
+
+#[test]
+fn u64_keys_in_small_tiles_and_a_ring_of_many_cycles() {
+    if !available() {
+        return;
+    }
+    // Eight passes of 100 small tiles through 4 and 8 slots, and the forced fallback: the look-back's hazards
+    // with the longest sort there is.
+    let ctx = common::context();
+    let tile = TileShape { threads: 256, keys_per_thread: 4 };
+    for (status_entries, force_fallback) in [(Some(4), false), (Some(8), false), (Some(8), true)] {
+        let mut config = SortConfig::for_key_type(8, 64, KeyType::U64).unwrap();
+        config.onesweep = OnesweepOptions { status_entries, tile: Some(tile), force_fallback, ..Default::default() };
+        let buffers = SortBuffers::new_u64(&ctx.device, 100 * tile.keys()).expect("buffers");
+        let mut sorter = GpuSort::new(&ctx.device, SortAlgorithm::Onesweep, &buffers, config).expect("sorter");
+        for keys in wide_keys(100 * tile.keys() as usize, 90).iter().step_by(2) {
+            sort_and_check_u64(&buffers, &mut sorter, keys, &format!("{status_entries:?} entries"));
+        }
+    }
+}
+
+#[test]
+fn u64_keys_are_refused_where_they_cannot_be_sorted() {
+    let u64_config = SortConfig::for_key_type(8, 64, KeyType::U64).unwrap();
+    for algorithm in [SortAlgorithm::Tutorial, SortAlgorithm::Subgroup] {
+        let config = SortConfig { radix_bits: algorithm.default_radix_bits(), ..u64_config };
+        let error = algorithm.check(config).unwrap_err();
+        assert!(matches!(error, SortError::KeyTypeFor { .. }), "{error}");
+        assert!(error.to_string().contains("u64 keys are sorted by onesweep"), "{error}");
+    }
+    for (key_type, bits) in [(KeyType::U32, 33), (KeyType::I32, 40), (KeyType::U64, 0)] {
+        let error = SortConfig::for_key_type(8, bits, key_type).unwrap_err();
+        assert!(matches!(error, SortError::KeyBitsForType { .. } | SortError::KeyBits(_)), "{key_type:?}: {error}");
+    }
+    assert_eq!(SortConfig::for_key_type(8, 65, KeyType::U64), Err(SortError::KeyBits(65)));
+    assert!(SortConfig::new(8, 32).unwrap().with_keys(KeyType::F32, SortOrder::Ascending).is_ok());
+    let error = SortConfig::new(8, 20).unwrap().with_keys(KeyType::F32, SortOrder::Ascending).unwrap_err();
+    assert_eq!(error.to_string(), "f32 keys are sorted on all 32 key bits, not 20");
+    if !available() {
+        return;
+    }
+    // The key width is the buffers': a u64 sort on 32-bit buffers, a 32-bit one on u64 buffers, and a switch
+    // between them are refused before any GPU work.
+    let ctx = common::context();
+    let narrow = SortBuffers::new(&ctx.device, 1000).unwrap();
+    let wide = SortBuffers::new_u64(&ctx.device, 1000).unwrap();
+    let u32_config = config(|_| {});
+    let error = GpuSort::new(&ctx.device, SortAlgorithm::Onesweep, &narrow, u64_config).err().expect("refused");
+    assert!(error.to_string().contains("SortBuffers::new_u64"), "{error}");
+    let error = GpuSort::new(&ctx.device, SortAlgorithm::Onesweep, &wide, u32_config).err().expect("refused");
+    assert!(matches!(error, SortError::KeyWidth { buffer_bits: 64, .. }), "{error}");
+    let error =
+        GpuSort::new(&ctx.device, SortAlgorithm::Tutorial, &wide, SortAlgorithm::Tutorial.config(2, 32).unwrap())
+            .err()
+            .expect("refused");
+    assert!(matches!(error, SortError::KeyWidth { .. }), "{error}");
+    let mut sorter = GpuSort::new(&ctx.device, SortAlgorithm::Onesweep, &wide, u64_config).unwrap();
+    assert!(matches!(sorter.set_config(&ctx.device, u32_config), Err(SortError::KeyWidth { .. })));
+    assert_eq!(sorter.config(), u64_config, "a refused setting leaves the sort as it was");
+    assert!(matches!(wide.write_input(&ctx.queue, &[1], &[1]), Err(SortError::KeyWidth { .. })));
+    assert!(matches!(narrow.write_input_u64(&ctx.queue, &[1], &[1]), Err(SortError::KeyWidth { .. })));
 }

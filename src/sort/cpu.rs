@@ -11,7 +11,7 @@ use super::{KeyType, SortConfig, SortOrder};
 pub fn compare_keys(a: u32, b: u32, config: SortConfig) -> Ordering {
     let directed = |o: Ordering| if config.order == SortOrder::Descending { o.reverse() } else { o };
     match config.key_type {
-        KeyType::U32 => directed((a & config.key_mask()).cmp(&(b & config.key_mask()))),
+        KeyType::U32 | KeyType::U64 => directed((a & config.key_mask()).cmp(&(b & config.key_mask()))),
         KeyType::I32 => directed((a as i32).cmp(&(b as i32))),
         KeyType::F32 => {
             let (x, y) = (f32::from_bits(a), f32::from_bits(b));
@@ -25,11 +25,27 @@ pub fn compare_keys(a: u32, b: u32, config: SortConfig) -> Ordering {
     }
 }
 
+/// How two u64 keys compare under `config` (unsigned, by the low `key_bits` bits, in the requested order).
+pub fn compare_keys_u64(a: u64, b: u64, config: SortConfig) -> Ordering {
+    let mask = config.key_mask_u64();
+    let order = (a & mask).cmp(&(b & mask));
+    if config.order == SortOrder::Descending { order.reverse() } else { order }
+}
+
 /// Sorts `(key, value)` pairs stably as `config` says, as the GPU sorts must.
 pub fn stable_sort_pairs(keys: &[u32], values: &[u32], config: SortConfig) -> (Vec<u32>, Vec<u32>) {
+    sort_by(keys, values, |a, b| compare_keys(*a, *b, config))
+}
+
+/// Sorts `(u64 key, value)` pairs stably as `config` says.
+pub fn stable_sort_pairs_u64(keys: &[u64], values: &[u32], config: SortConfig) -> (Vec<u64>, Vec<u32>) {
+    sort_by(keys, values, |a, b| compare_keys_u64(*a, *b, config))
+}
+
+fn sort_by<K: Copy>(keys: &[K], values: &[u32], compare: impl Fn(&K, &K) -> Ordering) -> (Vec<K>, Vec<u32>) {
     assert_eq!(keys.len(), values.len(), "one value per key");
-    let mut pairs: Vec<(u32, u32)> = keys.iter().copied().zip(values.iter().copied()).collect();
-    pairs.sort_by(|a, b| compare_keys(a.0, b.0, config));
+    let mut pairs: Vec<(K, u32)> = keys.iter().copied().zip(values.iter().copied()).collect();
+    pairs.sort_by(|a, b| compare(&a.0, &b.0));
     pairs.into_iter().unzip()
 }
 
@@ -37,8 +53,9 @@ pub fn stable_sort_pairs(keys: &[u32], values: &[u32], config: SortConfig) -> (V
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Mismatch {
     pub first_index: usize,
-    pub expected: (u32, u32),
-    pub actual: (u32, u32),
+    /// (key, value); u32 keys widened.
+    pub expected: (u64, u32),
+    pub actual: (u64, u32),
     pub num_mismatched: usize,
 }
 
@@ -52,12 +69,12 @@ impl std::fmt::Display for Mismatch {
     }
 }
 
-/// Compares a GPU result with the reference exactly, keys and values.
-pub fn compare(expected: (&[u32], &[u32]), actual: (&[u32], &[u32])) -> Result<(), Mismatch> {
+/// Compares a GPU result with the reference exactly, keys (u32 or u64) and values.
+pub fn compare<K: Copy + Into<u64>>(expected: (&[K], &[u32]), actual: (&[K], &[u32])) -> Result<(), Mismatch> {
     let (ek, ev) = expected;
     let (ak, av) = actual;
     let len = ek.len().max(ak.len());
-    let at = |k: &[u32], v: &[u32], i: usize| (k.get(i).copied().unwrap_or(0), v.get(i).copied().unwrap_or(0));
+    let at = |k: &[K], v: &[u32], i: usize| (k.get(i).map_or(0, |&key| key.into()), v.get(i).copied().unwrap_or(0));
     let mut first = None;
     let mut count = 0;
     for i in 0..len {

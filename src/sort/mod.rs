@@ -1,4 +1,4 @@
-//! GPU key-value radix sorts (u32 keys, u32 values), their settings, and the CPU reference they are checked against.
+//! GPU key-value radix sorts (u32 keys, or u64 keys for OneSweep; u32 values), their settings, and the CPU reference they are checked against.
 //!
 //! How it works: an LSD radix sort moves keys by one digit of `radix_bits` bits per iteration, least significant
 //! digit first; each iteration is stable, so after `ceil(key_bits / radix_bits)` iterations the keys are sorted by
@@ -108,10 +108,13 @@ impl SortAlgorithm {
 
     /// Checks every setting of `config` for this algorithm.
     pub fn check(self, config: SortConfig) -> Result<SortConfig, SortError> {
-        let config = SortConfig::new(config.radix_bits, config.key_bits)?
+        let config = SortConfig::for_key_type(config.radix_bits, config.key_bits, config.key_type)?
             .with_keys(config.key_type, config.order)?
             .with_keys_only(config.keys_only)
             .with_onesweep(config.onesweep)?;
+        if config.key_type == KeyType::U64 && self != Self::Onesweep {
+            return Err(SortError::KeyTypeFor { algorithm: self.name(), key_type: config.key_type });
+        }
         if !self.radix_bits().contains(&config.radix_bits) {
             return Err(SortError::RadixBitsFor {
                 algorithm: self.name(),
@@ -123,8 +126,9 @@ impl SortAlgorithm {
     }
 }
 
-/// How keys compare: their type. Every algorithm sorts all three: digits are taken from an order-preserving
-/// transform of the key's bits (`ordered_key` in `sort_common.wgsl`), and the keys keep their bits.
+/// How keys compare: their type. Every algorithm sorts the 32-bit types, OneSweep u64 keys too: digits are taken from
+/// an order-preserving transform of the key's bits (`ordered_key` in `sort_common.wgsl`), and the keys keep their
+/// bits.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum KeyType {
@@ -134,6 +138,36 @@ pub enum KeyType {
     I32,
     /// IEEE floats: -inf < negatives < -0.0 < +0.0 < positives < +inf, then every NaN (in input order).
     F32,
+    /// 64-bit unsigned integers, stored as two u32 words, low word first (a little-endian `u64`), in buffers made
+    /// with `SortBuffers::new_u64`: 1 to 64 key bits, 8 per digit pass. OneSweep only. Sorting (tile, depth) pairs
+    /// in one sort, as the 3DGS CUDA rasterizer does, is what they are for.
+    U64,
+}
+
+impl KeyType {
+    /// The name the command line takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::U32 => "u32",
+            Self::I32 => "i32",
+            Self::F32 => "f32",
+            Self::U64 => "u64",
+        }
+    }
+
+    /// u32 words per key.
+    pub fn words(self) -> u32 {
+        if self == Self::U64 { 2 } else { 1 }
+    }
+
+    /// The key bits a sort of this type may look at.
+    pub fn key_bits(self) -> std::ops::RangeInclusive<u32> {
+        match self {
+            Self::U32 => 1..=32,
+            Self::I32 | Self::F32 => 32..=32,
+            Self::U64 => 1..=64,
+        }
+    }
 }
 
 /// Which way keys are sorted. Both are stable: equal keys keep their input order. NaNs come last in both.
@@ -194,7 +228,7 @@ impl OnesweepOptions {
 pub struct SortConfig {
     /// Bits of key consumed per iteration: 1, 2, 4 or 8 (the tutorial uses 2).
     pub radix_bits: u32,
-    /// Only the low `key_bits` bits of each key count (1..=32): fewer bits, fewer iterations.
+    /// Only the low `key_bits` bits of each key count (1..=32; 1..=64 for u64 keys): fewer bits, fewer iterations.
     pub key_bits: u32,
     pub key_type: KeyType,
     pub order: SortOrder,
@@ -219,20 +253,25 @@ impl Default for SortConfig {
 impl SortConfig {
     pub const RADIX_BITS: [u32; 4] = [1, 2, 4, 8];
 
-    /// Checks the settings.
+    /// Checks the settings, for u32 keys.
     pub fn new(radix_bits: u32, key_bits: u32) -> Result<Self, SortError> {
+        Self::for_key_type(radix_bits, key_bits, KeyType::U32)
+    }
+
+    /// Checks the settings, for keys of `key_type` (more than 32 key bits take u64 keys).
+    pub fn for_key_type(radix_bits: u32, key_bits: u32, key_type: KeyType) -> Result<Self, SortError> {
         if !Self::RADIX_BITS.contains(&radix_bits) {
             return Err(SortError::RadixBits(radix_bits));
         }
-        if !(1..=32).contains(&key_bits) {
+        if !(1..=64).contains(&key_bits) || (key_bits > 32 && key_type != KeyType::U64) {
             return Err(SortError::KeyBits(key_bits));
         }
-        Ok(Self { radix_bits, key_bits, ..Self::default() })
+        Self { radix_bits, key_bits, ..Self::default() }.with_keys(key_type, SortOrder::Ascending)
     }
 
-    /// Sets the key type and order. Signed and float keys use all 32 bits.
+    /// Sets the key type and order. Signed and float keys use all 32 bits; u32 keys 1 to 32, u64 keys 1 to 64.
     pub fn with_keys(self, key_type: KeyType, order: SortOrder) -> Result<Self, SortError> {
-        if key_type != KeyType::U32 && self.key_bits != 32 {
+        if !key_type.key_bits().contains(&self.key_bits) {
             return Err(SortError::KeyBitsForType { key_type, key_bits: self.key_bits });
         }
         Ok(Self { key_type, order, ..self })
@@ -258,6 +297,7 @@ impl SortConfig {
             KeyType::U32 => 0,
             KeyType::I32 => 1,
             KeyType::F32 => 2,
+            KeyType::U64 => 3,
         };
         key_type | if self.order == SortOrder::Descending { 4 } else { 0 }
     }
@@ -272,9 +312,14 @@ impl SortConfig {
         self.key_bits.div_ceil(self.radix_bits)
     }
 
-    /// The bits of a key that the sort looks at.
+    /// The bits of a 32-bit key that the sort looks at.
     pub fn key_mask(self) -> u32 {
-        if self.key_bits == 32 { u32::MAX } else { (1 << self.key_bits) - 1 }
+        self.key_mask_u64() as u32
+    }
+
+    /// The bits of a key (of either width) that the sort looks at.
+    pub fn key_mask_u64(self) -> u64 {
+        if self.key_bits >= 64 { u64::MAX } else { (1 << self.key_bits) - 1 }
     }
 }
 
@@ -287,10 +332,19 @@ pub enum SortError {
     RadixBitsFor { algorithm: &'static str, radix_bits: u32, accepted: &'static [u32] },
     #[error("the {algorithm} sort cannot run on this device: {reason}")]
     Unavailable { algorithm: &'static str, reason: String },
-    #[error("key bits must be between 1 and 32, not {0}")]
+    #[error("key bits must be between 1 and 32 (64 for u64 keys), not {0}")]
     KeyBits(u32),
-    #[error("{key_type:?} keys are sorted on all 32 bits, not {key_bits}")]
+    #[error("{} keys are sorted on {} key bits, not {key_bits}", key_type.name(), describe_bits(*key_type))]
     KeyBitsForType { key_type: KeyType, key_bits: u32 },
+    #[error("the {algorithm} sort takes 32-bit keys; {} keys are sorted by onesweep", key_type.name())]
+    KeyTypeFor { algorithm: &'static str, key_type: KeyType },
+    #[error(
+        "{} keys take buffers of {}-bit keys (SortBuffers::{}); these hold {buffer_bits}-bit keys",
+        key_type.name(),
+        32 * key_type.words(),
+        if key_type.words() == 2 { "new_u64" } else { "new" }
+    )]
+    KeyWidth { key_type: KeyType, buffer_bits: u32 },
     #[error("the status table takes 4 to 65536 entries, not {0}")]
     StatusEntries(u32),
     #[error(
@@ -306,6 +360,16 @@ pub enum SortError {
          sort fewer keys or use a GPU with larger buffers"
     )]
     DeviceLimit { what: &'static str, needed: u64, limit: u64, limit_name: &'static str },
+}
+
+/// "1 to 32", or "all 32" where there is one choice.
+fn describe_bits(key_type: KeyType) -> String {
+    let bits = key_type.key_bits();
+    if bits.start() == bits.end() {
+        format!("all {}", bits.end())
+    } else {
+        format!("{} to {}", bits.start(), bits.end())
+    }
 }
 
 /// Checks that a buffer of `needed` bytes can be made and bound on `device`.
@@ -330,14 +394,27 @@ pub struct SortBuffers {
     /// The number of pairs to sort when only the GPU knows it (`GpuSort::record_gpu_count`): one u32.
     count: wgpu::Buffer,
     capacity: u32,
+    /// u32 words per key: 1, or 2 for u64 keys.
+    key_words: u32,
 }
 
 impl SortBuffers {
-    /// Buffers for up to `capacity` pairs. Fails, before anything is made, past the device's limits.
+    /// Buffers for up to `capacity` pairs of u32 keys (any 32-bit key type). Fails, before anything is made, past
+    /// the device's limits.
     pub fn new(device: &wgpu::Device, capacity: u32) -> Result<Self, SortError> {
-        let bytes = u64::from(capacity.max(1)) * 4;
-        check_binding(device, "the key and value buffers", bytes)?;
-        let make = |label: &str| {
+        Self::with_key_words(device, capacity, 1)
+    }
+
+    /// Buffers for up to `capacity` pairs of u64 keys (`KeyType::U64`: OneSweep).
+    pub fn new_u64(device: &wgpu::Device, capacity: u32) -> Result<Self, SortError> {
+        Self::with_key_words(device, capacity, 2)
+    }
+
+    fn with_key_words(device: &wgpu::Device, capacity: u32, key_words: u32) -> Result<Self, SortError> {
+        let value_bytes = u64::from(capacity.max(1)) * 4;
+        let key_bytes = value_bytes * u64::from(key_words);
+        check_binding(device, "the key and value buffers", key_bytes)?;
+        let make = |label: &str, bytes: u64| {
             device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(label),
                 size: bytes,
@@ -352,15 +429,29 @@ impl SortBuffers {
             mapped_at_creation: false,
         });
         Ok(Self {
-            keys: [make("sort keys 0"), make("sort keys 1")],
-            values: [make("sort values 0"), make("sort values 1")],
+            keys: [make("sort keys 0", key_bytes), make("sort keys 1", key_bytes)],
+            values: [make("sort values 0", value_bytes), make("sort values 1", value_bytes)],
             count,
             capacity,
+            key_words,
         })
     }
 
     pub fn capacity(&self) -> u32 {
         self.capacity
+    }
+
+    /// u32 words per key: 1, or 2 for buffers of u64 keys.
+    pub fn key_words(&self) -> u32 {
+        self.key_words
+    }
+
+    /// Whether these buffers hold keys of `key_type`'s width.
+    pub(crate) fn check_key_type(&self, key_type: KeyType) -> Result<(), SortError> {
+        if key_type.words() != self.key_words {
+            return Err(SortError::KeyWidth { key_type, buffer_bits: 32 * self.key_words });
+        }
+        Ok(())
     }
 
     /// The keys of pair `slot` (0 or 1).
@@ -388,16 +479,29 @@ impl SortBuffers {
 
     /// Uploads keys and values into pair 0 (tests and benchmarks; the renderer writes them on the GPU).
     pub fn write_input(&self, queue: &wgpu::Queue, keys: &[u32], values: &[u32]) -> Result<(), SortError> {
-        assert_eq!(keys.len(), values.len(), "one value per key");
-        self.check_len(keys.len() as u64)?;
-        if !keys.is_empty() {
-            queue.write_buffer(&self.keys[0], 0, bytemuck::cast_slice(keys));
+        self.check_key_type(KeyType::U32)?;
+        self.write_words(queue, bytemuck::cast_slice(keys), values)
+    }
+
+    /// Uploads u64 keys and values into pair 0 of buffers made by `new_u64`.
+    pub fn write_input_u64(&self, queue: &wgpu::Queue, keys: &[u64], values: &[u32]) -> Result<(), SortError> {
+        self.check_key_type(KeyType::U64)?;
+        self.write_words(queue, bytemuck::cast_slice(keys), values)
+    }
+
+    fn write_words(&self, queue: &wgpu::Queue, key_bytes: &[u8], values: &[u32]) -> Result<(), SortError> {
+        let num_keys = key_bytes.len() / (4 * self.key_words as usize);
+        assert_eq!(num_keys, values.len(), "one value per key");
+        self.check_len(num_keys as u64)?;
+        if num_keys > 0 {
+            queue.write_buffer(&self.keys[0], 0, key_bytes);
             queue.write_buffer(&self.values[0], 0, bytemuck::cast_slice(values));
         }
         Ok(())
     }
 
     /// Reads the first `num_keys` pairs of `slot` back (blocking: tests, benchmarks, the viewer's verify button).
+    /// Keys come back as u32 words: two per key, low word first, from buffers of u64 keys.
     pub fn read_blocking(
         &self,
         device: &wgpu::Device,
@@ -406,9 +510,22 @@ impl SortBuffers {
         num_keys: u32,
     ) -> (Vec<u32>, Vec<u32>) {
         let bytes = u64::from(num_keys) * 4;
-        let keys = crate::gpu::read_buffer_blocking(device, queue, &self.keys[slot], bytes);
+        let keys = crate::gpu::read_buffer_blocking(device, queue, &self.keys[slot], bytes * u64::from(self.key_words));
         let values = crate::gpu::read_buffer_blocking(device, queue, &self.values[slot], bytes);
         (bytemuck::pod_collect_to_vec(&keys), bytemuck::pod_collect_to_vec(&values))
+    }
+
+    /// Reads the first `num_keys` u64 keys and their values of `slot` back (blocking: tests, benchmarks).
+    pub fn read_u64_blocking(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        slot: usize,
+        num_keys: u32,
+    ) -> (Vec<u64>, Vec<u32>) {
+        assert_eq!(self.key_words, 2, "buffers of u64 keys");
+        let (words, values) = self.read_blocking(device, queue, slot, num_keys);
+        (words.chunks_exact(2).map(|w| u64::from(w[0]) | (u64::from(w[1]) << 32)).collect(), values)
     }
 
     /// GPU memory of the buffers.
@@ -444,6 +561,7 @@ impl GpuSort {
             return Err(SortError::Unavailable { algorithm: algorithm.name(), reason });
         }
         let config = algorithm.check(config)?;
+        buffers.check_key_type(config.key_type)?;
         Ok(match algorithm {
             SortAlgorithm::Tutorial => Self::Tutorial(TutorialSort::new(device, buffers, config)?),
             SortAlgorithm::Subgroup => Self::Subgroup(SubgroupSort::new(device, buffers, config)?),

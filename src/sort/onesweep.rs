@@ -11,7 +11,11 @@
 //! - tiles numbered by an atomic ticket, never by workgroup id.
 //!
 //! Per sort: `histogram` (which also clears the status entries), `scan` (which also resets the state for the digit
-//! passes and the next sort), then one `digit_pass` per digit (4 for 32-bit keys).
+//! passes and the next sort), then one `digit_pass` per digit (4 for 32-bit keys, 8 for 64-bit ones).
+//!
+//! 64-bit keys (`KeyType::U64`) are two u32 words: a digit pass ranks the word that holds its digit and carries the
+//! other word through workgroup memory as it carries the values, so the tile and its memory are the same for both
+//! widths. The width is fixed when the sort is made (pipeline constants), by its `SortBuffers`.
 
 use crate::sort::shared::{
     Grid, Plan, RadixPasses, SortDispatch, begin_pass, data_buffer, iteration_params_entry, pipeline_from_module,
@@ -26,9 +30,9 @@ const RADIX: u32 = 1 << RADIX_BITS;
 /// Keys per workgroup of the histogram pass. Mirrors `HISTOGRAM_TILE`.
 pub const HISTOGRAM_TILE: u32 = 8192;
 /// Words of the sort's state buffer. Mirrors `STATE_WORDS`.
-const STATE_WORDS: u32 = 2056;
+const STATE_WORDS: u32 = 4108;
 /// Where the fallback and table-free counters are in it. Mirror `STATE_FALLBACKS`, `STATE_TABLE_FREE`.
-const STATE_FALLBACKS: u32 = 2054;
+const STATE_FALLBACKS: u32 = 4106;
 /// Most keys: entries hold counts in 29 bits (a 2 GiB binding holds fewer keys than 2^29).
 pub const MAX_KEYS: u32 = (1 << 29) - 1;
 /// Reads of a not-ready entry before a look-back stops waiting and counts that tile's keys (the fallback); a tail
@@ -147,10 +151,11 @@ impl std::str::FromStr for TileShape {
 /// The histogram reads each key once; each digit pass reads and writes each key and value once (the status table
 /// and the fallback's re-reads are left out: 1 KiB per tile).
 pub fn traffic_model(config: SortConfig) -> TrafficModel {
-    let per_pair = if config.keys_only { 8.0 } else { 16.0 };
+    let key_bytes = 4.0 * f64::from(config.key_type.words());
+    let per_pair = 2.0 * (key_bytes + if config.keys_only { 0.0 } else { 4.0 });
     TrafficModel {
         per_kind: vec![
-            (PassKind::SortHistogram, 4.0),
+            (PassKind::SortHistogram, key_bytes),
             (PassKind::SortScan, 0.0),
             (PassKind::SortDigitPass, f64::from(config.iterations()) * per_pair),
         ],
@@ -233,6 +238,8 @@ pub struct OnesweepSort {
     keys: [wgpu::Buffer; 2],
     values: [wgpu::Buffer; 2],
     capacity: u32,
+    /// u32 words per key (the buffers' width): 1 or 2.
+    key_words: u32,
     /// Keys per tile on this device.
     tile_size: u32,
     default_entries: u32,
@@ -249,6 +256,8 @@ impl OnesweepSort {
             return Err(SortError::Unavailable { algorithm: "onesweep", reason });
         }
         let capacity = buffers.capacity();
+        buffers.check_key_type(config.key_type)?;
+        let key_words = buffers.key_words();
         if capacity > MAX_KEYS {
             return Err(SortError::OverCapacity { requested: capacity.into(), capacity: MAX_KEYS.into() });
         }
@@ -290,6 +299,8 @@ impl OnesweepSort {
             ("KEYS_PER_THREAD", f64::from(shape.keys_per_thread)),
             ("TILE_KEYS", f64::from(tile_size)),
             ("SUBGROUP_WORDS", f64::from(shape.subgroup_words(min_subgroup))),
+            ("KEY_WORDS", f64::from(key_words)),
+            ("HISTOGRAM_BINS", f64::from(4 * RADIX * key_words)),
         ];
         // Every entry point writes the workgroup words it reads first, so WebGPU's zeroing is skipped.
         let options =
@@ -324,6 +335,7 @@ impl OnesweepSort {
             keys,
             values,
             capacity,
+            key_words,
             tile_size,
             default_entries,
             settings_written: false,
@@ -369,9 +381,12 @@ impl OnesweepSort {
     }
 
     /// Changes the settings: the status table is remade only when its size changes. The options read when the
-    /// sort is made (tile, lane path, checked shaders) keep their values.
+    /// sort is made (tile, lane path, checked shaders) keep their values; the key width is the buffers'.
     pub fn set_config(&mut self, device: &wgpu::Device, config: SortConfig) -> Result<(), SortError> {
         let mut config = crate::sort::SortAlgorithm::Onesweep.check(config)?;
+        if config.key_type.words() != self.key_words {
+            return Err(SortError::KeyWidth { key_type: config.key_type, buffer_bits: 32 * self.key_words });
+        }
         let made_with = self.config.onesweep;
         config.onesweep.tile = made_with.tile;
         config.onesweep.force_general_lanes = made_with.force_general_lanes;
