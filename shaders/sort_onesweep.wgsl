@@ -3,13 +3,19 @@
 // status table). Needs sort_common.wgsl. Entry points, in the order a sort records them:
 //
 // - `histogram`: counts every digit position of every key in one read (per workgroup in workgroup memory, then
-//   one global atomic per bin), and clears the status entries the sort will use;
-// - `scan`: turns each digit position's 256 counts into exclusive offsets, and resets the histogram for the next
-//   sort and the digit passes' tickets and counters;
-// - `digit_pass`, once per digit: a tile of TILE_KEYS keys takes a ticket, loads its keys and values, ranks its
-//   keys among equal digits with subgroup ballots, publishes its digit counts at once, sorts its keys by digit in
-//   workgroup memory, and only then looks back over earlier tiles' counts for its output offsets (so the look-back
-//   waits on entries that had the tile's whole local work to arrive), then writes keys and values out coalesced.
+//   one global atomic per bin), clears the status entries the sort will use, and resets the digit passes' tickets
+//   and counters;
+// - `digit_pass`, once per digit: a tile of TILE_KEYS keys takes a ticket, loads its keys and values and the
+//   pass's 256 digit counts, ranks its keys among equal digits with subgroup ballots, publishes its digit counts at
+//   once, scans its counts and the pass's (its digits' first output positions) in one subgroup scan, sorts its keys
+//   by digit in workgroup memory, and only then looks back over earlier tiles' counts for its output offsets (so
+//   the look-back waits on entries that had the tile's whole local work to arrive), then writes keys and values
+//   out coalesced;
+// - `reset`, after a sort of one digit pass only: zeroes the histogram.
+//
+// The histogram is zero when a sort starts: tile 0 of each digit pass zeroes the previous pass's counts (that pass
+// has finished), and tile 0 of the first pass moves the last pass's counts aside (to STATE_LAST_COUNTS, which the
+// last pass reads) and zeroes them; each step is in a later dispatch than every read of what it zeroes.
 //
 // The status table: one u32 per (slot, digit), written whole by one atomic store, so no reader sees half an entry:
 //   bits 30-31  tag, 1 to 3: which pass (or, in the ring, which generation of the slot) wrote it; 0: cleared;
@@ -56,7 +62,7 @@ const TAIL_SPINS_PER_READ: u32 = 1024u;
 
 // Layout of `state`, in words.
 const STATE_HISTOGRAM: u32 = 0u; // MAX_PASSES * RADIX digit counts
-const STATE_OFFSETS: u32 = 2048u; // MAX_PASSES * RADIX exclusive offsets
+const STATE_LAST_COUNTS: u32 = 2048u; // RADIX: the last pass's digit counts, moved out of the histogram
 const STATE_TICKETS: u32 = 4096u; // one per pass
 const STATE_TAIL: u32 = 4104u; // ring tiles, numbered across passes, that finished in order (low bits out of order)
 const STATE_BROKEN: u32 = 4105u; // 1 once a tile could not use the status table: later tiles go table-free
@@ -135,6 +141,10 @@ fn histogram(
     for (var i = group * WORKGROUP_SIZE + tid; i < words; i += stride) {
         atomicStore(&status[i], 0u);
     }
+    // No digit pass of this sort has started and the last one's have finished: reset their tickets and counters.
+    if (group == 0u && tid < STATE_WORDS - STATE_TICKETS) {
+        atomicStore(&state[STATE_TICKETS + tid], 0u);
+    }
     workgroupBarrier();
     let start = group * HISTOGRAM_TILE;
     if (start + HISTOGRAM_TILE <= params.num_keys) {
@@ -176,67 +186,13 @@ fn histogram(
     }
 }
 
-// ---- scan --------------------------------------------------------------------------------------------------------
+// ---- reset -----------------------------------------------------------------------------------------------------
 
-// Each subgroup's totals of the four digit positions, then (from 32) their exclusive prefixes.
-var<workgroup> scan_totals: array<vec4<u32>, 64>; // 2 * RADIX / smallest subgroup
-
-// Turns the histogram into each digit position's exclusive offsets (four positions side by side, one subgroup scan
-// for each key word), and resets the rest of the state for the digit passes (tickets, tail, counters) and the
-// histogram for the next sort. Digit sg_id * sg_size + lane is scanned by its subgroup, as in `tile_exclusive_scan`.
+// Zeroes the first digit position's histogram after a one-pass sort (keys of at most 8 bits), whose only digit pass
+// reads it to the end; longer sorts zero every position inside their digit passes (see `digit_pass`).
 @compute @workgroup_size(WORKGROUP_SIZE)
-fn scan(
-    @builtin(local_invocation_index) tid: u32,
-    @builtin(subgroup_invocation_id) lane: u32,
-    @builtin(subgroup_size) sg_size: u32,
-    @builtin(subgroup_id) sg_id: u32,
-) {
-    for (var w = 0u; w < KEY_WORDS; w++) {
-        scan_word(w, lane, sg_size, sg_id);
-    }
-    if (tid < STATE_WORDS - STATE_TICKETS) {
-        atomicStore(&state[STATE_TICKETS + tid], 0u);
-    }
-}
-
-// `scan`'s work for the four digit positions of key word `w`. Workgroup-uniform.
-fn scan_word(w: u32, lane: u32, sg_size: u32, sg_id: u32) {
-    let d = sg_id * sg_size + lane;
-    let bins = w * PASSES_PER_WORD * RADIX;
-    var counts = vec4<u32>();
-    for (var p = 0u; p < PASSES_PER_WORD; p++) {
-        let bin = &state[STATE_HISTOGRAM + bins + p * RADIX + d];
-        counts[p] = atomicLoad(bin);
-        atomicStore(bin, 0u);
-    }
-    let within = subgroupExclusiveAdd(counts);
-    if (lane == sg_size - 1u) {
-        scan_totals[sg_id] = within + counts;
-    }
-    workgroupBarrier();
-    let num_sg = RADIX / sg_size;
-    if (sg_id == 0u) {
-        var carry = vec4<u32>();
-        for (var first = 0u; first < num_sg; first += sg_size) {
-            let i = first + lane;
-            var total = vec4<u32>();
-            if (i < num_sg) {
-                total = scan_totals[i];
-            }
-            let before = subgroupExclusiveAdd(total);
-            if (i < num_sg) {
-                scan_totals[32u + i] = carry + before;
-            }
-            carry += subgroupAdd(total);
-        }
-    }
-    workgroupBarrier();
-    let offsets = scan_totals[32u + sg_id] + within;
-    for (var p = 0u; p < PASSES_PER_WORD; p++) {
-        atomicStore(&state[STATE_OFFSETS + bins + p * RADIX + d], offsets[p]);
-    }
-    // The next word's scan reuses `scan_totals`.
-    workgroupBarrier();
+fn reset(@builtin(local_invocation_index) tid: u32) {
+    atomicStore(&state[STATE_HISTOGRAM + tid], 0u);
 }
 
 // ---- digit pass --------------------------------------------------------------------------------------------------
@@ -259,16 +215,18 @@ var<workgroup> subgroup_counts: array<atomic<u32>, SUBGROUP_WORDS>;
 var<workgroup> tile_data: array<u32, TILE_KEYS>;
 // The tile's count of each digit until the tile's scan has read it; then the fallback's counts of another tile.
 var<workgroup> digit_counts: array<atomic<u32>, RADIX>;
-// Tile-local first position of each digit.
+// The pass's count of each digit over all keys (from the histogram) until the tile's scan; then the tile-local
+// first position of each digit.
 var<workgroup> tile_start: array<u32, RADIX>;
-// Output position of each digit's first key in this tile, minus `tile_start`.
+// The first output position of each digit; then of this tile's first key of it, minus `tile_start`.
 var<workgroup> digit_base: array<u32, RADIX>;
 // Look-back votes of the last three fallback rounds (rotated, so that no extra barrier is needed to reset them):
 // the latest tile (+1) a thread is stuck on.
 var<workgroup> fallback_votes: array<atomic<u32>, 3>;
 var<workgroup> broadcast: u32;
 // The scan of the tile's digit counts: each subgroup's total, then (from 32) each one's exclusive prefix.
-var<workgroup> subgroup_totals: array<u32, 64>; // 2 * RADIX / smallest subgroup
+// (tile counts, global counts) side by side.
+var<workgroup> subgroup_totals: array<vec2<u32>, 64>; // 2 * RADIX / smallest subgroup
 
 // The lowest lane of a non-empty mask.
 fn first_lane(lanes: vec4<u32>) -> u32 {
@@ -441,16 +399,18 @@ fn read_entry(tile: u32, d_pass: u32, ring: bool, digit: u32) -> u32 {
     return select(0u, (word & ~TAG_MASK) | ENTRY_READY, (word & TAG_MASK) == slot.tag);
 }
 
-// `tile_start`: the exclusive prefix sum of `digit_counts` over digits. Digit sg_id * sg_size + lane is scanned by
-// its subgroup, so no assumption is made about which invocations share a subgroup; subgroup totals are scanned by
-// subgroup 0. Called after a barrier; ends with one.
+// `tile_start`: the exclusive prefix sum of `digit_counts` over digits; `digit_base`: the exclusive prefix sum of
+// the pass's digit counts over all keys, which `tile_start` holds until then (the digit's first output position):
+// both in one scan. Digit
+// sg_id * sg_size + lane is scanned by its subgroup, so no assumption is made about which invocations share a
+// subgroup; subgroup totals are scanned by subgroup 0. Called after a barrier; ends with one.
 fn tile_exclusive_scan(lane: u32, sg_size: u32, sg_id: u32) {
     let d = sg_id * sg_size + lane;
     let digit_sgs = RADIX / sg_size;
-    var count = 0u;
-    var within = 0u;
+    var count = vec2<u32>();
+    var within = vec2<u32>();
     if (sg_id < digit_sgs) {
-        count = atomicLoad(&digit_counts[d]);
+        count = vec2<u32>(atomicLoad(&digit_counts[d]), tile_start[d]);
         within = subgroupExclusiveAdd(count);
         if (lane == sg_size - 1u) {
             subgroup_totals[sg_id] = within + count;
@@ -458,10 +418,10 @@ fn tile_exclusive_scan(lane: u32, sg_size: u32, sg_id: u32) {
     }
     workgroupBarrier();
     if (sg_id == 0u) {
-        var carry = 0u;
+        var carry = vec2<u32>();
         for (var first = 0u; first < digit_sgs; first += sg_size) {
             let i = first + lane;
-            var total = 0u;
+            var total = vec2<u32>();
             if (i < digit_sgs) {
                 total = subgroup_totals[i];
             }
@@ -474,7 +434,9 @@ fn tile_exclusive_scan(lane: u32, sg_size: u32, sg_id: u32) {
     }
     workgroupBarrier();
     if (sg_id < digit_sgs) {
-        tile_start[d] = subgroup_totals[32u + sg_id] + within;
+        let exclusive = subgroup_totals[32u + sg_id] + within;
+        tile_start[d] = exclusive.x;
+        digit_base[d] = exclusive.y;
     }
     workgroupBarrier();
 }
@@ -623,6 +585,26 @@ fn digit_pass(
     let tile_len = min(TILE_KEYS, params.num_keys - tile_first);
     let ring = params.num_chunks > settings.entries;
 
+    // The pass's digit counts, from the histogram (the last pass's were moved aside by the first pass). Tile 0
+    // zeroes what no tile of this sort reads any more, so the next sort's histogram starts from zero: the
+    // previous pass's counts (that pass has finished), and in the first pass the last pass's, moved aside.
+    if (tid < RADIX) {
+        let last = settings.passes - 1u;
+        var counts = STATE_HISTOGRAM + d_pass * RADIX;
+        if (d_pass == last && last != 0u) {
+            counts = STATE_LAST_COUNTS;
+        }
+        tile_start[tid] = atomicLoad(&state[counts + tid]);
+        if (tile == 0u && d_pass == 0u && last != 0u) {
+            let bin = &state[STATE_HISTOGRAM + last * RADIX + tid];
+            atomicStore(&state[STATE_LAST_COUNTS + tid], atomicLoad(bin));
+            atomicStore(bin, 0u);
+        }
+        if (tile == 0u && d_pass != 0u) {
+            atomicStore(&state[STATE_HISTOGRAM + (d_pass - 1u) * RADIX + tid], 0u);
+        }
+    }
+
     // 1. Load the tile's keys and values at once: subgroup s owns keys [s * KEYS_PER_THREAD * sg_size, ...) of
     //    the tile and walks them in KEYS_PER_THREAD steps of sg_size keys.
     at_tile = TileGeometry(tile_first, tile_len, sg_id * KEYS_PER_THREAD * sg_size, lane, sg_size, sg_id);
@@ -675,10 +657,8 @@ fn digit_pass(
     // 5. Publish the tile's counts at once (tile 0 knows its inclusive prefix), so later tiles' look-backs can
     //    pass this tile while it sorts itself.
     var count = 0u;
-    var global_offset = 0u;
     if (tid < RADIX) {
         count = atomicLoad(&digit_counts[tid]);
-        global_offset = atomicLoad(&state[STATE_OFFSETS + d_pass * RADIX + tid]);
         if (use_table) {
             let own = slot_of(tile, d_pass, ring);
             atomicStore(&status[own.base + tid], own.tag | select(0u, FLAG_INCLUSIVE, tile == 0u) | count);
@@ -704,7 +684,7 @@ fn digit_pass(
         exclusive = look_back(tid, tile, d_pass, ring, count);
     }
     if (tid < RADIX) {
-        digit_base[tid] = global_offset + exclusive - tile_start[tid];
+        digit_base[tid] += exclusive - tile_start[tid];
     }
     // 8. The table is done with: count this tile into the tail (ring only), so that its slot and the entries it
     //    read can be reused.

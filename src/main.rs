@@ -146,7 +146,7 @@ struct OnesweepArgs {
     /// Make every OneSweep look-back take the fallback path (count the predecessor's keys).
     #[arg(long)]
     force_fallback: bool,
-    /// OneSweep's digit-pass tile as THREADSxKEYS, e.g. 512x15 (default: the largest that fits the device).
+    /// OneSweep's digit-pass tile as THREADSxKEYS, e.g. 512x15 (default: chosen for the device and the buffers).
     #[arg(long)]
     onesweep_tile: Option<TileShape>,
     /// Compile OneSweep's kernels with naga's bounds checks and loop counters (to measure what leaving them out buys).

@@ -74,20 +74,20 @@ impl SortAlgorithm {
     }
 
     /// The kinds of pass a sort records, in order: what timings are labelled with. The tutorial and subgroup
-    /// sorts record all of theirs once per iteration; OneSweep records the histogram and the scan once, then one
-    /// digit pass per iteration.
+    /// sorts record all of theirs once per iteration; OneSweep records the histogram once, then one digit pass per
+    /// iteration (and, after a sort of one iteration, a histogram reset).
     pub fn pass_kinds(self) -> &'static [PassKind] {
         match self {
             Self::Tutorial => &[PassKind::SortRank, PassKind::SortScan, PassKind::SortScatter],
             Self::Subgroup => &[PassKind::SortCount, PassKind::SortScan, PassKind::SortReorder],
-            Self::Onesweep => &[PassKind::SortHistogram, PassKind::SortScan, PassKind::SortDigitPass],
+            Self::Onesweep => &[PassKind::SortHistogram, PassKind::SortDigitPass],
         }
     }
 
     /// Timed passes of one sort of `iterations` iterations.
     pub fn timed_passes(self, iterations: u32) -> u32 {
         match self {
-            Self::Onesweep => 2 + iterations,
+            Self::Onesweep => 1 + iterations + u32::from(iterations == 1),
             _ => self.pass_kinds().len() as u32 * iterations,
         }
     }

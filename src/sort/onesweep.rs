@@ -10,8 +10,11 @@
 //!   key count (`StatusTable::PerTile` sizes it to the buffers instead);
 //! - tiles numbered by an atomic ticket, never by workgroup id.
 //!
-//! Per sort: `histogram` (which also clears the status entries), `scan` (which also resets the state for the digit
-//! passes and the next sort), then one `digit_pass` per digit (4 for 32-bit keys, 8 for 64-bit ones).
+//! Per sort: `histogram` (which also clears the status entries and resets the digit passes' tickets), then one
+//! `digit_pass` per digit (4 for 32-bit keys, 8 for 64-bit ones): each tile scans the pass's 256 digit counts
+//! itself, beside its own counts in the same subgroup scan, so no dispatch of its own scans the histogram (on the
+//! H100 that saves 2-4 µs of a 0.13 ms sort of 2^20 keys, and costs 1-3% at 2^22 pairs and above: both measured).
+//! The digit passes zero the histogram behind them for the next sort; a sort of one digit pass adds a `reset`.
 //!
 //! 64-bit keys (`KeyType::U64`) are two u32 words: a digit pass ranks the word that holds its digit and carries the
 //! other word through workgroup memory as it carries the values, so the tile and its memory are the same for both
@@ -40,8 +43,10 @@ pub const MAX_KEYS: u32 = (1 << 29) - 1;
 pub const SPIN_LIMIT: u32 = 1024;
 /// Smallest subgroup the shader's per-subgroup tables are sized for.
 pub const MIN_SUBGROUP_SIZE: u32 = 8;
-/// Buffers of at most this many keys get 256-thread tiles (`TileShape::for_device`).
-pub const SMALL_SORT: u32 = 1 << 22;
+/// Buffers of at most this many keys get small tiles of many threads (`TileShape::for_device`): 1.5 x 2^20.
+pub const SMALL_SORT: u32 = 3 << 19;
+/// Buffers of at most this many keys (and more than `SMALL_SORT`) get middle-sized tiles.
+pub const MEDIUM_SORT: u32 = 1 << 22;
 /// Most keys per thread of a digit pass. Mirrors `MAX_KEYS_PER_THREAD`.
 pub const MAX_KEYS_PER_THREAD: u32 = 16;
 
@@ -60,9 +65,9 @@ pub struct TileShape {
 }
 
 impl TileShape {
-    /// The shapes tried on a device, largest tile first: the first that fits its workgroup memory is taken.
-    /// 512 x 15 is GPUSorting's OneSweep tile for 32-bit pairs (CUB's sm90 tile is 384 x 23); 256 x 8 is the
-    /// earlier design's, which lavapipe's 32 KiB (with 8-lane subgroups) still holds.
+    /// The shapes tried for large sorts, largest tile first: the first that fits the device is taken. 512 x 15 is
+    /// GPUSorting's OneSweep tile for 32-bit pairs (CUB's sm90 tile is 384 x 23); 256 x 12 is what lavapipe's 32 KiB
+    /// (with 8-lane subgroups) holds; 256 x 8 what a WebGPU-minimum 16 KiB device with 32-lane subgroups holds.
     pub const CANDIDATES: [TileShape; 6] = [
         TileShape { threads: 512, keys_per_thread: 15 },
         TileShape { threads: 512, keys_per_thread: 12 },
@@ -71,6 +76,15 @@ impl TileShape {
         TileShape { threads: 256, keys_per_thread: 8 },
         TileShape { threads: 256, keys_per_thread: 4 },
     ];
+    /// Tried first for buffers of at most `SMALL_SORT` keys: a sort of one or two waves of tiles is bound by each
+    /// tile's chain of dependent steps, so fewer keys per thread and more threads per tile pay (H100, 2^20 pairs,
+    /// whole sort: 1024 x 4 0.127 ms, 512 x 8 0.138, 256 x 15 0.143, 512 x 15 0.156).
+    pub const SMALL: [TileShape; 2] =
+        [TileShape { threads: 1024, keys_per_thread: 4 }, TileShape { threads: 512, keys_per_thread: 8 }];
+    /// Tried first for buffers of at most `MEDIUM_SORT` keys (H100, 2^22 pairs: 1024 x 6 0.355 ms, 512 x 6 0.356,
+    /// 256 x 15 0.362, 1024 x 4 0.386).
+    pub const MEDIUM: [TileShape; 2] =
+        [TileShape { threads: 1024, keys_per_thread: 6 }, TileShape { threads: 512, keys_per_thread: 6 }];
 
     pub fn keys(self) -> u32 {
         self.threads * self.keys_per_thread
@@ -82,10 +96,10 @@ impl TileShape {
     }
 
     /// Bytes of workgroup memory the digit pass declares: the tile, the per-subgroup counts, three 256-word digit
-    /// tables, the subgroup totals (64 words) and four words: the `var<workgroup>`s `digit_pass` uses (a test sums
-    /// them as naga sees them).
+    /// tables, the subgroup totals (64 pairs of words) and four words: the `var<workgroup>`s `digit_pass` uses (a
+    /// test sums them as naga sees them).
     pub fn workgroup_bytes(self, min_subgroup: u32) -> u64 {
-        4 * u64::from(self.keys() + self.subgroup_words(min_subgroup) + 3 * RADIX + 64 + 4)
+        4 * u64::from(self.keys() + self.subgroup_words(min_subgroup) + 3 * RADIX + 128 + 4)
     }
 
     /// Whether the shader takes this shape at all (every digit has its invocation; the private arrays hold it).
@@ -112,15 +126,19 @@ impl TileShape {
         })
     }
 
-    /// The largest candidate that fits the device (wgpu does not check workgroup memory: a shape over the limit
-    /// would fail when the pipeline is made, or worse); for buffers of at most `SMALL_SORT` keys, the largest
-    /// 256-thread one (more, smaller workgroups for a sort of one or two waves: on the H100, 2^20 pairs in
-    /// 0.147 ms with 256 x 15 against 0.160 with 512 x 15, even at 2^22, and 1.215 against 1.198 ms at 2^24).
+    /// The tile for buffers of `capacity` keys on a device: for small and medium buffers the first of `SMALL` or
+    /// `MEDIUM` that fits, else (and for large buffers) the first of `CANDIDATES` that fits. wgpu does not check
+    /// workgroup memory: a shape over the limit would fail when the pipeline is made, or worse. The size classes
+    /// were measured on the H100 (132 SMs: how many waves a sort's tiles make decides between neighbours); other
+    /// GPUs may prefer other shapes (`--onesweep-tile`).
     pub fn for_device(limits: &wgpu::Limits, min_subgroup: u32, capacity: u32) -> Option<TileShape> {
         let fits = |shape: &TileShape| shape.check(limits, min_subgroup).is_ok();
-        let small = Self::CANDIDATES.into_iter().filter(|shape| shape.threads == 256).find(fits);
-        let largest = Self::CANDIDATES.into_iter().find(fits);
-        if capacity <= SMALL_SORT { small.or(largest) } else { largest }
+        let preferred: &[TileShape] = match capacity {
+            c if c <= SMALL_SORT => &Self::SMALL,
+            c if c <= MEDIUM_SORT => &Self::MEDIUM,
+            _ => &[],
+        };
+        preferred.iter().copied().chain(Self::CANDIDATES).find(fits)
     }
 }
 
@@ -156,7 +174,6 @@ pub fn traffic_model(config: SortConfig) -> TrafficModel {
     TrafficModel {
         per_kind: vec![
             (PassKind::SortHistogram, key_bytes),
-            (PassKind::SortScan, 0.0),
             (PassKind::SortDigitPass, f64::from(config.iterations()) * per_pair),
         ],
     }
@@ -227,7 +244,7 @@ pub struct OnesweepSort {
     config: SortConfig,
     layout: wgpu::BindGroupLayout,
     histogram_pipeline: wgpu::ComputePipeline,
-    scan_pipeline: wgpu::ComputePipeline,
+    reset_pipeline: wgpu::ComputePipeline,
     digit_pipeline: wgpu::ComputePipeline,
     settings: wgpu::Buffer,
     state: wgpu::Buffer,
@@ -307,7 +324,7 @@ impl OnesweepSort {
             || wgpu::PipelineCompilationOptions { constants: &constants, zero_initialize_workgroup_memory: false };
         let make = |label, entry| pipeline_from_module(device, label, &module, entry, &layout, options());
         let histogram_pipeline = make("sort onesweep histogram", "histogram");
-        let scan_pipeline = make("sort onesweep scan", "scan");
+        let reset_pipeline = make("sort onesweep reset", "reset");
         let digit_pipeline = make("sort onesweep digit pass", "digit_pass");
         let settings = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("sort onesweep settings"),
@@ -325,7 +342,7 @@ impl OnesweepSort {
             config,
             layout,
             histogram_pipeline,
-            scan_pipeline,
+            reset_pipeline,
             digit_pipeline,
             settings,
             state,
@@ -499,7 +516,9 @@ impl RadixPasses for OnesweepSort {
         repeat: u32,
     ) {
         let label = |kind, iteration| self.dispatch.label(kind, iteration, repeat);
-        let steps = || [Step::Histogram, Step::Scan].into_iter().chain((0..self.config.iterations()).map(Step::Digit));
+        let iterations = self.config.iterations();
+        let reset = (iterations == 1).then_some(Step::Reset);
+        let steps = || std::iter::once(Step::Histogram).chain((0..iterations).map(Step::Digit)).chain(reset);
         if !timer.as_deref().is_some_and(GpuTimer::is_timing) {
             // Untimed, the whole sort is one compute pass: a compute pass boundary costs more than a dispatch
             // boundary inside one pass (on the H100, 2^20 pairs: 0.191 ms in six passes, 0.160 in one).
@@ -513,7 +532,7 @@ impl RadixPasses for OnesweepSort {
         for step in steps() {
             let (name, label) = match step {
                 Step::Histogram => ("sort histogram", label(PassKind::SortHistogram, None)),
-                Step::Scan => ("sort scan", label(PassKind::SortScan, None)),
+                Step::Reset => ("sort histogram reset", label(PassKind::SortHistogram, None)),
                 Step::Digit(iteration) => ("sort digit pass", label(PassKind::SortDigitPass, Some(iteration))),
             };
             let mut pass = begin_pass(encoder, timer.as_deref_mut(), name, label);
@@ -526,8 +545,9 @@ impl RadixPasses for OnesweepSort {
 #[derive(Clone, Copy)]
 enum Step {
     Histogram,
-    Scan,
     Digit(u32),
+    /// After a sort of one digit pass: zeroes the histogram (longer sorts do it in their digit passes).
+    Reset,
 }
 
 impl OnesweepSort {
@@ -539,9 +559,9 @@ impl OnesweepSort {
                 pass.set_pipeline(&self.histogram_pipeline);
                 plan.dispatch(pass, Grid::PerKey);
             }
-            Step::Scan => {
+            Step::Reset => {
                 pass.set_bind_group(0, &self.groups[0], &[params.iteration_offset(0)]);
-                pass.set_pipeline(&self.scan_pipeline);
+                pass.set_pipeline(&self.reset_pipeline);
                 pass.dispatch_workgroups(1, 1, 1);
             }
             Step::Digit(iteration) => {
@@ -583,7 +603,7 @@ mod tests {
             .expect("the shader validates");
         let entry = module.entry_points.iter().position(|e| e.name == "digit_pass").expect("digit_pass");
         let uses = info.get_entry_point(entry);
-        for shape in TileShape::CANDIDATES {
+        for shape in TileShape::CANDIDATES.into_iter().chain(TileShape::SMALL).chain(TileShape::MEDIUM) {
             for min_subgroup in [8, 32] {
                 let override_value =
                     |handle: naga::Handle<naga::Override>| match module.overrides[handle].name.as_deref() {
