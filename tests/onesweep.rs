@@ -150,24 +150,18 @@ fn the_tile_is_chosen_for_the_device_workgroup_memory() {
     let shape = |threads, keys_per_thread| Some(TileShape { threads, keys_per_thread });
     let h100 = limits(48 << 10);
     assert_eq!(TileShape::for_device(&h100, 32, onesweep::SMALL_SORT), shape(1024, 4));
-    assert_eq!(TileShape::for_device(&h100, 32, onesweep::SMALL_SORT + 1), shape(1024, 6));
-    assert_eq!(TileShape::for_device(&h100, 32, onesweep::MEDIUM_SORT), shape(1024, 6));
-    assert_eq!(TileShape::for_device(&h100, 32, onesweep::MEDIUM_SORT + 1), shape(512, 15));
+    assert_eq!(TileShape::for_device(&h100, 32, onesweep::SMALL_SORT + 1), shape(512, 15));
     let h100_512 = wgpu::Limits { max_compute_invocations_per_workgroup: 512, ..h100.clone() };
     assert_eq!(TileShape::for_device(&h100_512, 32, onesweep::SMALL_SORT), shape(512, 8));
     let webgpu = wgpu::Limits { max_compute_workgroup_storage_size: 48 << 10, ..wgpu::Limits::default() };
-    for capacity in [1000, onesweep::SMALL_SORT, onesweep::MEDIUM_SORT, large] {
+    for capacity in [1000, onesweep::SMALL_SORT, large] {
         assert_eq!(TileShape::for_device(&webgpu, 32, capacity), shape(256, 15), "{capacity} keys");
     }
     assert_eq!(TileShape::for_device(&limits(32 << 10), 8, 1000), shape(256, 12), "lavapipe, small buffers");
     assert_eq!(pick(32 << 10, 8), Some((256, 12)));
     assert_eq!(pick(16 << 10, 32), Some((256, 8)));
     assert_eq!(pick(16 << 10, 8), None);
-    let lists = [
-        (&TileShape::CANDIDATES[..], large),
-        (&TileShape::SMALL, onesweep::SMALL_SORT),
-        (&TileShape::MEDIUM, onesweep::MEDIUM_SORT),
-    ];
+    let lists = [(&TileShape::CANDIDATES[..], large), (&TileShape::SMALL[..], onesweep::SMALL_SORT)];
     for (shapes, capacity) in lists {
         for &shape in shapes {
             for subgroup in [8, 32] {
@@ -319,9 +313,9 @@ fn temporary_memory_does_not_grow_with_the_key_count() {
         GpuSort::new(&ctx.device, SortAlgorithm::Onesweep, &buffers, config).unwrap().allocated_bytes()
     };
     // The default table has a slot per tile up to its size (1024 slots on a CPU driver, 16,384 on a GPU), then stops.
-    // Capacities past MEDIUM_SORT all take the device's largest tile.
-    let tile = sorter(onesweep::MEDIUM_SORT + 1, config(|_| {})).1.onesweep_tile_size().unwrap();
-    let full = (onesweep::default_status_entries(&ctx.device.adapter_info()) * tile).max(onesweep::MEDIUM_SORT + 1);
+    // Capacities past SMALL_SORT all take the device's largest tile.
+    let tile = sorter(onesweep::SMALL_SORT + 1, config(|_| {})).1.onesweep_tile_size().unwrap();
+    let full = (onesweep::default_status_entries(&ctx.device.adapter_info()) * tile).max(onesweep::SMALL_SORT + 1);
     let small = bytes(100_000, StatusTable::Circular);
     let large = bytes(full, StatusTable::Circular);
     assert!(small < large, "{small} bytes for 100k keys, {large} for {full}");

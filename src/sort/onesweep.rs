@@ -45,8 +45,6 @@ pub const SPIN_LIMIT: u32 = 1024;
 pub const MIN_SUBGROUP_SIZE: u32 = 8;
 /// Buffers of at most this many keys get small tiles of many threads (`TileShape::for_device`): 1.5 x 2^20.
 pub const SMALL_SORT: u32 = 3 << 19;
-/// Buffers of at most this many keys (and more than `SMALL_SORT`) get middle-sized tiles.
-pub const MEDIUM_SORT: u32 = 1 << 22;
 /// Most keys per thread of a digit pass. Mirrors `MAX_KEYS_PER_THREAD`.
 pub const MAX_KEYS_PER_THREAD: u32 = 16;
 
@@ -76,15 +74,13 @@ impl TileShape {
         TileShape { threads: 256, keys_per_thread: 8 },
         TileShape { threads: 256, keys_per_thread: 4 },
     ];
-    /// Tried first for buffers of at most `SMALL_SORT` keys: a sort of one or two waves of tiles is bound by each
-    /// tile's chain of dependent steps, so fewer keys per thread and more threads per tile pay (H100, 2^20 pairs,
-    /// whole sort: 1024 x 4 0.127 ms, 512 x 8 0.138, 256 x 15 0.143, 512 x 15 0.156).
+    /// Tried first for buffers of at most `SMALL_SORT` keys. A sort of a few waves of tiles takes about (waves) x
+    /// (one tile's chain of dependent steps), so which shape wins at a given count depends on how its tiles fill
+    /// the last wave; no shape wins at every count. Over nine counts from 2^18 to 2^21 pairs on the H100, 1024 x 4
+    /// (fewer keys per thread, a shorter chain) took the least time in all (1.27 ms, against 1.30-1.33 for
+    /// 1024 x 6, 512 x 15 and 256 x 15; `docs/BENCHMARKS.md`); past 1.5M keys 512 x 15 does.
     pub const SMALL: [TileShape; 2] =
         [TileShape { threads: 1024, keys_per_thread: 4 }, TileShape { threads: 512, keys_per_thread: 8 }];
-    /// Tried first for buffers of at most `MEDIUM_SORT` keys (H100, 2^22 pairs: 1024 x 6 0.355 ms, 512 x 6 0.356,
-    /// 256 x 15 0.362, 1024 x 4 0.386).
-    pub const MEDIUM: [TileShape; 2] =
-        [TileShape { threads: 1024, keys_per_thread: 6 }, TileShape { threads: 512, keys_per_thread: 6 }];
 
     pub fn keys(self) -> u32 {
         self.threads * self.keys_per_thread
@@ -126,19 +122,15 @@ impl TileShape {
         })
     }
 
-    /// The tile for buffers of `capacity` keys on a device: for small and medium buffers the first of `SMALL` or
-    /// `MEDIUM` that fits, else (and for large buffers) the first of `CANDIDATES` that fits. wgpu does not check
-    /// workgroup memory: a shape over the limit would fail when the pipeline is made, or worse. The size classes
-    /// were measured on the H100 (132 SMs: how many waves a sort's tiles make decides between neighbours); other
-    /// GPUs may prefer other shapes (`--onesweep-tile`).
+    /// The tile for buffers of `capacity` keys on a device: for small buffers the first of `SMALL` that fits, else
+    /// (and for large buffers) the first of `CANDIDATES` that fits. wgpu does not check workgroup memory: a shape
+    /// over the limit would fail when the pipeline is made, or worse. The choice follows the capacity, not a sort's
+    /// count, because the renderer's count is known only on the GPU. Measured on the H100; other GPUs (other SM
+    /// counts, so other wave boundaries) may prefer other shapes (`--onesweep-tile`).
     pub fn for_device(limits: &wgpu::Limits, min_subgroup: u32, capacity: u32) -> Option<TileShape> {
         let fits = |shape: &TileShape| shape.check(limits, min_subgroup).is_ok();
-        let preferred: &[TileShape] = match capacity {
-            c if c <= SMALL_SORT => &Self::SMALL,
-            c if c <= MEDIUM_SORT => &Self::MEDIUM,
-            _ => &[],
-        };
-        preferred.iter().copied().chain(Self::CANDIDATES).find(fits)
+        let small: &[TileShape] = if capacity <= SMALL_SORT { &Self::SMALL } else { &[] };
+        small.iter().copied().chain(Self::CANDIDATES).find(fits)
     }
 }
 
@@ -603,7 +595,7 @@ mod tests {
             .expect("the shader validates");
         let entry = module.entry_points.iter().position(|e| e.name == "digit_pass").expect("digit_pass");
         let uses = info.get_entry_point(entry);
-        for shape in TileShape::CANDIDATES.into_iter().chain(TileShape::SMALL).chain(TileShape::MEDIUM) {
+        for shape in TileShape::CANDIDATES.into_iter().chain(TileShape::SMALL) {
             for min_subgroup in [8, 32] {
                 let override_value =
                     |handle: naga::Handle<naga::Override>| match module.overrides[handle].name.as_deref() {
