@@ -211,8 +211,8 @@ fn render_bench_and_sort_bench_write_a_chrome_trace_with_one_event_per_pass() {
     ]);
     assert!(output.status.success(), "{}", stderr(&output));
     if !String::from_utf8_lossy(&output.stdout).contains("no GPU timings") {
-        // Per sort: the histogram, the scan, 4 digit passes.
-        assert_eq!(trace_events(&trace).len(), 2 * 6);
+        // Per sort: the histogram, 4 digit passes.
+        assert_eq!(trace_events(&trace).len(), 2 * 5);
     }
     let _ = std::fs::remove_dir_all(dir);
 }

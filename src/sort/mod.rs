@@ -334,7 +334,7 @@ pub enum SortError {
     Unavailable { algorithm: &'static str, reason: String },
     #[error("key bits must be between 1 and 32 (64 for u64 keys), not {0}")]
     KeyBits(u32),
-    #[error("{} keys are sorted on {} key bits, not {key_bits}", key_type.name(), describe_bits(*key_type))]
+    #[error("{} keys are sorted on {} bits, not {key_bits}", key_type.name(), describe_bits(*key_type))]
     KeyBitsForType { key_type: KeyType, key_bits: u32 },
     #[error("the {algorithm} sort takes 32-bit keys; {} keys are sorted by onesweep", key_type.name())]
     KeyTypeFor { algorithm: &'static str, key_type: KeyType },

@@ -1,0 +1,198 @@
+//! The commands, one module each, and what they share: the sort, camera and image arguments, the value parsers,
+//! and loading and writing scenes.
+
+pub(crate) mod render;
+pub(crate) mod scene_files;
+pub(crate) mod sort_bench;
+pub(crate) mod view;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use glam::Vec3;
+
+use splatsort::camera::{Camera, frame_bounds};
+use splatsort::render::{DrawPath, RenderSettings};
+use splatsort::scene::{self, PlyEncoding, Scene};
+use splatsort::sort::onesweep::TileShape;
+use splatsort::sort::{OnesweepOptions, SortAlgorithm, SortConfig, StatusTable};
+
+/// Image and window sides: 1 to this many pixels (the device may allow fewer; that is checked when rendering).
+pub(crate) const MAX_SIDE: i64 = splatsort::camera::MAX_IMAGE_SIDE as i64;
+
+/// Frames or sorts a benchmark may time: recorded in bounded batches, so memory does not grow with it.
+pub(crate) const MAX_TIMED: i64 = 100_000;
+
+/// Sort settings shared by the rendering commands.
+#[derive(clap::Args, Clone, Copy)]
+pub(crate) struct SortArgs {
+    /// Sort algorithm.
+    #[arg(long, value_enum, default_value = "tutorial")]
+    pub(crate) algorithm: SortAlgorithm,
+    /// Bits per radix pass: 1, 2, 4 or 8 for the tutorial sort (default 2), 4 for the subgroup sort (its default).
+    #[arg(long, value_parser = parse_radix_bits)]
+    pub(crate) radix_bits: Option<u32>,
+    /// Key bits sorted, 1 to 32 (depth keys are quantized to this many bits).
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=32))]
+    pub(crate) key_bits: u32,
+    #[command(flatten)]
+    pub(crate) onesweep: OnesweepArgs,
+    /// Draw path: quads through the raster pipeline, or the compute tile rasterizer (default: compute on a GPU,
+    /// raster on a CPU driver such as lavapipe, where the tiles are 3x slower).
+    #[arg(long, value_enum)]
+    pub(crate) draw: Option<DrawPath>,
+}
+
+/// OneSweep's settings (other algorithms ignore them).
+#[derive(clap::Args, Clone, Copy)]
+pub(crate) struct OnesweepArgs {
+    /// OneSweep's look-back status table: a fixed number of slots, used as a ring by sorts of more tiles
+    /// (circular), or one slot per tile the buffers hold (per-tile).
+    #[arg(long, value_enum, default_value = "circular")]
+    pub(crate) status_table: StatusTable,
+    /// Entries of the circular status table, 4 to 65536 (default: sized for the device).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(4..=65_536))]
+    pub(crate) status_entries: Option<u32>,
+    /// Make every OneSweep look-back take the fallback path (count the predecessor's keys).
+    #[arg(long)]
+    pub(crate) force_fallback: bool,
+    /// OneSweep's digit-pass tile as THREADSxKEYS, e.g. 512x15 (default: chosen for the device and the buffers).
+    #[arg(long)]
+    pub(crate) onesweep_tile: Option<TileShape>,
+    /// Compile OneSweep's kernels with naga's bounds checks and loop counters (to measure what leaving them out buys).
+    #[arg(long)]
+    pub(crate) onesweep_checked: bool,
+}
+
+impl OnesweepArgs {
+    fn options(self) -> OnesweepOptions {
+        OnesweepOptions {
+            status_table: self.status_table,
+            status_entries: self.status_entries,
+            force_fallback: self.force_fallback,
+            tile: self.onesweep_tile,
+            checked_shaders: self.onesweep_checked,
+            ..Default::default()
+        }
+    }
+}
+
+/// Where the camera comes from.
+#[derive(clap::Args)]
+pub(crate) struct CameraArgs {
+    /// Camera JSON (splatsort's format, or the 3DGS trainer's cameras.json). Without it the scene is framed.
+    #[arg(long)]
+    pub(crate) camera: Option<PathBuf>,
+    /// Which view of a cameras.json list, from 0 (needed when the list has more than one).
+    #[arg(long)]
+    pub(crate) camera_index: Option<usize>,
+    /// Image width when no camera file is given, 1 to 16384.
+    #[arg(long, default_value_t = 960, value_parser = clap::value_parser!(u32).range(1..=MAX_SIDE))]
+    pub(crate) width: u32,
+    /// Image height when no camera file is given, 1 to 16384.
+    #[arg(long, default_value_t = 540, value_parser = clap::value_parser!(u32).range(1..=MAX_SIDE))]
+    pub(crate) height: u32,
+}
+
+pub(crate) fn parse_choice(text: &str) -> Result<splatsort::lab::Choice, String> {
+    splatsort::lab::Choice::parse(text)
+}
+
+pub(crate) fn parse_radix_bits(text: &str) -> Result<u32, String> {
+    match text.trim().parse::<u32>() {
+        Ok(bits) if SortConfig::RADIX_BITS.contains(&bits) => Ok(bits),
+        _ => Err(format!("`{text}` is not one of 1, 2, 4, 8")),
+    }
+}
+
+pub(crate) fn parse_warmup_secs(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(secs) if (0.0..=60.0).contains(&secs) => Ok(secs),
+        _ => Err(format!("`{text}` is not a number of seconds from 0 to 60")),
+    }
+}
+
+/// `n` comma-separated finite numbers.
+pub(crate) fn parse_floats<const N: usize>(text: &str) -> Result<[f32; N], String> {
+    let parts: Vec<&str> = text.split(',').map(str::trim).collect();
+    let values: Vec<f32> = parts.iter().filter_map(|p| p.parse::<f32>().ok()).filter(|v| v.is_finite()).collect();
+    <[f32; N]>::try_from(values.as_slice())
+        .ok()
+        .filter(|_| parts.len() == N)
+        .ok_or_else(|| format!("`{text}` is not {N} finite numbers separated by commas"))
+}
+
+pub(crate) fn parse_point(text: &str) -> Result<Vec3, String> {
+    parse_floats::<3>(text).map(Vec3::from)
+}
+
+pub(crate) fn parse_colour(text: &str) -> Result<[f32; 3], String> {
+    let colour = parse_floats::<3>(text)?;
+    if !colour.iter().all(|c| (0.0..=1.0).contains(c)) {
+        return Err(format!("`{text}`: each of r,g,b must be in [0, 1]"));
+    }
+    Ok(colour)
+}
+
+pub(crate) fn load(path: &Path) -> anyhow::Result<Scene> {
+    let scene = scene::load(path, &mut |_| {})?;
+    log::info!(
+        "loaded {}: {} splats, SH degree {}, {:.3} s",
+        path.display(),
+        scene.len(),
+        scene.sh_degree,
+        scene.info.load_secs
+    );
+    Ok(scene)
+}
+
+/// Writes a file through a buffer and reports every error, the final flush's included (a full disk shows there).
+pub(crate) fn write_file(
+    path: &Path,
+    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> anyhow::Result<()> {
+    let file = std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let mut out = std::io::BufWriter::new(file);
+    let finish = |out: &mut std::io::BufWriter<std::fs::File>| {
+        std::io::Write::flush(out)?;
+        // A disk that fills up may only say so when the data reaches it; devices like /dev/null cannot sync.
+        match out.get_ref().sync_all() {
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => Ok(()),
+            other => other,
+        }
+    };
+    write(&mut out).and_then(|()| finish(&mut out)).with_context(|| format!("cannot write {}", path.display()))
+}
+
+pub(crate) fn write_scene(scene: &Scene, path: &Path) -> anyhow::Result<()> {
+    write_file(path, |out| scene::write_ply(scene, out, PlyEncoding::BinaryLittleEndian))
+}
+
+pub(crate) fn camera_for(args: &CameraArgs, scene: &Scene) -> anyhow::Result<Camera> {
+    match &args.camera {
+        Some(path) => Ok(Camera::load(path, args.camera_index)?),
+        None => {
+            if args.camera_index.is_some() {
+                bail!("--camera-index needs --camera");
+            }
+            let (lo, hi) = scene.robust_bounds();
+            frame_bounds(lo, hi, Vec3::NEG_Y, args.width, args.height).map_err(anyhow::Error::msg)
+        }
+    }
+}
+
+pub(crate) fn settings_for(sort: SortArgs, sh_degree: u32, background: [f32; 3]) -> anyhow::Result<RenderSettings> {
+    let radix_bits = sort.radix_bits.unwrap_or(sort.algorithm.default_radix_bits());
+    Ok(RenderSettings {
+        algorithm: sort.algorithm,
+        sort: sort
+            .algorithm
+            .check(SortConfig::new(radix_bits, sort.key_bits)?.with_onesweep(sort.onesweep.options())?)?,
+        // Resolved for the device once it is known (`DrawPath::for_adapter`).
+        draw: sort.draw.unwrap_or_default(),
+        tile_pair_cap: None,
+        sh_degree: sh_degree.min(scene::MAX_SH_DEGREE),
+        splat_scale: 1.0,
+        background,
+    })
+}

@@ -1,0 +1,229 @@
+//! `splatsort render` (one frame to a PNG) and `splatsort render-bench` (the frame's stages timed).
+
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
+
+use splatsort::bench;
+use splatsort::gpu::{AdapterPreference, GpuContext, describe_adapter};
+use splatsort::render::{DrawPath, SplatRenderer};
+use splatsort::scene;
+use splatsort::timing::{GpuTimer, PassKind};
+
+use super::{
+    CameraArgs, MAX_TIMED, SortArgs, camera_for, load, parse_choice, parse_colour, parse_warmup_secs, settings_for,
+    write_file,
+};
+
+#[derive(clap::Args)]
+pub(crate) struct RenderArgs {
+    /// A 3DGS PLY file.
+    pub(crate) scene: PathBuf,
+    #[command(flatten)]
+    pub(crate) camera: CameraArgs,
+    /// Output PNG.
+    #[arg(long)]
+    pub(crate) out: PathBuf,
+    #[command(flatten)]
+    pub(crate) sort: SortArgs,
+    /// SH degree to use, 0 to 3 (at most the scene's).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=3))]
+    pub(crate) sh_degree: u32,
+    /// Background colour r,g,b, each in [0, 1].
+    #[arg(long, default_value = "0,0,0", value_parser = parse_colour, allow_hyphen_values = true)]
+    pub(crate) background: [f32; 3],
+    /// Print the GPU time of every pass.
+    #[arg(long)]
+    pub(crate) timings: bool,
+}
+
+#[derive(clap::Args)]
+pub(crate) struct RenderBenchArgs {
+    /// A 3DGS PLY file.
+    pub(crate) scene: PathBuf,
+    #[command(flatten)]
+    pub(crate) camera: CameraArgs,
+    #[command(flatten)]
+    pub(crate) sort: SortArgs,
+    /// Repeat the scene this many times side by side, 1 to 1024 (a scene of millions of splats without a file).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub(crate) tile: u32,
+    /// Frames timed, 1 to 100000, recorded back to back.
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=MAX_TIMED))]
+    pub(crate) frames: u32,
+    /// Seconds of untimed frames first, 0 to 60, so the GPU reaches full clock.
+    #[arg(long, default_value_t = 1.0, value_parser = parse_warmup_secs)]
+    pub(crate) warmup_secs: f64,
+    /// Also compare these sorts on the frame's own depth keys, `--frames` rounds each, every one timed and checked
+    /// on the GPU: ALGORITHM or ALGORITHM:BITS, comma-separated (tutorial:2,subgroup,onesweep).
+    #[arg(long, value_delimiter = ',', value_parser = parse_choice)]
+    pub(crate) compare: Vec<splatsort::lab::Choice>,
+    /// Write the timed frames' GPU passes to this file as a Chrome trace (chrome://tracing, ui.perfetto.dev).
+    #[arg(long)]
+    pub(crate) trace: Option<PathBuf>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+pub(crate) fn render_command(args: RenderArgs) -> anyhow::Result<()> {
+    let mut settings = settings_for(args.sort, args.sh_degree, args.background)?;
+    let scene = load(&args.scene)?;
+    let camera = camera_for(&args.camera, &scene)?;
+    let ctx = GpuContext::headless(AdapterPreference::Hardware)?;
+    settings.draw = args.sort.draw.unwrap_or(DrawPath::for_adapter(&ctx.info));
+    let mut renderer = SplatRenderer::new(&ctx.device, &ctx.queue, &scene, settings)
+        .with_context(|| format!("cannot put {} on the GPU", args.scene.display()))?;
+    let mut timer = if args.timings {
+        match GpuTimer::new(&ctx.device, &ctx.queue, renderer.timed_passes(), 1) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                eprintln!("{e}");
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let mut image = splatsort::render::render_image(&ctx.device, &ctx.queue, &mut renderer, &camera, timer.as_mut())?;
+    let pairs = renderer.counts_blocking(&ctx.device, &ctx.queue).tile_pairs;
+    if let Some(cap) = renderer.tile_pair_cap().filter(|&cap| pairs > cap) {
+        // The frame was drawn with quads: draw it again with room for every pair.
+        eprintln!("note: the view needs {pairs} tile-splat pairs, over the cap of {cap}; growing it and drawing again");
+        renderer.grow_tile_pairs(&ctx.device, &ctx.queue, pairs)?;
+        image = splatsort::render::render_image(&ctx.device, &ctx.queue, &mut renderer, &camera, None)?;
+    }
+    write_file(&args.out, |out| image.write_png(out))?;
+    println!("wrote {} ({}x{})", args.out.display(), image.width, image.height);
+    if let Some(warning) = renderer.counts_blocking(&ctx.device, &ctx.queue).warning() {
+        eprintln!("warning: {}: {warning}", args.scene.display());
+    }
+    if let Some(timings) = timer.as_mut().and_then(|t| t.collect_blocking(&ctx.device)) {
+        for kind in PassKind::ALL.into_iter().filter(|k| timings.passes.iter().any(|p| p.label.kind == *k)) {
+            println!("  {:<32} {:>9.3} ms", kind.name(), timings.total_nanos(kind) * 1e-6);
+        }
+        println!("  {:<32} {:>9.3} ms", "frame (first to last pass)", timings.span_nanos() * 1e-6);
+    }
+    Ok(())
+}
+
+pub(crate) fn render_bench(args: RenderBenchArgs) -> anyhow::Result<()> {
+    let mut settings = settings_for(args.sort, scene::MAX_SH_DEGREE, [0.0; 3])?;
+    let mut scene = load(&args.scene)?;
+    let ctx = GpuContext::headless(AdapterPreference::Hardware)?;
+    settings.draw = args.sort.draw.unwrap_or(DrawPath::for_adapter(&ctx.info));
+    if args.tile > 1 {
+        // Check the tiled size against host and device limits before building it.
+        let total = scene.check_tiled_size(args.tile as usize).map_err(anyhow::Error::msg)?;
+        splatsort::render::GpuScene::check_limits(&ctx.device, total, scene.sh_degree)
+            .with_context(|| format!("{} x{} does not fit this GPU", args.scene.display(), args.tile))?;
+        scene = scene.tiled(args.tile as usize);
+    }
+    let camera = camera_for(&args.camera, &scene)?;
+    let mut renderer = SplatRenderer::new(&ctx.device, &ctx.queue, &scene, settings)
+        .with_context(|| format!("cannot put {} on the GPU", args.scene.display()))?;
+    let result = bench::run_render_bench(&ctx, &mut renderer, &camera, args.frames, args.warmup_secs)?;
+    if let Some(path) = &args.trace {
+        let passes = result.timings.as_ref().map(splatsort::trace::batch_passes).unwrap_or_default();
+        let process = format!("splatsort render-bench {}", args.scene.display());
+        splatsort::trace::write(path, &[(process, passes)])
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    let counts = renderer.counts_blocking(&ctx.device, &ctx.queue);
+    let visible = counts.visible;
+    let compare = if args.compare.is_empty() {
+        None
+    } else {
+        let warmup = if args.warmup_secs > 0.0 { 5 } else { 0 };
+        Some(bench::run_compare(&ctx, &mut renderer, &camera, &args.compare, args.frames, warmup)?)
+    };
+    if let Some(warning) = counts.warning() {
+        log::warn!("{}: {warning}", args.scene.display());
+    }
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "adapter": describe_adapter(&ctx.info),
+                "scene": args.scene.display().to_string(),
+                "tile": args.tile,
+                "visible_splats": visible,
+                "culled_nonfinite_splats": counts.culled_nonfinite,
+                "tile_pairs": counts.tile_pairs,
+                "result": result,
+                "compare": compare,
+            }))?
+        );
+        return Ok(());
+    }
+    println!(
+        "{} x{} = {} splats ({} visible) at {}x{}, {:?} draw, {} sort, radix {} bits, key {} bits, {} frames on {}",
+        args.scene.display(),
+        args.tile,
+        result.num_splats,
+        visible,
+        result.width,
+        result.height,
+        result.draw_path,
+        result.algorithm.name(),
+        result.config.radix_bits,
+        result.config.key_bits,
+        result.frames,
+        describe_adapter(&ctx.info)
+    );
+    match (&result.frame, &result.gpu_times_unavailable) {
+        (Some(_), _) => {
+            println!("  GPU time per frame      median ms    min ms");
+            for (name, stat) in [
+                ("depth keys", result.depth_keys),
+                ("sort", result.sort),
+                ("draw", result.draw),
+                ("frame", result.frame),
+            ] {
+                if let Some(s) = stat {
+                    println!("    {name:<20} {:>10.3} {:>9.3}", s.median_ms, s.min_ms);
+                }
+            }
+            for (kind, s) in &result.tiles {
+                println!("      {:<18} {:>10.3} {:>9.3}", kind.short_name(), s.median_ms, s.min_ms);
+            }
+            if result.draw_path == DrawPath::Compute {
+                let per_splat = if visible > 0 { f64::from(counts.tile_pairs) / f64::from(visible) } else { 0.0 };
+                println!("  {} tile-splat pairs, {per_splat:.2} per visible splat", counts.tile_pairs);
+            }
+        }
+        (None, reason) => println!("  no GPU timings: {}", reason.as_deref().unwrap_or("unknown")),
+    }
+    println!(
+        "  wall clock {:.3} ms per frame; GPU memory: scene {:.1} MiB, sort {:.1} MiB",
+        result.wall_ms_per_frame,
+        result.scene_bytes as f64 / 1048576.0,
+        result.sort_bytes as f64 / 1048576.0
+    );
+    if let Some(report) = compare {
+        println!("  sorts compared on the frame's {visible} depth keys, {} rounds:", report.rounds);
+        println!("    {:<22} {:>10} {:>9} {:>8} {:>12}", "sort", "median ms", "min ms", "check", "temp MiB");
+        for c in &report.contenders {
+            let check = match (c.checks_failed, c.checks_passed) {
+                (0, 0) => "-".to_string(),
+                (0, passed) => format!("{passed} ok"),
+                (failed, _) => format!("{failed} FAILED"),
+            };
+            let ms = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
+            println!(
+                "    {:<22} {:>10} {:>9} {:>8} {:>12.1}{}{}",
+                c.label,
+                ms(c.median_ms),
+                ms(c.min_ms),
+                check,
+                c.temp_bytes as f64 / 1048576.0,
+                if c.fastest { "  fastest" } else { "" },
+                c.error.as_deref().map_or(String::new(), |e| format!("  ({e})"))
+            );
+        }
+        if report.contenders.iter().any(|c| c.checks_failed > 0) {
+            bail!("a compared sort failed its check");
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,118 @@
+//! The commands on scene files: `info`, `crop`, `tile` and `convert`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::bail;
+use glam::Vec3;
+
+use splatsort::scene::{self, PlyEncoding};
+
+use super::{load, parse_point, write_file, write_scene};
+
+#[derive(clap::Args)]
+pub(crate) struct InfoArgs {
+    /// A scene file (any format splatsort reads).
+    pub(crate) scene: PathBuf,
+}
+
+#[derive(clap::Args)]
+pub(crate) struct CropArgs {
+    /// The scene to cut from (any format splatsort reads).
+    input: PathBuf,
+    /// The PLY file to write.
+    output: PathBuf,
+    /// Box minimum, three finite numbers x,y,z (negative ones too: --min -5,0,0).
+    #[arg(long, value_parser = parse_point, allow_hyphen_values = true, required = true)]
+    min: Vec3,
+    /// Box maximum, three finite numbers x,y,z.
+    #[arg(long, value_parser = parse_point, allow_hyphen_values = true, required = true)]
+    max: Vec3,
+}
+
+#[derive(clap::Args)]
+pub(crate) struct TileArgs {
+    /// The scene to repeat (any format splatsort reads).
+    input: PathBuf,
+    /// The PLY file to write (binary little-endian).
+    output: PathBuf,
+    /// Number of copies, 1 to 1024 (the result may hold at most 2^28 splats).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    copies: u32,
+}
+
+#[derive(clap::Args)]
+pub(crate) struct ConvertArgs {
+    /// The scene to read (its format is found from its content).
+    input: PathBuf,
+    /// The file to write: `.ply` (default), `.compressed.ply` (PlayCanvas), `.spz` or `.splat` (SH degree 0).
+    output: PathBuf,
+    /// The SPZ version written for a `.spz` output: 4 (zstd streams, Niantic's default) or 3 (one gzip stream).
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(3..=4))]
+    spz_version: u32,
+}
+
+pub(crate) fn info(path: &Path) -> anyhow::Result<()> {
+    let scene = load(path)?;
+    let (lo, hi) = scene.bounds();
+    let (rlo, rhi) = scene.robust_bounds();
+    println!("{}", path.display());
+    println!("  format      {}", scene.info.format);
+    println!("  splats      {}", scene.len());
+    if scene.info.dropped_invalid > 0 {
+        println!("  dropped     {} splats with NaN or infinite values", scene.info.dropped_invalid);
+    }
+    println!("  SH degree   {}", scene.sh_degree);
+    println!("  bounds      min {lo:.3}, max {hi:.3}");
+    println!("  1-99%       min {rlo:.3}, max {rhi:.3}");
+    println!("  file        {:.1} MiB", scene.info.file_bytes as f64 / 1048576.0);
+    println!("  load time   {:.3} s", scene.info.load_secs);
+    Ok(())
+}
+
+pub(crate) fn crop(args: CropArgs) -> anyhow::Result<()> {
+    let CropArgs { input, output, min, max } = args;
+    if !min.cmple(max).all() {
+        bail!("--min must be at most --max on every axis (got {min} and {max})");
+    }
+    let scene = load(&input)?;
+    let cropped = scene.crop(min, max);
+    if cropped.is_empty() {
+        bail!("no splat of {} lies inside the box", input.display());
+    }
+    write_scene(&cropped, &output)?;
+    println!("wrote {} of {} splats to {}", cropped.len(), scene.len(), output.display());
+    Ok(())
+}
+
+pub(crate) fn tile(args: TileArgs) -> anyhow::Result<()> {
+    let TileArgs { input, output, copies } = args;
+    let scene = load(&input)?;
+    // The size is checked before anything is built, and the copies are streamed to the file.
+    let total = scene.check_tiled_size(copies as usize).map_err(anyhow::Error::msg)?;
+    write_file(&output, |out| scene::write_ply_tiled(&scene, copies as usize, out, PlyEncoding::BinaryLittleEndian))?;
+    println!("wrote {total} splats to {}", output.display());
+    Ok(())
+}
+
+pub(crate) fn convert(args: ConvertArgs) -> anyhow::Result<()> {
+    let ConvertArgs { input, output, spz_version } = args;
+    let scene = load(&input)?;
+    let name = output.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+    let extension =
+        if name.ends_with(".compressed.ply") { Some("compressed.ply") } else { name.rsplit_once('.').map(|(_, e)| e) };
+    write_file(&output, |out| match extension {
+        Some("spz") => scene::spz::write_spz(&scene, spz_version, out),
+        Some("compressed.ply") => scene::compressed::write_compressed_ply(&scene, out),
+        Some("splat") => scene::splat::write_splat(&scene, out),
+        _ => scene::write_ply(&scene, out, PlyEncoding::BinaryLittleEndian),
+    })?;
+    println!(
+        "wrote {} splats (SH degree {}) from {} ({}) to {}",
+        scene.len(),
+        scene.sh_degree,
+        input.display(),
+        scene.info.format,
+        output.display()
+    );
+    Ok(())
+}
