@@ -213,7 +213,7 @@ struct CheckParams {
     capacity: u32,
     key_order: u32,
     key_mask: u32,
-    pad: u32,
+    _pad: u32,
 }
 
 impl SortLab {
@@ -291,7 +291,7 @@ impl SortLab {
                 capacity: self.capacity,
                 key_order: config.key_order_bits(),
                 key_mask: config.key_mask(),
-                pad: 0,
+                _pad: 0,
             }),
         );
         self.contenders.retain(|c| choices.contains(&c.choice));
@@ -563,6 +563,13 @@ fn median(values: impl Iterator<Item = f64>) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wgsl_layout::assert_layout;
+
+    #[test]
+    fn check_params_match_the_shader() {
+        let (_, check) = &shader_modules()[0];
+        assert_layout!(check, "CheckParams", CheckParams, [capacity, key_order, key_mask, _pad]);
+    }
 
     #[test]
     fn choices_parse_with_and_without_bits() {

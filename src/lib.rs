@@ -14,3 +14,5 @@ pub mod sort;
 pub mod timing;
 pub mod trace;
 pub mod viewer;
+#[cfg(test)]
+mod wgsl_layout;

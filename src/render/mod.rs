@@ -797,3 +797,35 @@ impl SplatRenderer {
         pass.draw(0..3, 0..1);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wgsl_layout::assert_layout;
+
+    #[test]
+    fn frame_uniforms_match_the_shader() {
+        let (_, draw) = &shader_modules()[2];
+        assert_layout!(
+            draw,
+            "FrameUniforms",
+            FrameUniforms,
+            [
+                camera_from_world,
+                camera_position,
+                focal,
+                principal,
+                viewport,
+                tan_half_fov,
+                near,
+                far,
+                num_splats,
+                key_bits,
+                sh_degree,
+                sh_words,
+                splat_scale,
+                count_index,
+            ]
+        );
+    }
+}

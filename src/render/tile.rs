@@ -40,7 +40,9 @@ struct TileSettings {
     tiles_x: u32,
     tiles_y: u32,
     pair_cap: u32,
-    background: [f32; 3],
+    background_r: f32,
+    background_g: f32,
+    background_b: f32,
     total_index: u32,
     _pad: u32,
 }
@@ -237,7 +239,9 @@ impl TileRaster {
             tiles_x: tiles.0,
             tiles_y: tiles.1,
             pair_cap: self.pairs.capacity(),
-            background: inputs.background,
+            background_r: inputs.background[0],
+            background_g: inputs.background[1],
+            background_b: inputs.background[2],
             total_index: self.counts.total_index(),
             _pad: 0,
         };
@@ -386,5 +390,21 @@ impl TileRaster {
         pass.set_pipeline(&self.raster_pipeline);
         pass.set_bind_group(0, &groups.raster, &[]);
         pass.dispatch_workgroups_indirect(&self.args, ARGS_RASTER);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wgsl_layout::assert_layout;
+
+    #[test]
+    fn tile_settings_match_the_shader() {
+        assert_layout!(
+            shader_source(),
+            "TileSettings",
+            TileSettings,
+            [tiles_x, tiles_y, pair_cap, background_r, background_g, background_b, total_index, _pad,]
+        );
     }
 }

@@ -621,15 +621,14 @@ mod tests {
 
     #[test]
     fn settings_match_the_shader() {
-        let module = naga::front::wgsl::parse_str(&with_common(ONESWEEP_WGSL)).expect("the shader parses");
-        let members = crate::sort::shared::struct_members(&module, "OnesweepSettings");
-        let names: Vec<&str> = members.iter().filter_map(|m| m.name.as_deref()).collect();
-        assert_eq!(
-            names,
-            ["passes", "key_bits", "entries", "lookback", "tail_bits", "force", "spin_limit", "pad"],
-            "the shader's members, in the Rust order"
+        let source = with_common(ONESWEEP_WGSL);
+        crate::wgsl_layout::assert_layout!(
+            source,
+            "OnesweepSettings",
+            Settings,
+            [passes, key_bits, entries, lookback, tail_bits, force, spin_limit, pad,]
         );
-        assert_eq!(std::mem::size_of::<Settings>(), 4 * names.len());
+        let module = naga::front::wgsl::parse_str(&source).expect("the shader parses");
         let constant = |name: &str| {
             module
                 .constants

@@ -768,47 +768,40 @@ impl GpuCount {
     }
 }
 
-/// The members of WGSL struct `name` in `module`, for tests that check a Rust mirror against its shader.
-#[cfg(test)]
-pub(crate) fn struct_members(module: &naga::Module, name: &str) -> Vec<naga::StructMember> {
-    module
-        .types
-        .iter()
-        .find_map(|(_, t)| match &t.inner {
-            naga::TypeInner::Struct { members, .. } if t.name.as_deref() == Some(name) => Some(members.clone()),
-            _ => None,
-        })
-        .unwrap_or_else(|| panic!("struct {name} in the shader"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wgsl_layout::assert_layout;
 
     #[test]
-    fn prepare_settings_match_the_shader() {
-        // `PrepareSettings` is written from Rust and read by `sort_prepare.wgsl`: same members, same offsets.
-        let module = naga::front::wgsl::parse_str(PREPARE_WGSL).expect("sort_prepare.wgsl parses");
-        let members = struct_members(&module, "PrepareSettings");
-        let rust = [
-            "capacity",
-            "count_word",
-            "stride_words",
-            "iterations",
-            "radix_bits",
-            "key_bits",
-            "tile_size",
-            "keys_per_group",
-            "max_per_dim",
-            "key_order",
-            "keys_only",
-        ];
-        let names: Vec<&str> = members.iter().filter_map(|m| m.name.as_deref()).collect();
-        assert_eq!(names, rust, "the shader's members, in order");
-        for (index, member) in members.iter().enumerate() {
-            assert_eq!(member.offset, 4 * index as u32, "{:?} at its Rust offset", member.name);
-        }
-        assert!(std::mem::size_of::<PrepareSettings>() >= 4 * rust.len(), "the Rust struct holds every member");
+    fn uniforms_match_the_shaders() {
+        // Written from Rust, read by WGSL: same members at the same offsets (the Rust side's trailing `_pad` rounds
+        // a uniform up to 16 bytes where the WGSL struct leaves it out).
+        assert_layout!(
+            PREPARE_WGSL,
+            "PrepareSettings",
+            PrepareSettings,
+            [
+                capacity,
+                count_word,
+                stride_words,
+                iterations,
+                radix_bits,
+                key_bits,
+                tile_size,
+                keys_per_group,
+                max_per_dim,
+                key_order,
+                keys_only,
+            ]
+        );
+        assert_layout!(
+            with_common(""),
+            "IterationParams",
+            IterationParams,
+            [num_keys, num_chunks, shift, digit_bits, radix, key_order, keys_only,]
+        );
+        assert_layout!(with_common(SCAN_WGSL), "ScanParams", ScanParams, [offset, len, totals_offset]);
     }
 
     #[test]

@@ -1,0 +1,33 @@
+//! Test support: a Rust struct written into a GPU buffer must put its members where the WGSL struct that reads them
+//! has them. `assert_layout!` checks one pair with naga, so a member added, moved or retyped on one side fails a
+//! test instead of reading garbage on the GPU.
+
+/// The (name, byte offset) of each member of WGSL struct `name` in `source`, and the struct's size.
+pub(crate) fn wgsl_struct(source: &str, name: &str) -> (Vec<(String, u32)>, u32) {
+    let module = naga::front::wgsl::parse_str(source).unwrap_or_else(|e| panic!("the shader with {name} parses: {e}"));
+    module
+        .types
+        .iter()
+        .find_map(|(_, t)| match &t.inner {
+            naga::TypeInner::Struct { members, span } if t.name.as_deref() == Some(name) => {
+                Some((members.iter().map(|m| (m.name.clone().unwrap_or_default(), m.offset)).collect(), *span))
+            }
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("struct {name} in the shader"))
+}
+
+/// `assert_layout!(source, "WgslName", RustType, [field, ...])`: the listed fields of `RustType`, in order, have
+/// the names and offsets of the WGSL struct's members (trailing padding the WGSL struct leaves out is not listed),
+/// and the Rust struct is at least as large as the WGSL one.
+macro_rules! assert_layout {
+    ($source:expr, $name:literal, $ty:ty, [$($field:ident),* $(,)?]) => {{
+        let (members, span) = $crate::wgsl_layout::wgsl_struct(&$source, $name);
+        let rust: Vec<(String, u32)> =
+            vec![$((stringify!($field).to_string(), std::mem::offset_of!($ty, $field) as u32)),*];
+        assert_eq!(members, rust, "WGSL {} against Rust {}: (member, offset)", $name, stringify!($ty));
+        assert!(std::mem::size_of::<$ty>() as u32 >= span, "{} is smaller than WGSL {}", stringify!($ty), $name);
+    }};
+}
+
+pub(crate) use assert_layout;
