@@ -85,28 +85,53 @@ pub enum CameraError {
     IndexOutOfRange { path: String, index: usize, count: usize },
 }
 
+/// Why camera numbers make no camera (without a file name: `CameraError::Invalid` adds it where there is a file).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum InvalidCamera {
+    #[error("image size {width}x{height} must be between 1 and {MAX_IMAGE_SIDE} pixels a side")]
+    ImageSize { width: u32, height: u32 },
+    #[error("{0} must be finite numbers")]
+    NotFinite(&'static str),
+    #[error("look_at equals position: no view direction")]
+    NoViewDirection,
+    #[error("up is zero or parallel to the view direction")]
+    UpAlongView,
+    #[error("fov_y_degrees must be between 0 and 180, not {0}")]
+    FieldOfView(f32),
+    #[error("need 0 < near < far, got near {near}, far {far}")]
+    DepthRange { near: f32, far: f32 },
+    #[error("rotation is not a 3x3 rotation matrix")]
+    NotARotation,
+    #[error("fx and fy must be positive finite numbers")]
+    FocalLength,
+    #[error("the scene's bounds are not finite")]
+    BoundsNotFinite,
+    #[error("the scene spans {span:.1e} units, too large to frame with f32 depths (at most {MAX_FRAMING_RADIUS:.0e})")]
+    TooLargeToFrame { span: f64 },
+}
+
 impl Camera {
-    /// A camera looking from `position` at `look_at`. Errors say what is wrong, without the file name.
-    pub fn look_at(file: &CameraFile) -> Result<Self, String> {
+    /// A camera looking from `position` at `look_at`.
+    pub fn look_at(file: &CameraFile) -> Result<Self, InvalidCamera> {
         check_size(file.width, file.height)?;
         let position = Vec3::from(file.position);
         let target = Vec3::from(file.look_at);
         let up = Vec3::from(file.up);
         if !position.is_finite() || !target.is_finite() || !up.is_finite() {
-            return Err("position, look_at and up must be finite numbers".into());
+            return Err(InvalidCamera::NotFinite("position, look_at and up"));
         }
         // In f64: the squared length of a direction between points at 1e19 overflows f32.
         let forward = (target.as_dvec3() - position.as_dvec3()).normalize_or_zero().as_vec3();
         if forward == Vec3::ZERO {
-            return Err("look_at equals position: no view direction".into());
+            return Err(InvalidCamera::NoViewDirection);
         }
         let up = up.as_dvec3().normalize_or_zero().as_vec3();
         let right = forward.cross(up).normalize_or_zero();
         if right == Vec3::ZERO {
-            return Err("up is zero or parallel to the view direction".into());
+            return Err(InvalidCamera::UpAlongView);
         }
         if !(file.fov_y_degrees > 0.0 && file.fov_y_degrees < 180.0) {
-            return Err(format!("fov_y_degrees must be between 0 and 180, not {}", file.fov_y_degrees));
+            return Err(InvalidCamera::FieldOfView(file.fov_y_degrees));
         }
         check_depth_range(file.near, file.far)?;
         let down = forward.cross(right);
@@ -126,20 +151,20 @@ impl Camera {
     }
 
     /// A camera from one view of the 3DGS trainer's cameras.json.
-    pub fn from_trainer(view: &TrainerCamera) -> Result<Self, String> {
+    pub fn from_trainer(view: &TrainerCamera) -> Result<Self, InvalidCamera> {
         check_size(view.width, view.height)?;
         let r = view.rotation;
         // Rows of the camera-to-world rotation; its columns are the camera axes in world space.
         let camera_to_world = Mat3::from_cols_array_2d(&r).transpose();
         let orthonormal = (camera_to_world * camera_to_world.transpose()).abs_diff_eq(Mat3::IDENTITY, 1e-2);
         if !camera_to_world.is_finite() || !orthonormal || (camera_to_world.determinant() - 1.0).abs() > 1e-2 {
-            return Err("rotation is not a 3x3 rotation matrix".into());
+            return Err(InvalidCamera::NotARotation);
         }
         if !Vec3::from(view.position).is_finite() {
-            return Err("position must be finite numbers".into());
+            return Err(InvalidCamera::NotFinite("position"));
         }
         if !(view.fx > 0.0 && view.fy > 0.0 && view.fx.is_finite() && view.fy.is_finite()) {
-            return Err("fx and fy must be positive finite numbers".into());
+            return Err(InvalidCamera::FocalLength);
         }
         Ok(Self {
             width: view.width,
@@ -187,7 +212,7 @@ impl Camera {
                 }
             };
             let view = views.get(index).ok_or(ParseFailure::Index { index, count: views.len() })?;
-            Self::from_trainer(view).map_err(ParseFailure::Invalid)
+            Self::from_trainer(view).map_err(|e| ParseFailure::Invalid(e.to_string()))
         } else {
             if index.is_some_and(|i| i != 0) {
                 return Err(ParseFailure::Invalid(
@@ -196,7 +221,7 @@ impl Camera {
             }
             let file: CameraFile =
                 serde_json::from_value(value).map_err(|e| ParseFailure::Parse(one_line(&e.to_string())))?;
-            Self::look_at(&file).map_err(ParseFailure::Invalid)
+            Self::look_at(&file).map_err(|e| ParseFailure::Invalid(e.to_string()))
         }
     }
 
@@ -233,16 +258,16 @@ enum ParseFailure {
     Index { index: usize, count: usize },
 }
 
-fn check_size(width: u32, height: u32) -> Result<(), String> {
+fn check_size(width: u32, height: u32) -> Result<(), InvalidCamera> {
     if width == 0 || height == 0 || width > MAX_IMAGE_SIDE || height > MAX_IMAGE_SIDE {
-        return Err(format!("image size {width}x{height} must be between 1 and {MAX_IMAGE_SIDE} pixels a side"));
+        return Err(InvalidCamera::ImageSize { width, height });
     }
     Ok(())
 }
 
-fn check_depth_range(near: f32, far: f32) -> Result<(), String> {
+fn check_depth_range(near: f32, far: f32) -> Result<(), InvalidCamera> {
     if !(near > 0.0 && far > near && far.is_finite()) {
-        return Err(format!("need 0 < near < far, got near {near}, far {far}"));
+        return Err(InvalidCamera::DepthRange { near, far });
     }
     Ok(())
 }
@@ -253,25 +278,22 @@ pub const MAX_FRAMING_RADIUS: f32 = 1e30;
 /// Centre and radius of a box, for framing it. Computed in f64 (the diagonal of a box at +-1e19 overflows f32), and
 /// at least 1e-5 of the centre's distance from the origin, so that a camera a few radii away is a different f32
 /// point from the centre even for a scene far from the origin or with every splat at one place.
-pub fn framing_sphere(lo: Vec3, hi: Vec3) -> Result<(Vec3, f32), String> {
+pub fn framing_sphere(lo: Vec3, hi: Vec3) -> Result<(Vec3, f32), InvalidCamera> {
     if !lo.is_finite() || !hi.is_finite() {
-        return Err("the scene's bounds are not finite".into());
+        return Err(InvalidCamera::BoundsNotFinite);
     }
     let (lo, hi) = (lo.as_dvec3(), hi.as_dvec3());
     let center = 0.5 * (lo + hi);
     let radius = (0.5 * (hi - lo).length()).max(1e-3).max(center.abs().max_element() * 1e-5);
     if radius > f64::from(MAX_FRAMING_RADIUS) {
-        return Err(format!(
-            "the scene spans {:.1e} units, too large to frame with f32 depths (at most {MAX_FRAMING_RADIUS:.0e})",
-            2.0 * radius
-        ));
+        return Err(InvalidCamera::TooLargeToFrame { span: 2.0 * radius });
     }
     Ok((center.as_vec3(), radius as f32))
 }
 
 /// A camera that frames a scene's bulk (bounds without the 1% outliers per axis): it looks at the centre from above
 /// and to the side, with `up` as the scene's up direction (3DGS scenes are usually -y up).
-pub fn frame_bounds(lo: Vec3, hi: Vec3, up: Vec3, width: u32, height: u32) -> Result<Camera, String> {
+pub fn frame_bounds(lo: Vec3, hi: Vec3, up: Vec3, width: u32, height: u32) -> Result<Camera, InvalidCamera> {
     let (center, radius) = framing_sphere(lo, hi)?;
     let up = up.normalize_or(Vec3::NEG_Y);
     // A horizontal direction: any axis not along `up`.
@@ -320,7 +342,7 @@ impl CameraFile {
         let text = read_camera_text(path)?;
         let file: CameraFile = serde_json::from_str(&text)
             .map_err(|e| CameraError::Parse { path: display.clone(), message: one_line(&e.to_string()) })?;
-        Camera::look_at(&file).map_err(|message| CameraError::Invalid { path: display, message })?;
+        Camera::look_at(&file).map_err(|e| CameraError::Invalid { path: display, message: e.to_string() })?;
         Ok(file)
     }
 
@@ -473,7 +495,8 @@ mod tests {
         let camera = frame_bounds(Vec3::splat(-1e19), Vec3::splat(1e19), up, 64, 48).expect("frames +-1e19");
         assert!(camera.far.is_finite() && camera.position.is_finite());
         let error = frame_bounds(Vec3::splat(-1e37), Vec3::splat(1e37), up, 64, 48).unwrap_err();
-        assert!(error.contains("too large"), "{error}");
+        assert!(matches!(error, InvalidCamera::TooLargeToFrame { .. }), "{error}");
+        assert!(error.to_string().contains("too large"), "{error}");
         assert!(frame_bounds(Vec3::NAN, Vec3::ZERO, up, 64, 48).is_err());
     }
 

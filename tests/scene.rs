@@ -396,7 +396,9 @@ fn nan_splats_are_filtered_in_place_keeping_order() {
 fn a_tiled_scene_past_the_limit_is_refused_before_it_is_built() {
     let scene = common::sample_scene(300_000, 0);
     let error = scene.check_tiled_size(1024).unwrap_err();
-    assert!(error.contains("300000 splats") && error.contains("more than"), "{error}");
+    assert_eq!((error.copies, error.splats, error.total), (1024, 300_000, 307_200_000));
+    let message = error.to_string();
+    assert!(message.contains("300000 splats") && message.contains("more than"), "{message}");
     assert_eq!(scene.check_tiled_size(2), Ok(600_000));
 }
 

@@ -176,7 +176,7 @@ pub(crate) fn camera_for(args: &CameraArgs, scene: &Scene) -> anyhow::Result<Cam
                 bail!("--camera-index needs --camera");
             }
             let (lo, hi) = scene.robust_bounds();
-            frame_bounds(lo, hi, Vec3::NEG_Y, args.width, args.height).map_err(anyhow::Error::msg)
+            Ok(frame_bounds(lo, hi, Vec3::NEG_Y, args.width, args.height)?)
         }
     }
 }

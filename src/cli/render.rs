@@ -114,7 +114,7 @@ pub(crate) fn render_bench(args: RenderBenchArgs) -> anyhow::Result<()> {
     settings.draw = args.sort.draw.unwrap_or(DrawPath::for_adapter(&ctx.info));
     if args.tile > 1 {
         // Check the tiled size against host and device limits before building it.
-        let total = scene.check_tiled_size(args.tile as usize).map_err(anyhow::Error::msg)?;
+        let total = scene.check_tiled_size(args.tile as usize)?;
         splatsort::render::GpuScene::check_limits(&ctx.device, total, scene.sh_degree)
             .with_context(|| format!("{} x{} does not fit this GPU", args.scene.display(), args.tile))?;
         scene = scene.tiled(args.tile as usize);

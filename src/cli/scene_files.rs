@@ -88,7 +88,7 @@ pub(crate) fn tile(args: TileArgs) -> anyhow::Result<()> {
     let TileArgs { input, output, copies } = args;
     let scene = load(&input)?;
     // The size is checked before anything is built, and the copies are streamed to the file.
-    let total = scene.check_tiled_size(copies as usize).map_err(anyhow::Error::msg)?;
+    let total = scene.check_tiled_size(copies as usize)?;
     write_file(&output, |out| scene::write_ply_tiled(&scene, copies as usize, out, PlyEncoding::BinaryLittleEndian))?;
     println!("wrote {total} splats to {}", output.display());
     Ok(())

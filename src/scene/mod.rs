@@ -61,6 +61,15 @@ pub struct SceneInfo {
 }
 
 /// Why a scene could not be loaded. Every variant names the file.
+/// Why `Scene::check_tiled_size` refused: the copies would hold more splats than splatsort handles.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{copies} copies of {splats} splats make {total} splats, more than the {MAX_TILED_SPLATS} splatsort handles")]
+pub struct TooManyCopies {
+    pub copies: usize,
+    pub splats: usize,
+    pub total: u64,
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum SceneError {
     #[error("{path}: cannot read the file: {error}")]
@@ -225,13 +234,10 @@ impl Scene {
     }
 
     /// Checks that `copies` copies of the scene stay within `MAX_TILED_SPLATS`, before anything is built.
-    pub fn check_tiled_size(&self, copies: usize) -> Result<u64, String> {
+    pub fn check_tiled_size(&self, copies: usize) -> Result<u64, TooManyCopies> {
         let total = (self.len() as u64).saturating_mul(copies as u64);
         if total > MAX_TILED_SPLATS {
-            return Err(format!(
-                "{copies} copies of {} splats make {total} splats, more than the {MAX_TILED_SPLATS} splatsort handles",
-                self.len()
-            ));
+            return Err(TooManyCopies { copies, splats: self.len(), total });
         }
         Ok(total)
     }
