@@ -228,15 +228,9 @@ pub struct SplatRenderer {
     sort_buffers: SortBuffers,
     sorter: GpuSort,
     settings: RenderSettings,
-    project_pipeline: wgpu::ComputePipeline,
-    /// Moves the visible splats' keys, in splat order, to the front of the sort's input.
-    compact_pipeline: wgpu::ComputePipeline,
+    pipelines: Pipelines,
     /// The per-workgroup visible counts, scanned into each workgroup's first slot.
     visible_counts: ScanTable,
-    draw_pipeline: wgpu::RenderPipeline,
-    blit_layout: wgpu::BindGroupLayout,
-    blit_module: wgpu::ShaderModule,
-    blit_pipeline_layout: wgpu::PipelineLayout,
     blit_pipelines: HashMap<wgpu::TextureFormat, wgpu::RenderPipeline>,
     uniforms: wgpu::Buffer,
     blit_params: [wgpu::Buffer; 2],
@@ -256,17 +250,91 @@ pub struct SplatRenderer {
     max_workgroups_per_dim: u32,
 }
 
-impl SplatRenderer {
-    /// Uploads `scene` and makes everything needed to draw it.
-    pub fn new(
-        device: &wgpu::Device,
-        queue: &wgpu::Queue,
-        scene: &Scene,
-        settings: RenderSettings,
-    ) -> Result<Self, RenderError> {
-        let gpu_scene = GpuScene::upload(device, queue, scene)?;
-        let sort_buffers = SortBuffers::new(device, gpu_scene.num_splats.max(1))?;
-        let sorter = GpuSort::new(device, settings.algorithm, &sort_buffers, settings.sort)?;
+/// The renderer's layouts and pipelines: made from the device alone, nothing of a scene in them.
+struct Pipelines {
+    project_layout: wgpu::BindGroupLayout,
+    compact_layout: wgpu::BindGroupLayout,
+    draw_layout: wgpu::BindGroupLayout,
+    /// Projects every splat and writes its depth key and workgroup rank.
+    project: wgpu::ComputePipeline,
+    /// Moves the visible splats' keys, in splat order, to the front of the sort's input.
+    compact: wgpu::ComputePipeline,
+    draw: wgpu::RenderPipeline,
+    blit_layout: wgpu::BindGroupLayout,
+    /// The blit's pipelines are made per target format, when first drawn to (`SplatRenderer::blit`).
+    blit_module: wgpu::ShaderModule,
+    blit_pipeline_layout: wgpu::PipelineLayout,
+}
+
+/// What the frame's bind groups bind, beside the pipelines: one scene's buffers.
+struct FrameBindings<'a> {
+    uniforms: &'a wgpu::Buffer,
+    scene: &'a GpuScene,
+    projected: &'a wgpu::Buffer,
+    sort_buffers: &'a SortBuffers,
+    draw_args: &'a wgpu::Buffer,
+    visible_counts: &'a wgpu::Buffer,
+}
+
+/// The frame's bind groups: the projection's, the compaction's, and the draw's for each sort output slot.
+struct FrameGroups {
+    project_group: wgpu::BindGroup,
+    compact_group: wgpu::BindGroup,
+    draw_groups: [wgpu::BindGroup; 2],
+}
+
+impl Pipelines {
+    fn new(device: &wgpu::Device) -> Self {
+        let [project_layout, compact_layout, draw_layout, blit_layout] = Self::bind_group_layouts(device);
+        let module = |label: &str, source: &str| {
+            device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(label),
+                source: wgpu::ShaderSource::Wgsl(source.into()),
+            })
+        };
+        let layout = |label: &str, group: &wgpu::BindGroupLayout| {
+            device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some(label),
+                bind_group_layouts: &[Some(group)],
+                immediate_size: 0,
+            })
+        };
+        let [(_, project_source), (_, compact_source), (_, draw_source), _, (_, blit_source)] = shader_modules();
+        let project = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("splat project"),
+            layout: Some(&layout("splat project", &project_layout)),
+            module: &module("splat project", &project_source),
+            entry_point: Some("main"),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+        let compact = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("splat compact"),
+            layout: Some(&layout("splat compact", &compact_layout)),
+            module: &module("splat compact", &compact_source),
+            entry_point: Some("main"),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+        let draw =
+            Self::draw_pipeline(device, &layout("splat draw", &draw_layout), &module("splat draw", &draw_source));
+        let blit_pipeline_layout = layout("blit", &blit_layout);
+        let blit_module = module("blit", &blit_source);
+        Self {
+            project_layout,
+            compact_layout,
+            draw_layout,
+            project,
+            compact,
+            draw,
+            blit_layout,
+            blit_module,
+            blit_pipeline_layout,
+        }
+    }
+
+    /// The bind group layouts of the projection, the compaction, the draw and the blit.
+    fn bind_group_layouts(device: &wgpu::Device) -> [wgpu::BindGroupLayout; 4] {
         let compute = wgpu::ShaderStages::COMPUTE;
         let project_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("splat project"),
@@ -319,47 +387,69 @@ impl SplatRenderer {
                 uniform_entry(1, wgpu::ShaderStages::FRAGMENT),
             ],
         });
-        let module = |label: &str, source: &str| {
-            device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some(label),
-                source: wgpu::ShaderSource::Wgsl(source.into()),
-            })
-        };
-        let layout = |label: &str, group: &wgpu::BindGroupLayout| {
-            device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                label: Some(label),
-                bind_group_layouts: &[Some(group)],
-                immediate_size: 0,
-            })
-        };
-        let [(_, project_source), (_, compact_source), (_, draw_source), _, (_, blit_source)] = shader_modules();
-        let project_pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        [project_layout, compact_layout, draw_layout, blit_layout]
+    }
+
+    /// The frame's bind groups over one scene's buffers.
+    fn frame_groups(&self, device: &wgpu::Device, at: &FrameBindings<'_>) -> FrameGroups {
+        let project_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("splat project"),
-            layout: Some(&layout("splat project", &project_layout)),
-            module: &module("splat project", &project_source),
-            entry_point: Some("main"),
-            compilation_options: Default::default(),
-            cache: None,
+            layout: &self.project_layout,
+            entries: &[
+                wgpu::BindGroupEntry { binding: 0, resource: at.uniforms.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 1, resource: at.scene.geometry.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 2, resource: at.scene.sh.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 3, resource: at.projected.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 4, resource: at.sort_buffers.keys(1).as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 5, resource: at.sort_buffers.values(1).as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 6, resource: at.draw_args.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 7, resource: at.visible_counts.as_entire_binding() },
+            ],
         });
-        let compact_pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        let compact_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("splat compact"),
-            layout: Some(&layout("splat compact", &compact_layout)),
-            module: &module("splat compact", &compact_source),
-            entry_point: Some("main"),
-            compilation_options: Default::default(),
-            cache: None,
+            layout: &self.compact_layout,
+            entries: &[
+                wgpu::BindGroupEntry { binding: 0, resource: at.uniforms.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 1, resource: at.sort_buffers.keys(1).as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 2, resource: at.sort_buffers.values(1).as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 3, resource: at.visible_counts.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 4, resource: at.sort_buffers.keys(0).as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 5, resource: at.sort_buffers.values(0).as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 6, resource: at.draw_args.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 7, resource: at.sort_buffers.count().as_entire_binding() },
+            ],
         });
-        let draw_module = module("splat draw", &draw_source);
+        let draw_groups = [0usize, 1].map(|slot| {
+            device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("splat draw"),
+                layout: &self.draw_layout,
+                entries: &[
+                    wgpu::BindGroupEntry { binding: 0, resource: at.uniforms.as_entire_binding() },
+                    wgpu::BindGroupEntry { binding: 1, resource: at.projected.as_entire_binding() },
+                    wgpu::BindGroupEntry { binding: 2, resource: at.sort_buffers.values(slot).as_entire_binding() },
+                ],
+            })
+        });
+        FrameGroups { project_group, compact_group, draw_groups }
+    }
+
+    /// The quads' pipeline: premultiplied colour blended over the accumulation image, back to front.
+    fn draw_pipeline(
+        device: &wgpu::Device,
+        layout: &wgpu::PipelineLayout,
+        module: &wgpu::ShaderModule,
+    ) -> wgpu::RenderPipeline {
         let premultiplied_over = wgpu::BlendComponent {
             src_factor: wgpu::BlendFactor::One,
             dst_factor: wgpu::BlendFactor::OneMinusSrcAlpha,
             operation: wgpu::BlendOperation::Add,
         };
-        let draw_pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+        device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
             label: Some("splat draw"),
-            layout: Some(&layout("splat draw", &draw_layout)),
+            layout: Some(layout),
             vertex: wgpu::VertexState {
-                module: &draw_module,
+                module,
                 entry_point: Some("vs_main"),
                 compilation_options: Default::default(),
                 buffers: &[],
@@ -368,7 +458,7 @@ impl SplatRenderer {
             depth_stencil: None,
             multisample: Default::default(),
             fragment: Some(wgpu::FragmentState {
-                module: &draw_module,
+                module,
                 entry_point: Some("fs_main"),
                 compilation_options: Default::default(),
                 targets: &[Some(wgpu::ColorTargetState {
@@ -379,9 +469,22 @@ impl SplatRenderer {
             }),
             multiview_mask: None,
             cache: None,
-        });
-        let blit_pipeline_layout = layout("blit", &blit_layout);
-        let blit_module = module("blit", &blit_source);
+        })
+    }
+}
+
+impl SplatRenderer {
+    /// Uploads `scene` and makes everything needed to draw it.
+    pub fn new(
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        scene: &Scene,
+        settings: RenderSettings,
+    ) -> Result<Self, RenderError> {
+        let gpu_scene = GpuScene::upload(device, queue, scene)?;
+        let sort_buffers = SortBuffers::new(device, gpu_scene.num_splats.max(1))?;
+        let sorter = GpuSort::new(device, settings.algorithm, &sort_buffers, settings.sort)?;
+        let pipelines = Pipelines::new(device);
 
         let n = u64::from(gpu_scene.num_splats.max(1));
         let buffer = |label: &str, size: u64, usage: wgpu::BufferUsages| {
@@ -416,57 +519,24 @@ impl SplatRenderer {
         // The projection writes each splat's key and workgroup rank into pair 1 (free until the sort's first
         // iteration writes it), the compaction moves the visible ones into pair 0, where the sort reads.
         let visible_counts = ScanTable::new(device, queue, gpu_scene.num_splats.div_ceil(PROJECT_WORKGROUP_SIZE));
-        let project_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("splat project"),
-            layout: &project_layout,
-            entries: &[
-                wgpu::BindGroupEntry { binding: 0, resource: uniforms.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 1, resource: gpu_scene.geometry.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 2, resource: gpu_scene.sh.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 3, resource: projected.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 4, resource: sort_buffers.keys(1).as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 5, resource: sort_buffers.values(1).as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 6, resource: draw_args.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 7, resource: visible_counts.table().as_entire_binding() },
-            ],
-        });
-        let compact_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("splat compact"),
-            layout: &compact_layout,
-            entries: &[
-                wgpu::BindGroupEntry { binding: 0, resource: uniforms.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 1, resource: sort_buffers.keys(1).as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 2, resource: sort_buffers.values(1).as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 3, resource: visible_counts.table().as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 4, resource: sort_buffers.keys(0).as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 5, resource: sort_buffers.values(0).as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 6, resource: draw_args.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 7, resource: sort_buffers.count().as_entire_binding() },
-            ],
-        });
-        let draw_groups = [0usize, 1].map(|slot| {
-            device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("splat draw"),
-                layout: &draw_layout,
-                entries: &[
-                    wgpu::BindGroupEntry { binding: 0, resource: uniforms.as_entire_binding() },
-                    wgpu::BindGroupEntry { binding: 1, resource: projected.as_entire_binding() },
-                    wgpu::BindGroupEntry { binding: 2, resource: sort_buffers.values(slot).as_entire_binding() },
-                ],
-            })
-        });
+        let FrameGroups { project_group, compact_group, draw_groups } = pipelines.frame_groups(
+            device,
+            &FrameBindings {
+                uniforms: &uniforms,
+                scene: &gpu_scene,
+                projected: &projected,
+                sort_buffers: &sort_buffers,
+                draw_args: &draw_args,
+                visible_counts: visible_counts.table(),
+            },
+        );
         let mut renderer = Self {
             scene: gpu_scene,
             sort_buffers,
             sorter,
             settings,
-            project_pipeline,
-            compact_pipeline,
+            pipelines,
             visible_counts,
-            draw_pipeline,
-            blit_layout,
-            blit_module,
-            blit_pipeline_layout,
             blit_pipelines: HashMap::new(),
             uniforms,
             blit_params,
@@ -605,7 +675,7 @@ impl SplatRenderer {
         let groups = [0, 1].map(|srgb| {
             device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("blit"),
-                layout: &self.blit_layout,
+                layout: &self.pipelines.blit_layout,
                 entries: &[
                     wgpu::BindGroupEntry { binding: 0, resource: wgpu::BindingResource::TextureView(&view) },
                     wgpu::BindGroupEntry { binding: 1, resource: self.blit_params[srgb].as_entire_binding() },
@@ -679,11 +749,11 @@ impl SplatRenderer {
             let mut pass = encoder
                 .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("depth keys"), timestamp_writes });
             let (x, y) = dispatch_grid(n.div_ceil(PROJECT_WORKGROUP_SIZE), self.max_workgroups_per_dim);
-            pass.set_pipeline(&self.project_pipeline);
+            pass.set_pipeline(&self.pipelines.project);
             pass.set_bind_group(0, &self.project_group, &[]);
             pass.dispatch_workgroups(x, y, 1);
             self.visible_counts.record(&mut pass);
-            pass.set_pipeline(&self.compact_pipeline);
+            pass.set_pipeline(&self.pipelines.compact);
             pass.set_bind_group(0, &self.compact_group, &[]);
             pass.dispatch_workgroups(x, y, 1);
         }
@@ -736,7 +806,7 @@ impl SplatRenderer {
                 occlusion_query_set: None,
                 multiview_mask: None,
             });
-            pass.set_pipeline(&self.draw_pipeline);
+            pass.set_pipeline(&self.pipelines.draw);
             pass.set_bind_group(0, &self.draw_groups[output_slot], &[]);
             match self.tiles.as_ref().filter(|_| compute) {
                 Some(tiles) => pass.draw_indirect(tiles.draw_args(), 0),
@@ -758,9 +828,9 @@ impl SplatRenderer {
         let pipeline = self.blit_pipelines.entry(format).or_insert_with(|| {
             device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
                 label: Some("blit"),
-                layout: Some(&self.blit_pipeline_layout),
+                layout: Some(&self.pipelines.blit_pipeline_layout),
                 vertex: wgpu::VertexState {
-                    module: &self.blit_module,
+                    module: &self.pipelines.blit_module,
                     entry_point: Some("vs_main"),
                     compilation_options: Default::default(),
                     buffers: &[],
@@ -769,7 +839,7 @@ impl SplatRenderer {
                 depth_stencil: None,
                 multisample: Default::default(),
                 fragment: Some(wgpu::FragmentState {
-                    module: &self.blit_module,
+                    module: &self.pipelines.blit_module,
                     entry_point: Some("fs_main"),
                     compilation_options: Default::default(),
                     targets: &[Some(format.into())],
