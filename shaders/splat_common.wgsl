@@ -20,6 +20,18 @@ struct FrameUniforms {
     count_index: u32,
 }
 
+// The draw-arguments buffer (`DrawArgs` in render/mod.rs, which a test checks against this): the indirect draw's
+// arguments, then the frame's counts that are not draw arguments. Rust copies more counts in after these.
+struct DrawIndirect {
+    vertex_count: u32,
+    // Written by `splat_compact.wgsl`.
+    instance_count: u32,
+    first_vertex: u32,
+    first_instance: u32,
+    // Splats in front of the camera whose projected covariance is not finite (scales too large for f32).
+    culled_nonfinite: atomic<u32>,
+}
+
 struct Projected {
     center: vec2<f32>,
     // Half of the quad along the major axis of the splat's ellipse, in pixels.

@@ -12,8 +12,7 @@ const NOT_VISIBLE: u32 = 0xffffffffu;
 @group(0) @binding(3) var<storage, read> group_offsets: array<u32>;
 @group(0) @binding(4) var<storage, read_write> sort_keys: array<u32>;
 @group(0) @binding(5) var<storage, read_write> sort_values: array<u32>;
-// The indirect draw's arguments: word 1 is the instance count.
-@group(0) @binding(6) var<storage, read_write> draw_args: array<u32>;
+@group(0) @binding(6) var<storage, read_write> draw_args: DrawIndirect;
 @group(0) @binding(7) var<storage, read_write> sort_count: array<u32>;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -26,7 +25,7 @@ fn main(
     let i = group * WORKGROUP_SIZE + tid;
     if (i == 0u) {
         let visible = group_offsets[frame.count_index];
-        draw_args[1] = visible;
+        draw_args.instance_count = visible;
         sort_count[0] = visible;
     }
     if (i >= frame.num_splats) {

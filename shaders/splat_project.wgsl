@@ -17,17 +17,6 @@ const WORKGROUP_SIZE: u32 = 256u;
 const SH_C0: f32 = 0.28209479177387814;
 const SH_C1: f32 = 0.4886025119029199;
 
-// The indirect draw's arguments, then the frame's counts that are not draw arguments.
-struct DrawIndirect {
-    vertex_count: u32,
-    // Written by `splat_compact.wgsl`.
-    instance_count: u32,
-    first_vertex: u32,
-    first_instance: u32,
-    // Splats in front of the camera whose projected covariance is not finite (scales too large for f32).
-    culled_nonfinite: atomic<u32>,
-}
-
 // The largest finite f32: a value is finite when its magnitude is at most this (NaN fails every comparison).
 const F32_MAX: f32 = 3.40282347e38;
 

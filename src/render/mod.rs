@@ -67,8 +67,32 @@ pub const GEOMETRY_BYTES_PER_SPLAT: u64 = 48;
 /// Bytes of per-frame projection output per splat (`Projected` in the shaders).
 pub const PROJECTED_BYTES_PER_SPLAT: u64 = 48;
 
-/// Bytes of the draw-arguments buffer: the indirect draw's four u32, then `FrameCounts::culled_nonfinite`, padded.
-pub const DRAW_ARGS_BYTES: u64 = 32;
+/// The draw-arguments buffer: the indirect draw's arguments and the projection's count (`DrawIndirect` in
+/// `splat_common.wgsl`; a test checks the two against each other), then counts copied in after the frame's passes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
+struct DrawArgs {
+    vertex_count: u32,
+    instance_count: u32,
+    first_vertex: u32,
+    first_instance: u32,
+    culled_nonfinite: u32,
+    /// OneSweep's look-back counters, copied from the sort's state (`GpuSort::copy_lookback_stats`).
+    sort_fallbacks: u32,
+    sort_table_free_tiles: u32,
+    /// The compute path's pair count, copied from its arguments.
+    tile_pairs: u32,
+}
+
+/// Bytes of the draw-arguments buffer.
+pub const DRAW_ARGS_BYTES: u64 = std::mem::size_of::<DrawArgs>() as u64;
+
+/// Where field `$field` of `DrawArgs` is in the buffer, in bytes.
+macro_rules! draw_args_offset {
+    ($field:ident) => {
+        std::mem::offset_of!(DrawArgs, $field) as u64
+    };
+}
 
 /// What the projection pass counted in a frame, read back from the draw-arguments buffer.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -86,15 +110,17 @@ pub struct FrameCounts {
 }
 
 impl FrameCounts {
-    /// From the first `DRAW_ARGS_BYTES` of the draw-arguments buffer.
+    /// From the first `DRAW_ARGS_BYTES` of the draw-arguments buffer (missing bytes read as zero).
     pub fn from_bytes(bytes: &[u8]) -> Self {
-        let word = |i: usize| bytes.get(4 * i..4 * i + 4).map_or(0, |w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
+        let mut args = DrawArgs::default();
+        let len = bytes.len().min(std::mem::size_of::<DrawArgs>());
+        bytemuck::bytes_of_mut(&mut args)[..len].copy_from_slice(&bytes[..len]);
         Self {
-            visible: word(1),
-            culled_nonfinite: word(4),
-            sort_fallbacks: word(5),
-            sort_table_free_tiles: word(6),
-            tile_pairs: word(7),
+            visible: args.instance_count,
+            culled_nonfinite: args.culled_nonfinite,
+            sort_fallbacks: args.sort_fallbacks,
+            sort_table_free_tiles: args.sort_table_free_tiles,
+            tile_pairs: args.tile_pairs,
         }
     }
 
@@ -510,7 +536,11 @@ impl SplatRenderer {
             wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
         );
         // Four vertices per quad, no instances until the projection counts them; no counts.
-        queue.write_buffer(&draw_args_reset, 0, bytemuck::cast_slice(&[4u32, 0, 0, 0, 0, 0, 0, 0]));
+        queue.write_buffer(
+            &draw_args_reset,
+            0,
+            bytemuck::bytes_of(&DrawArgs { vertex_count: 4, ..Default::default() }),
+        );
         let blit_params = [0u32, 1].map(|srgb| {
             let b = buffer("blit params", 16, wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST);
             queue.write_buffer(&b, 0, bytemuck::cast_slice(&[srgb, 0, 0, 0]));
@@ -763,7 +793,7 @@ impl SplatRenderer {
         // Only the visible splats are sorted: their number stays on the GPU.
         let output_slot = self.sorter.record_gpu_count(queue, encoder, timer.as_deref_mut(), repeat);
         // The sort's look-back counters ride along with the counts (words 5 and 6), read back without a stall.
-        self.sorter.copy_lookback_stats(encoder, &self.draw_args, 20);
+        self.sorter.copy_lookback_stats(encoder, &self.draw_args, draw_args_offset!(sort_fallbacks));
         let compute = s.draw == DrawPath::Compute;
         if compute {
             let tiles = self.tiles.as_mut().expect("made by set_settings for the compute path");
@@ -781,7 +811,8 @@ impl SplatRenderer {
             };
             tiles.record_binning(device, queue, encoder, &inputs, (timer.as_deref_mut(), repeat))?;
             // The pairs the frame needed ride along too (word 7).
-            encoder.copy_buffer_to_buffer(tiles.draw_args(), tile::ARGS_PAIRS, &self.draw_args, 28, 4);
+            let at = draw_args_offset!(tile_pairs);
+            encoder.copy_buffer_to_buffer(tiles.draw_args(), tile::ARGS_PAIRS, &self.draw_args, at, 4);
         }
         // The compute path writes every pixel first; the quad pass then loads the image and draws over it only
         // in a frame whose pairs passed the cap (its instance count is decided on the GPU).
@@ -872,6 +903,19 @@ impl SplatRenderer {
 mod tests {
     use super::*;
     use crate::wgsl_layout::assert_layout;
+
+    #[test]
+    fn draw_args_match_the_shader() {
+        let (_, project) = &shader_modules()[0];
+        assert_layout!(
+            project,
+            "DrawIndirect",
+            DrawArgs,
+            [vertex_count, instance_count, first_vertex, first_instance, culled_nonfinite,]
+        );
+        // The look-back counters are copied in as two consecutive words.
+        assert_eq!(draw_args_offset!(sort_table_free_tiles), draw_args_offset!(sort_fallbacks) + 4);
+    }
 
     #[test]
     fn frame_uniforms_match_the_shader() {
