@@ -125,8 +125,9 @@ fn count_key(i: u32) {
     }
 }
 
-// Counts every digit position of HISTOGRAM_TILE keys, and clears the status entries this sort's digit passes use
-// (the state was reset by the previous sort's `scan`; a new buffer is zeroed).
+// Counts every digit position of HISTOGRAM_TILE keys into the histogram (zeroed behind the previous sort's digit
+// passes, or by its `reset`; a new buffer is zeroed), clears the status entries this sort's digit passes use, and
+// resets their tickets and counters.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn histogram(
     @builtin(local_invocation_index) tid: u32,
@@ -225,8 +226,8 @@ var<workgroup> digit_base: array<u32, RADIX>;
 // the latest tile (+1) a thread is stuck on.
 var<workgroup> fallback_votes: array<atomic<u32>, 3>;
 var<workgroup> broadcast: u32;
-// The scan of the tile's digit counts: each subgroup's total, then (from 32) each one's exclusive prefix.
-// (tile counts, global counts) side by side.
+// The scan of the tile's and the pass's digit counts, side by side: each subgroup's totals, then (from 32) each
+// one's exclusive prefixes.
 var<workgroup> subgroup_totals: array<vec2<u32>, 64>; // 2 * RADIX / smallest subgroup
 
 // The lowest lane of a non-empty mask.
@@ -402,9 +403,8 @@ fn read_entry(tile: u32, d_pass: u32, ring: bool, digit: u32) -> u32 {
 
 // `tile_start`: the exclusive prefix sum of `digit_counts` over digits; `digit_base`: the exclusive prefix sum of
 // the pass's digit counts over all keys, which `tile_start` holds until then (the digit's first output position):
-// both in one scan. Digit
-// sg_id * sg_size + lane is scanned by its subgroup, so no assumption is made about which invocations share a
-// subgroup; subgroup totals are scanned by subgroup 0. Called after a barrier; ends with one.
+// both in one scan. Digit sg_id * sg_size + lane is scanned by its subgroup, so no assumption is made about which
+// invocations share a subgroup; subgroup totals are scanned by subgroup 0. Called after a barrier; ends with one.
 fn tile_exclusive_scan(lane: u32, sg_size: u32, sg_id: u32) {
     let d = sg_id * sg_size + lane;
     let digit_sgs = RADIX / sg_size;
