@@ -300,17 +300,13 @@ pub fn run_case(
 
     let lookback = sorter.lookback_stats_blocking(device, queue);
     let slot = sorter.output_slot();
-    // Keys-only sorts leave the values alone: only keys are compared.
+    let keys_only = case.config.keys_only;
     let check = if wide {
-        let (gpu_keys, gpu_values) = buffers.read_u64_blocking(device, queue, slot, n);
-        let (want_keys, want_values) = cpu::stable_sort_pairs_u64(&wide_keys, &values, case.config);
-        let gpu_values = if case.config.keys_only { want_values.clone() } else { gpu_values };
-        cpu::compare((&want_keys, &want_values), (&gpu_keys, &gpu_values))
+        let want = cpu::stable_sort_pairs_u64(&wide_keys, &values, case.config);
+        compare_result(want, buffers.read_u64_blocking(device, queue, slot, n), keys_only)
     } else {
-        let (gpu_keys, gpu_values) = buffers.read_blocking(device, queue, slot, n);
-        let (want_keys, want_values) = cpu::stable_sort_pairs(&keys, &values, case.config);
-        let gpu_values = if case.config.keys_only { want_values.clone() } else { gpu_values };
-        cpu::compare((&want_keys, &want_values), (&gpu_keys, &gpu_values))
+        let want = cpu::stable_sort_pairs(&keys, &values, case.config);
+        compare_result(want, buffers.read_blocking(device, queue, slot, n), keys_only)
     };
 
     let traffic = sorter.traffic();
@@ -336,6 +332,16 @@ pub fn run_case(
         wall_ms_per_sort,
         timings,
     })
+}
+
+/// The GPU's (keys, values) against the CPU reference's; keys-only sorts leave the values alone, so only keys count.
+fn compare_result<K: Copy + Into<u64>>(
+    want: (Vec<K>, Vec<u32>),
+    gpu: (Vec<K>, Vec<u32>),
+    keys_only: bool,
+) -> Result<(), cpu::Mismatch> {
+    let gpu_values = if keys_only { &want.1 } else { &gpu.1 };
+    cpu::compare((&want.0, &want.1), (&gpu.0, gpu_values))
 }
 
 fn summarize(timings: &FrameTimings, case: BenchCase, repeat: u32, traffic: &TrafficModel) -> GpuTimes {

@@ -69,14 +69,7 @@ impl KeyDistribution {
             Self::Uniform => (0..n).map(|_| rng.next_u32()).collect(),
             Self::Narrow => (0..n).map(|_| rng.next_u32() % 4096).collect(),
             Self::Equal => vec![0x5a5a_a5a5; n],
-            Self::Sorted | Self::Reversed => {
-                let mut keys: Vec<u32> = (0..n).map(|_| rng.next_u32()).collect();
-                keys.sort_unstable();
-                if self == Self::Reversed {
-                    keys.reverse();
-                }
-                keys
-            }
+            Self::Sorted | Self::Reversed => in_order((0..n).map(|_| rng.next_u32()).collect(), self),
             Self::Depth => (0..n)
                 .map(|_| {
                     let u = rng.next_f32();
@@ -93,20 +86,22 @@ impl KeyDistribution {
             Self::Uniform => (0..n).map(|_| rng.next_u64()).collect(),
             Self::Narrow => (0..n).map(|_| rng.next_u64() % 4096).collect(),
             Self::Equal => vec![0x5a5a_a5a5_c3c3_3c3c; n],
-            Self::Sorted | Self::Reversed => {
-                let mut keys: Vec<u64> = (0..n).map(|_| rng.next_u64()).collect();
-                keys.sort_unstable();
-                if self == Self::Reversed {
-                    keys.reverse();
-                }
-                keys
-            }
+            Self::Sorted | Self::Reversed => in_order((0..n).map(|_| rng.next_u64()).collect(), self),
             Self::Depth => {
                 let depths = self.generate(n, seed);
                 depths.into_iter().map(|depth| ((rng.next_u64() % 8160) << 32) | u64::from(depth)).collect()
             }
         }
     }
+}
+
+/// `keys` ascending, or descending for `Reversed`.
+fn in_order<T: Ord>(mut keys: Vec<T>, shape: KeyDistribution) -> Vec<T> {
+    keys.sort_unstable();
+    if shape == KeyDistribution::Reversed {
+        keys.reverse();
+    }
+    keys
 }
 
 /// Maps an f32 to a u32 whose unsigned order is the float's order (negative floats included; NaN last).

@@ -326,22 +326,18 @@ impl Pipelines {
             })
         };
         let [(_, project_source), (_, compact_source), (_, draw_source), _, (_, blit_source)] = shader_modules();
-        let project = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some("splat project"),
-            layout: Some(&layout("splat project", &project_layout)),
-            module: &module("splat project", &project_source),
-            entry_point: Some("main"),
-            compilation_options: Default::default(),
-            cache: None,
-        });
-        let compact = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some("splat compact"),
-            layout: Some(&layout("splat compact", &compact_layout)),
-            module: &module("splat compact", &compact_source),
-            entry_point: Some("main"),
-            compilation_options: Default::default(),
-            cache: None,
-        });
+        let compute = |label: &str, group: &wgpu::BindGroupLayout, source: &str| {
+            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(label),
+                layout: Some(&layout(label, group)),
+                module: &module(label, source),
+                entry_point: Some("main"),
+                compilation_options: Default::default(),
+                cache: None,
+            })
+        };
+        let project = compute("splat project", &project_layout, &project_source);
+        let compact = compute("splat compact", &compact_layout, &compact_source);
         let draw =
             Self::draw_pipeline(device, &layout("splat draw", &draw_layout), &module("splat draw", &draw_source));
         let blit_pipeline_layout = layout("blit", &blit_layout);

@@ -11,6 +11,7 @@ use super::{KeyType, SortConfig, SortOrder};
 pub fn compare_keys(a: u32, b: u32, config: SortConfig) -> Ordering {
     let directed = |o: Ordering| if config.order == SortOrder::Descending { o.reverse() } else { o };
     match config.key_type {
+        // u64 keys compare whole in `compare_keys_u64`; here only a 32-bit word of one could be given.
         KeyType::U32 | KeyType::U64 => directed((a & config.key_mask()).cmp(&(b & config.key_mask()))),
         KeyType::I32 => directed((a as i32).cmp(&(b as i32))),
         KeyType::F32 => {

@@ -13,7 +13,7 @@
 //! Per sort: `histogram` (which also clears the status entries and resets the digit passes' tickets), then one
 //! `digit_pass` per digit (4 for 32-bit keys, 8 for 64-bit ones): each tile scans the pass's 256 digit counts
 //! itself, beside its own counts in the same subgroup scan, so no dispatch of its own scans the histogram (on the
-//! H100 that saves 2-4 µs of a 0.13 ms sort of 2^20 keys, and costs 1-3% at 2^22 pairs and above: both measured).
+//! H100 that saves 2-4 µs of a 0.13 ms sort of 2^20 keys, and costs pairs 1-3% at 2^22 and above: both measured).
 //! The digit passes zero the histogram behind them for the next sort; a sort of one digit pass adds a `reset`.
 //!
 //! 64-bit keys (`KeyType::U64`) are two u32 words: a digit pass ranks the word that holds its digit and carries the
