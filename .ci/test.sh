@@ -5,4 +5,6 @@ cd "$(dirname "$0")/.."
 bash .ci/install-lavapipe.sh
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$(mktemp -d)}"
 # A GPU machine keeps its own adapter; on a CPU-only machine wgpu finds lavapipe through Vulkan.
-cargo test --locked "$@"
+cargo test --locked --workspace "$@"
+# The sort crate's example: another wgpu program's buffers sorted and checked against the CPU.
+cargo run --locked -p splatsort-sort --example foreign_buffers

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use crate::gpu::GpuContext;
 use crate::keys::KeyDistribution;
+use crate::sort::timing::PassTimer;
 use crate::sort::{GpuSort, KeyType, SortAlgorithm, SortBuffers, SortConfig, SortError, TrafficModel, cpu};
 use crate::timing::{FrameTimings, GpuTimer, PassKind, PassTiming};
 
@@ -288,7 +289,7 @@ pub fn run_case(
     let passes = sorter.timed_passes();
     let run = timed_run(device, queue, repeat, passes, |encoder, timer, r| {
         restore(encoder);
-        sorter.record(queue, encoder, n, timer, r).map(|_| ())
+        sorter.record(queue, encoder, n, timer.map(|t| t as &mut dyn PassTimer), r).map(|_| ())
     })?;
     let (timings, unavailable, wall_ms_per_sort) = (run.timings, run.unavailable, run.wall_ms_per_unit);
 
@@ -345,7 +346,7 @@ fn compare_result<K: Copy + Into<u64>>(
 }
 
 fn summarize(timings: &FrameTimings, case: BenchCase, repeat: u32, traffic: &TrafficModel) -> GpuTimes {
-    let kinds = case.algorithm.pass_kinds();
+    let kinds = PassKind::of_sort(case.algorithm);
     let iterations = case.config.iterations();
     let mut per_kind: Vec<Vec<f64>> = vec![Vec::new(); kinds.len()];
     let mut totals = Vec::new();
@@ -584,7 +585,12 @@ pub fn run_compare(
     warmup_rounds: u32,
 ) -> Result<crate::lab::CompareReport, crate::render::RenderError> {
     let (device, queue) = (&ctx.device, &ctx.queue);
-    let mut lab = crate::lab::SortLab::new(device, renderer.scene().num_splats(), renderer.settings().sort);
+    let mut lab = crate::lab::SortLab::new(
+        renderer.kernels().sort(),
+        queue,
+        renderer.scene().num_splats(),
+        renderer.settings().sort,
+    );
     lab.set_choices(device, queue, choices, renderer.settings().sort);
     lab.every = 1;
     let deadline = Instant::now() + Duration::from_secs(600);

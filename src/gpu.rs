@@ -5,6 +5,8 @@
 //! Optional features (timestamps, subgroups) are requested only where offered, and the device gets the adapter's own
 //! limits so big sorts and scenes fit. Library code takes a `&wgpu::Device`; only this module creates one.
 
+pub use crate::sort::util::{dispatch_grid, read_buffer_blocking};
+
 use std::fmt;
 
 /// Which kind of adapter to prefer when `WGPU_ADAPTER_NAME` does not choose one.
@@ -95,7 +97,7 @@ pub fn describe_adapter(info: &wgpu::AdapterInfo) -> String {
 /// arguments unless `WGPU_VALIDATION_INDIRECT_CALL=1` asks for it. That validation adds a compute pass before every
 /// indirect dispatch, which tripled the sort's time in a frame on the H100 (a sort of the visible splats is all
 /// indirect dispatches); the arguments splatsort's passes write are within the device's limits by construction
-/// (`sort_prepare.wgsl` splits grids past the per-dimension limit; the draw's first instance is 0 and no vertex
+/// (`sort/prepare.wgsl` splits grids past the per-dimension limit; the draw's first instance is 0 and no vertex
 /// buffers are bound).
 pub fn instance_flags(flags: wgpu::InstanceFlags) -> wgpu::InstanceFlags {
     if std::env::var_os("WGPU_VALIDATION_INDIRECT_CALL").is_some() {
@@ -171,60 +173,5 @@ impl GpuContext {
         log::info!("GPU adapter: {}", describe_adapter(&info));
         log::debug!("features: {features:?}; timestamps: {timestamps:?}");
         Ok(Self { instance, adapter, device, queue, info, timestamps })
-    }
-}
-
-/// Workgroup grid for `num_workgroups` one-dimensional workgroups: past the per-dimension limit the grid becomes
-/// 2D, and shaders index workgroups as `id.x + id.y * num_workgroups.x` and skip those past the end.
-pub fn dispatch_grid(num_workgroups: u32, max_per_dimension: u32) -> (u32, u32) {
-    if num_workgroups <= max_per_dimension {
-        (num_workgroups, 1)
-    } else {
-        let y = num_workgroups.div_ceil(max_per_dimension);
-        (num_workgroups.div_ceil(y), y)
-    }
-}
-
-/// Reads a buffer back to the CPU, blocking: for tests, benchmarks and one-off checks, never the frame loop.
-pub fn read_buffer_blocking(
-    device: &wgpu::Device,
-    queue: &wgpu::Queue,
-    buffer: &wgpu::Buffer,
-    byte_len: u64,
-) -> Vec<u8> {
-    if byte_len == 0 {
-        return Vec::new();
-    }
-    let staging = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("readback"),
-        size: byte_len,
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
-    encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, byte_len);
-    queue.submit([encoder.finish()]);
-    staging.map_async(wgpu::MapMode::Read, .., |result| {
-        if let Err(e) = result {
-            log::error!("readback failed: {e}");
-        }
-    });
-    device.poll(wgpu::PollType::wait_indefinitely()).expect("device lost while reading a buffer back");
-    let bytes = staging.get_mapped_range(..).expect("readback buffer mapped").to_vec();
-    staging.unmap();
-    bytes
-}
-
-#[cfg(test)]
-mod tests {
-    use super::dispatch_grid;
-
-    #[test]
-    fn grid_covers_every_workgroup_within_limits() {
-        for n in [0u32, 1, 65_535, 65_536, 65_537, 131_072, 1 << 24] {
-            let (x, y) = dispatch_grid(n, 65_535);
-            assert!(x <= 65_535 && y <= 65_535, "grid {x}x{y} for {n}");
-            assert!(u64::from(x) * u64::from(y) >= u64::from(n), "grid {x}x{y} misses some of {n}");
-        }
     }
 }

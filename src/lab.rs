@@ -5,33 +5,21 @@
 //! indices and visible count between the projection and its own sort (`SplatRenderer::encode_frame_with`), and the
 //! lab copies them once into its input buffers. After the frame, each contender copies that input into its own
 //! `SortBuffers`, sorts it with its own `GpuSort` (the visible count stays on the GPU, as in the frame) under its own
-//! `GpuTimer`, and runs the check of `sort_check.wgsl` on its output: out-of-order neighbours and values that are not
+//! `GpuTimer`, and runs the check of `sort/check.wgsl` on its output: out-of-order neighbours and values that are not
 //! the input's pairs, counted with atomics into a 16-byte result copied to an `AsyncReadback`. Nothing waits: timings
 //! and check results are collected a frame or more later, and a contender whose timer or readback is still in flight
 //! skips a round. Medians are over the last `WINDOW` rounds.
 
 use std::collections::VecDeque;
 
-use crate::gpu::dispatch_grid;
 use crate::readback::AsyncReadback;
-use crate::sort::shared::{data_buffer, pipeline, storage_entry, uniform_entry};
-use crate::sort::{GpuSort, SortAlgorithm, SortBuffers, SortConfig, SortError};
+pub use crate::sort::CheckOutcome;
+use crate::sort::timing::PassTimer;
+use crate::sort::{CheckBuffers, GpuSort, SortAlgorithm, SortBuffers, SortCheck, SortConfig, SortError, SortKernels};
 use crate::timing::{GpuTimer, PassKind};
 
-const CHECK_WGSL: &str = include_str!("../shaders/sort_check.wgsl");
 /// Rounds kept per contender for its medians.
 pub const WINDOW: usize = 64;
-const CHECK_WORKGROUP: u32 = 256;
-const RESULT_BYTES: u64 = 16;
-
-/// The check shader as it is compiled.
-pub fn shader_modules() -> [(&'static str, String); 1] {
-    [("sort_check.wgsl", check_source())]
-}
-
-fn check_source() -> String {
-    format!("{}\n{CHECK_WGSL}", crate::sort::shared::COMMON_WGSL)
-}
 
 /// One sort to compare: an algorithm at a radix width (the key type, key bits and order are the frame's).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -77,20 +65,6 @@ impl Choice {
             ));
         }
         Ok(Choice { algorithm, radix_bits })
-    }
-}
-
-/// One round's check, as read back.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub struct CheckOutcome {
-    pub pairs: u32,
-    pub out_of_order: u32,
-    pub mismatched: u32,
-}
-
-impl CheckOutcome {
-    pub fn passed(&self) -> bool {
-        self.out_of_order == 0 && self.mismatched == 0
     }
 }
 
@@ -190,13 +164,8 @@ pub struct SortLab {
     input_keys: wgpu::Buffer,
     input_values: wgpu::Buffer,
     input_count: wgpu::Buffer,
-    params: wgpu::Buffer,
-    key_of: wgpu::Buffer,
-    seen: wgpu::Buffer,
-    layout: wgpu::BindGroupLayout,
-    mark: wgpu::ComputePipeline,
-    check: wgpu::ComputePipeline,
-    max_dim: u32,
+    check: SortCheck,
+    kernels: SortKernels,
     contenders: Vec<Contender>,
     refused: Vec<Refused>,
     /// Whether this frame's input was captured (so `record` has something to sort).
@@ -207,56 +176,31 @@ pub struct SortLab {
     pub corrupt_outputs: bool,
 }
 
-#[repr(C)]
-#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct CheckParams {
-    capacity: u32,
-    key_order: u32,
-    key_mask: u32,
-    _pad: u32,
-}
-
 impl SortLab {
-    /// A lab for up to `capacity` pairs sorted with `config`'s key type, key bits and order.
-    pub fn new(device: &wgpu::Device, capacity: u32, config: SortConfig) -> Self {
+    /// A lab for up to `capacity` pairs sorted with `config`'s key type, key bits and order, its sorts and check
+    /// on the device's `kernels`.
+    pub fn new(kernels: &SortKernels, queue: &wgpu::Queue, capacity: u32, config: SortConfig) -> Self {
+        let device = kernels.device();
         let bytes = u64::from(capacity.max(1)) * 4;
-        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("sort check"),
-            entries: &[
-                uniform_entry(0),
-                storage_entry(1, true),
-                storage_entry(2, true),
-                storage_entry(3, true),
-                storage_entry(4, true),
-                storage_entry(5, true),
-                storage_entry(6, false),
-                storage_entry(7, false),
-                storage_entry(8, false),
-            ],
-        });
-        let source = check_source();
-        let params = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("sort check params"),
-            size: std::mem::size_of::<CheckParams>() as u64,
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
+        let buffer = |label: &str, size: u64| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            })
+        };
         Self {
             capacity,
             config,
             every: 4,
             frame: 0,
             rounds: 0,
-            input_keys: data_buffer(device, "lab input keys", bytes),
-            input_values: data_buffer(device, "lab input values", bytes),
-            input_count: data_buffer(device, "lab input count", 16),
-            params,
-            key_of: data_buffer(device, "lab check keys", bytes),
-            seen: data_buffer(device, "lab check seen", bytes),
-            mark: pipeline(device, "sort check: mark", &source, "mark", &layout),
-            check: pipeline(device, "sort check: check", &source, "check", &layout),
-            layout,
-            max_dim: device.limits().max_compute_workgroups_per_dimension,
+            input_keys: buffer("lab input keys", bytes),
+            input_values: buffer("lab input values", bytes),
+            input_count: buffer("lab input count", 16),
+            check: SortCheck::with_kernels(kernels, queue, capacity, config),
+            kernels: kernels.clone(),
             contenders: Vec::new(),
             refused: Vec::new(),
             captured: false,
@@ -284,16 +228,7 @@ impl SortLab {
             self.contenders.clear();
             self.refused.clear();
         }
-        queue.write_buffer(
-            &self.params,
-            0,
-            bytemuck::bytes_of(&CheckParams {
-                capacity: self.capacity,
-                key_order: config.key_order_bits(),
-                key_mask: config.key_mask(),
-                _pad: 0,
-            }),
-        );
+        self.check.set_keys(queue, config);
         self.contenders.retain(|c| choices.contains(&c.choice));
         self.refused.retain(|r| choices.contains(&r.choice));
         for &choice in choices {
@@ -310,34 +245,21 @@ impl SortLab {
     fn build(&self, device: &wgpu::Device, queue: &wgpu::Queue, choice: Choice) -> Result<Contender, SortError> {
         let config = SortConfig { radix_bits: choice.radix_bits, ..self.config };
         let buffers = SortBuffers::new(device, self.capacity)?;
-        let sort = GpuSort::new(device, choice.algorithm, &buffers, config)?;
+        let sort = GpuSort::with_kernels(&self.kernels, choice.algorithm, &buffers, config)?;
         // One begin/end pair per pass, and one spare for the count's preparation.
         let timer = GpuTimer::new(device, queue, sort.timed_passes() + 1, 4).ok();
-        let result = data_buffer(device, "lab check result", RESULT_BYTES);
+        let result = SortCheck::result_buffer(device);
         let check_group = [0, 1].map(|slot| {
-            let entries = [
-                &self.params,
-                &self.input_count,
-                &self.input_keys,
-                &self.input_values,
-                buffers.keys(slot),
-                buffers.values(slot),
-                &self.key_of,
-                &self.seen,
-                &result,
-            ];
-            let entries: Vec<wgpu::BindGroupEntry> = entries
-                .iter()
-                .enumerate()
-                .map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.as_entire_binding() })
-                .collect();
-            device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("sort check"),
-                layout: &self.layout,
-                entries: &entries,
-            })
+            let buffers = CheckBuffers {
+                count: &self.input_count,
+                input: [&self.input_keys, &self.input_values],
+                output: [buffers.keys(slot), buffers.values(slot)],
+                result: &result,
+            };
+            self.check.bind_group(device, &buffers)
         });
-        let readbacks = (0..4).map(|_| AsyncReadback::new(device, "lab check readback", RESULT_BYTES)).collect();
+        let readbacks =
+            (0..4).map(|_| AsyncReadback::new(device, "lab check readback", SortCheck::RESULT_BYTES)).collect();
         Ok(Contender {
             choice,
             buffers,
@@ -388,34 +310,22 @@ impl SortLab {
         }
         self.rounds += 1;
         let bytes = u64::from(self.capacity) * 4;
-        let groups = dispatch_grid(self.capacity.div_ceil(CHECK_WORKGROUP).max(1), self.max_dim);
         for c in &mut self.contenders {
             let Some(slot) = c.readbacks.iter().position(AsyncReadback::is_free) else { continue };
             encoder.copy_buffer_to_buffer(&self.input_keys, 0, c.buffers.keys(0), 0, bytes);
             encoder.copy_buffer_to_buffer(&self.input_values, 0, c.buffers.values(0), 0, bytes);
             encoder.copy_buffer_to_buffer(&self.input_count, 0, c.buffers.count(), 0, 4);
             let timed = c.timer.as_mut().is_some_and(GpuTimer::begin_frame);
-            let output = c.sort.record_gpu_count(queue, encoder, c.timer.as_mut().filter(|_| timed), 0);
+            let timer = c.timer.as_mut().filter(|_| timed).map(|t| t as &mut dyn PassTimer);
+            let output = c.sort.record_gpu_count(queue, encoder, timer, 0);
             if let Some(timer) = c.timer.as_mut().filter(|_| timed) {
                 timer.end_frame(encoder);
             }
             if self.corrupt_outputs {
                 encoder.copy_buffer_to_buffer(&self.input_keys, 0, c.buffers.keys(output), 0, bytes);
             }
-            encoder.clear_buffer(&self.seen, 0, None);
-            encoder.clear_buffer(&c.result, 0, None);
-            {
-                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                    label: Some("sort check"),
-                    timestamp_writes: None,
-                });
-                pass.set_bind_group(0, &c.check_group[output], &[]);
-                pass.set_pipeline(&self.mark);
-                pass.dispatch_workgroups(groups.0, groups.1, 1);
-                pass.set_pipeline(&self.check);
-                pass.dispatch_workgroups(groups.0, groups.1, 1);
-            }
-            encoder.copy_buffer_to_buffer(&c.result, 0, &c.readbacks[slot].buffer, 0, RESULT_BYTES);
+            self.check.record(encoder, &c.check_group[output], &c.result);
+            encoder.copy_buffer_to_buffer(&c.result, 0, &c.readbacks[slot].buffer, 0, SortCheck::RESULT_BYTES);
             c.pending = Some(slot);
         }
     }
@@ -447,8 +357,7 @@ impl SortLab {
             }
             for readback in &c.readbacks {
                 let Some(bytes) = readback.take() else { continue };
-                let words: [u32; 4] = bytemuck::pod_read_unaligned(&bytes[..16]);
-                let outcome = CheckOutcome { out_of_order: words[0], mismatched: words[1], pairs: words[2] };
+                let outcome = CheckOutcome::from_bytes(&bytes);
                 if outcome.passed() {
                     c.passed += 1;
                 } else {
@@ -563,13 +472,6 @@ fn median(values: impl Iterator<Item = f64>) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wgsl_layout::assert_layout;
-
-    #[test]
-    fn check_params_match_the_shader() {
-        let (_, check) = &shader_modules()[0];
-        assert_layout!(check, "CheckParams", CheckParams, [capacity, key_order, key_mask, _pad]);
-    }
 
     #[test]
     fn choices_parse_with_and_without_bits() {

@@ -10,9 +10,8 @@ pub mod lab;
 pub mod readback;
 pub mod render;
 pub mod scene;
-pub mod sort;
+/// The GPU sorts: the `splatsort-sort` crate.
+pub use splatsort_sort as sort;
 pub mod timing;
 pub mod trace;
 pub mod viewer;
-#[cfg(test)]
-mod wgsl_layout;

@@ -7,6 +7,8 @@
 //! the newest finished frame without waiting; when every slot is still in flight the frame is simply not timed.
 
 use crate::readback::AsyncReadback;
+use crate::sort::SortAlgorithm;
+use crate::sort::timing::{PassTimer, SortPass, SortPassLabel};
 
 /// Which kind of GPU pass a timing belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
@@ -64,56 +66,74 @@ impl PassKind {
     pub const TILES: [PassKind; 5] =
         [Self::TileCount, Self::TileScan, Self::TileSort, Self::TileRanges, Self::Rasterize];
 
+    /// A description for lists and traces.
     pub fn name(self) -> &'static str {
+        if let Some(pass) = self.sort_pass() {
+            return pass.name();
+        }
         match self {
             Self::DepthKeys => "depth keys",
-            Self::SortRank => "sort: rank (local prefix sums)",
-            Self::SortScan => "sort: scan of chunk totals",
-            Self::SortScatter => "sort: scatter",
-            Self::SortCount => "sort: count (subgroup ballots)",
-            Self::SortReorder => "sort: reorder",
-            Self::SortHistogram => "sort: histogram of every digit",
-            Self::SortDigitPass => "sort: digit pass (rank, look back, reorder)",
             Self::Draw => "draw",
             Self::TileCount => "tiles: count per splat",
             Self::TileScan => "tiles: scan and pairs",
             Self::TileSort => "tiles: sort pairs by tile",
             Self::TileRanges => "tiles: ranges",
-            Self::Rasterize => "tiles: rasterize",
+            _ => "tiles: rasterize",
         }
     }
 
     /// A column heading.
     pub fn short_name(self) -> &'static str {
+        if let Some(pass) = self.sort_pass() {
+            return pass.short_name();
+        }
         match self {
             Self::DepthKeys => "depth",
-            Self::SortRank => "rank",
-            Self::SortScan => "scan",
-            Self::SortScatter => "scatter",
-            Self::SortCount => "count",
-            Self::SortReorder => "reorder",
-            Self::SortHistogram => "histogram",
-            Self::SortDigitPass => "digit pass",
             Self::Draw => "draw",
             Self::TileCount => "tile count",
             Self::TileScan => "tile scan",
             Self::TileSort => "tile sort",
             Self::TileRanges => "tile ranges",
-            Self::Rasterize => "rasterize",
+            _ => "rasterize",
         }
     }
 
+    /// The sort crate's pass this kind is, if it is one.
+    pub fn sort_pass(self) -> Option<SortPass> {
+        Some(match self {
+            Self::SortRank => SortPass::Rank,
+            Self::SortScan => SortPass::Scan,
+            Self::SortScatter => SortPass::Scatter,
+            Self::SortCount => SortPass::Count,
+            Self::SortReorder => SortPass::Reorder,
+            Self::SortHistogram => SortPass::Histogram,
+            Self::SortDigitPass => SortPass::DigitPass,
+            _ => return None,
+        })
+    }
+
+    /// Whether this is a pass of the depth sort.
     pub fn is_sort(self) -> bool {
-        matches!(
-            self,
-            Self::SortRank
-                | Self::SortScan
-                | Self::SortScatter
-                | Self::SortCount
-                | Self::SortReorder
-                | Self::SortHistogram
-                | Self::SortDigitPass
-        )
+        self.sort_pass().is_some()
+    }
+
+    /// The kinds of pass `algorithm` records, in order.
+    pub fn of_sort(algorithm: SortAlgorithm) -> Vec<PassKind> {
+        algorithm.pass_kinds().iter().map(|&pass| pass.into()).collect()
+    }
+}
+
+impl From<SortPass> for PassKind {
+    fn from(pass: SortPass) -> Self {
+        match pass {
+            SortPass::Rank => Self::SortRank,
+            SortPass::Scan => Self::SortScan,
+            SortPass::Scatter => Self::SortScatter,
+            SortPass::Count => Self::SortCount,
+            SortPass::Reorder => Self::SortReorder,
+            SortPass::Histogram => Self::SortHistogram,
+            SortPass::DigitPass => Self::SortDigitPass,
+        }
     }
 }
 
@@ -184,6 +204,46 @@ pub struct GpuTimer {
 }
 
 const QUERIES_PER_SET: u32 = wgpu::QUERY_SET_MAX_QUERIES;
+
+/// Lets a sort of the sort crate time its passes with this timer, each labelled as its own kind.
+impl PassTimer for GpuTimer {
+    fn is_timing(&self) -> bool {
+        GpuTimer::is_timing(self)
+    }
+
+    fn compute_pass_writes(&mut self, label: SortPassLabel) -> Option<wgpu::ComputePassTimestampWrites<'_>> {
+        let label = PassLabel { kind: label.pass.into(), iteration: label.iteration, repeat: label.repeat };
+        GpuTimer::compute_pass_writes(self, label)
+    }
+}
+
+/// A timer that labels every pass of a sort as one kind of the frame's (the renderer's tile sort is one stage).
+pub struct TimedAs<'a> {
+    pub timer: &'a mut GpuTimer,
+    pub kind: PassKind,
+}
+
+impl PassTimer for TimedAs<'_> {
+    fn is_timing(&self) -> bool {
+        self.timer.is_timing()
+    }
+
+    fn compute_pass_writes(&mut self, label: SortPassLabel) -> Option<wgpu::ComputePassTimestampWrites<'_>> {
+        let label = PassLabel { kind: self.kind, iteration: label.iteration, repeat: label.repeat };
+        self.timer.compute_pass_writes(label)
+    }
+}
+
+/// Begins a compute pass, timed when `timer` is timing this frame.
+pub fn begin_pass<'e>(
+    encoder: &'e mut wgpu::CommandEncoder,
+    timer: Option<&mut GpuTimer>,
+    name: &'static str,
+    label: PassLabel,
+) -> wgpu::ComputePass<'e> {
+    let timestamp_writes = timer.and_then(|t| t.compute_pass_writes(label));
+    encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(name), timestamp_writes })
+}
 
 impl GpuTimer {
     /// A timer for up to `max_passes` timed passes per frame, with `ring_len` frames in flight.

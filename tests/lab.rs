@@ -59,7 +59,8 @@ fn a_wrong_sort_fails_the_gpu_check() {
         let ctx = common::context();
         let (mut renderer, camera) = demo_renderer(ctx);
         let (device, queue) = (&ctx.device, &ctx.queue);
-        let mut lab = SortLab::new(device, renderer.scene().num_splats(), renderer.settings().sort);
+        let mut lab =
+            SortLab::new(renderer.kernels().sort(), queue, renderer.scene().num_splats(), renderer.settings().sort);
         let choice = Choice { algorithm: SortAlgorithm::Tutorial, radix_bits: 4 };
         lab.set_choices(device, queue, &[choice], renderer.settings().sort);
         lab.every = 1;

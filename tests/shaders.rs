@@ -1,36 +1,26 @@
-//! Every WGSL module validates with naga as it is compiled (common parts prepended), every file in `shaders/` is part
-//! of one, and the constants shared with Rust agree.
+//! Every WGSL module validates with naga as it is compiled (common parts prepended), every file under `shaders/` is
+//! part of one, and the renderer's constants agree with Rust. (The sort crate checks its own constants.)
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use splatsort::render;
-use splatsort::sort::{onesweep, shared, subgroup, tutorial};
-
-fn validate(name: &str, source: &str) -> naga::Module {
-    let module =
-        naga::front::wgsl::parse_str(source).unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(source)));
-    naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
-        .validate(&module)
-        .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(source)));
-    module
-}
+use splatsort_wgsl_test::{const_u32, validate};
 
 fn modules() -> Vec<(&'static str, String)> {
-    tutorial::shader_modules()
-        .into_iter()
-        .chain(subgroup::shader_modules())
-        .chain(onesweep::shader_modules())
-        .chain(shared::shader_modules())
-        .chain(render::shader_modules())
-        .chain(splatsort::lab::shader_modules())
-        .collect()
+    splatsort::sort::shader_modules().into_iter().chain(render::shader_modules()).collect()
 }
 
-fn const_u32(module: &naga::Module, name: &str) -> Option<u32> {
-    let (_, constant) = module.constants.iter().find(|(_, c)| c.name.as_deref() == Some(name))?;
-    match module.global_expressions[constant.init] {
-        naga::Expression::Literal(naga::Literal::U32(value)) => Some(value),
-        ref other => panic!("{name} is not a u32 literal: {other:?}"),
+/// Every `.wgsl` file under `dir`, by its path relative to `root`, with `/` between folders.
+fn wgsl_files(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) {
+    for entry in std::fs::read_dir(dir).expect("a shader folder") {
+        let path = entry.expect("dir entry").path();
+        if path.is_dir() {
+            wgsl_files(root, &path, out);
+        } else if path.extension().is_some_and(|e| e == "wgsl") {
+            let relative = path.strip_prefix(root).expect("under shaders/");
+            let name = relative.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
+            out.push((name, path));
+        }
     }
 }
 
@@ -43,15 +33,14 @@ fn every_shader_module_validates() {
 
 #[test]
 fn every_wgsl_file_is_compiled() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders");
+    let mut files = Vec::new();
+    wgsl_files(&root, &root, &mut files);
+    assert!(files.len() >= 15, "found the shaders: {files:?}");
     let compiled: Vec<&str> = modules().iter().map(|(name, _)| *name).collect();
-    for entry in std::fs::read_dir(&dir).expect("shaders/") {
-        let path = entry.expect("dir entry").path();
-        let name = path.file_name().and_then(|n| n.to_str()).expect("file name").to_string();
-        if !name.ends_with(".wgsl") {
-            continue;
-        }
-        let is_common = name.ends_with("_common.wgsl");
+    for (name, path) in files {
+        // Common parts are prepended to the modules that need them, never compiled alone.
+        let is_common = name.ends_with("/common.wgsl");
         assert!(is_common || compiled.contains(&name.as_str()), "{name} is in shaders/ but no module compiles it");
         let text = std::fs::read_to_string(&path).expect("read");
         assert!(text.starts_with("// "), "{name}: starts with a line on what it does");
@@ -61,28 +50,12 @@ fn every_wgsl_file_is_compiled() {
 #[test]
 fn constants_agree_with_rust() {
     let modules = modules();
-    let module = |name: &str| {
-        let (_, source) = modules.iter().find(|(n, _)| *n == name).expect("module");
-        validate(name, source)
-    };
-    let rank = module("sort_rank.wgsl");
-    assert_eq!(const_u32(&rank, "WORKGROUP_SIZE"), Some(shared::WORKGROUP_SIZE));
-    assert_eq!(const_u32(&rank, "CHUNK_SIZE"), Some(tutorial::CHUNK_SIZE));
-    assert_eq!(const_u32(&rank, "MAX_RADIX"), Some(tutorial::MAX_RADIX));
-    assert_eq!(const_u32(&module("sort_scan.wgsl"), "SCAN_BLOCK_SIZE"), Some(shared::SCAN_BLOCK_SIZE));
-    let prepare = module("sort_prepare.wgsl");
-    assert_eq!(const_u32(&prepare, "SCAN_BLOCK_SIZE"), Some(shared::SCAN_BLOCK_SIZE));
-    assert_eq!(const_u32(&prepare, "MAX_SCAN_LEVELS"), Some(shared::MAX_SCAN_LEVELS));
-    assert_eq!(const_u32(&prepare, "MAX_ITERATIONS"), Some(shared::MAX_ITERATIONS));
-    assert_eq!(const_u32(&module("splat_compact.wgsl"), "WORKGROUP_SIZE"), Some(render::PROJECT_WORKGROUP_SIZE));
-    let subgroup_module = module("sort_subgroup.wgsl");
-    assert_eq!(const_u32(&subgroup_module, "KEYS_PER_THREAD"), Some(subgroup::KEYS_PER_THREAD));
-    assert_eq!(const_u32(&subgroup_module, "TILE_SIZE"), Some(subgroup::TILE_SIZE));
-    assert_eq!(const_u32(&subgroup_module, "RADIX"), Some(1 << subgroup::RADIX_BITS));
-    assert_eq!(const_u32(&module("splat_project.wgsl"), "WORKGROUP_SIZE"), Some(render::PROJECT_WORKGROUP_SIZE));
-    assert_eq!(const_u32(&module("splat_tiles.wgsl"), "TILE"), Some(render::tile::TILE));
+    let source = |name: &str| modules.iter().find(|(n, _)| *n == name).map(|(_, s)| s.as_str()).expect(name);
+    assert_eq!(const_u32(source("render/compact.wgsl"), "WORKGROUP_SIZE"), Some(render::PROJECT_WORKGROUP_SIZE));
+    assert_eq!(const_u32(source("render/project.wgsl"), "WORKGROUP_SIZE"), Some(render::PROJECT_WORKGROUP_SIZE));
+    assert_eq!(const_u32(source("render/tiles.wgsl"), "TILE"), Some(render::tile::TILE));
     // The projection's output struct is the size the Rust side allocates per splat.
-    let project = module("splat_project.wgsl");
+    let project = validate("render/project.wgsl", source("render/project.wgsl"));
     let projected = project
         .types
         .iter()

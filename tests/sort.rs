@@ -249,11 +249,11 @@ fn per_pass_timings_are_labelled_by_iteration_and_kind() {
         ctx.queue.submit([encoder.finish()]);
         timer.after_submit();
         let timings = timer.collect_blocking(&ctx.device).expect("timings come back");
-        let kinds = algorithm.pass_kinds();
+        let kinds = PassKind::of_sort(algorithm);
         assert_eq!(timings.passes.len() as u32, sorter.timed_passes(), "{algorithm:?}: every pass timed");
         // OneSweep's histogram runs once per sort (no iteration); every other pass once per iteration.
         let once = |kind: PassKind| kind == PassKind::SortHistogram;
-        for kind in kinds {
+        for kind in &kinds {
             let iterations: Vec<Option<u32>> =
                 if once(*kind) { vec![None] } else { (0..config.iterations()).map(Some).collect() };
             for iteration in iterations {

@@ -15,7 +15,35 @@ use splatsort::camera::{Camera, frame_bounds};
 use splatsort::render::{DrawPath, RenderSettings};
 use splatsort::scene::{self, PlyEncoding, Scene};
 use splatsort::sort::onesweep::TileShape;
-use splatsort::sort::{OnesweepOptions, SortAlgorithm, SortConfig, StatusTable};
+use splatsort::sort::{KeyType, OnesweepOptions, SortAlgorithm, SortConfig, SortOrder, StatusTable};
+
+/// The sort crate's settings enums, as the command line takes them: by their names (listed in `--help`).
+pub(crate) trait Named: Copy + Send + Sync + 'static {
+    const ALL: &'static [Self];
+    fn name(self) -> &'static str;
+}
+
+macro_rules! named {
+    ($($ty:ty),*) => {$(
+        impl Named for $ty {
+            const ALL: &'static [Self] = &<$ty>::ALL;
+            fn name(self) -> &'static str {
+                <$ty>::name(self)
+            }
+        }
+    )*};
+}
+
+named!(SortAlgorithm, KeyType, SortOrder, StatusTable);
+
+/// A value parser for one of the sort crate's enums (which do not depend on clap).
+pub(crate) fn named<T: Named>() -> impl clap::builder::TypedValueParser<Value = T> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(T::ALL.iter().map(|v| v.name())).map(|name| {
+        // The possible values are exactly the names, so one matches.
+        *T::ALL.iter().find(|v| v.name() == name).expect("a possible value is a name")
+    })
+}
 
 /// Image and window sides: 1 to this many pixels (the device may allow fewer; that is checked when rendering).
 pub(crate) const MAX_SIDE: i64 = splatsort::camera::MAX_IMAGE_SIDE as i64;
@@ -27,7 +55,7 @@ pub(crate) const MAX_TIMED: i64 = 100_000;
 #[derive(clap::Args, Clone, Copy)]
 pub(crate) struct SortArgs {
     /// Sort algorithm.
-    #[arg(long, value_enum, default_value = "tutorial")]
+    #[arg(long, value_parser = named::<SortAlgorithm>(), default_value = "tutorial")]
     pub(crate) algorithm: SortAlgorithm,
     /// Bits per radix pass: 1, 2, 4 or 8 for the tutorial sort (default 2), 4 for the subgroup sort (its default).
     #[arg(long, value_parser = parse_radix_bits)]
@@ -48,7 +76,7 @@ pub(crate) struct SortArgs {
 pub(crate) struct OnesweepArgs {
     /// OneSweep's look-back status table: a fixed number of slots, used as a ring by sorts of more tiles
     /// (circular), or one slot per tile the buffers hold (per-tile).
-    #[arg(long, value_enum, default_value = "circular")]
+    #[arg(long, value_parser = named::<StatusTable>(), default_value = "circular")]
     pub(crate) status_table: StatusTable,
     /// Entries of the circular status table, 4 to 65536 (default: sized for the device).
     #[arg(long, value_parser = clap::value_parser!(u32).range(4..=65_536))]

@@ -9,12 +9,12 @@ use splatsort::gpu::{AdapterPreference, GpuContext, describe_adapter};
 use splatsort::keys::KeyDistribution;
 use splatsort::sort::{KeyType, SortAlgorithm, SortConfig, SortOrder};
 
-use super::{MAX_TIMED, OnesweepArgs, parse_radix_bits, parse_warmup_secs};
+use super::{MAX_TIMED, OnesweepArgs, named, parse_radix_bits, parse_warmup_secs};
 
 #[derive(clap::Args)]
 pub(crate) struct SortBenchArgs {
     /// Sort algorithm.
-    #[arg(long, value_enum, default_value = "tutorial")]
+    #[arg(long, value_parser = named::<SortAlgorithm>(), default_value = "tutorial")]
     pub(crate) algorithm: SortAlgorithm,
     /// Bits per radix pass: 1, 2, 4 or 8 for the tutorial sort (default 2), 4 for the subgroup sort (several: a
     /// sweep).
@@ -25,10 +25,10 @@ pub(crate) struct SortBenchArgs {
     #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=64))]
     pub(crate) key_bits: Vec<u32>,
     /// How keys compare: as u32, i32 or f32 (i32 and f32 use all 32 bits), or u64 (two words a key; onesweep).
-    #[arg(long, value_enum, default_value = "u32")]
+    #[arg(long, value_parser = named::<KeyType>(), default_value = "u32")]
     pub(crate) key_type: KeyType,
     /// Sort order (stable either way; NaNs last in both).
-    #[arg(long, value_enum, default_value = "ascending")]
+    #[arg(long, value_parser = named::<SortOrder>(), default_value = "ascending")]
     pub(crate) order: SortOrder,
     /// Sort keys alone, without values.
     #[arg(long)]

@@ -1,6 +1,6 @@
 //! The CPU reference renderer the GPU frame is tested against: the same 3DGS math in f64 with plain loops.
 //!
-//! Splats are projected as in `splat_project.wgsl`, sorted by depth (farthest first, ties in index order, like the
+//! Splats are projected as in `render/project.wgsl`, sorted by depth (farthest first, ties in index order, like the
 //! GPU's stable sort), and composited pixel by pixel over the background with the "over" operator. Each splat covers
 //! the pixels whose centres lie in the rectangle around its ellipse that the GPU quad covers: along the ellipse's
 //! axes, half-extents k sqrt(eigenvalue) with k = min(3, sqrt(2 ln(255 opacity))). Small scenes only.

@@ -119,7 +119,7 @@ pub fn render_image(
         t.begin_frame();
     }
     renderer.encode_frame(device, queue, &mut encoder, camera, timer.as_deref_mut(), 0)?;
-    renderer.blit(device, &mut encoder, &image.view(), format);
+    renderer.blit(&mut encoder, &image.view(), format);
     if let Some(t) = timer.as_deref_mut() {
         t.end_frame(&mut encoder);
     }

@@ -4,12 +4,12 @@
 //! f32, the 3D covariance Sigma = R S S^T R^T precomputed in f32, since f16 would flush the covariance of small splats
 //! to zero) and the SH coefficients as f16 (8 bytes at degree 0, 96 at degree 3; f16's 11-bit mantissa keeps colour
 //! errors far under one 8-bit step). Each frame `SplatRenderer::encode_frame` records
-//! 1. `splat_project.wgsl`: per splat, projection, culling, 2D conic, a quad fitted to the ellipse, SH colour, and
+//! 1. `render/project.wgsl`: per splat, projection, culling, 2D conic, a quad fitted to the ellipse, SH colour, and
 //!    the depth key; then the visible splats are compacted in splat order into the sort's input (a workgroup scan of
-//!    the visible flags, the shared scan of the per-workgroup counts, `splat_compact.wgsl`), which also writes their
+//!    the visible flags, the shared scan of the per-workgroup counts, `render/compact.wgsl`), which also writes their
 //!    number where the sort and the indirect draw read it: the CPU never learns it, and nothing waits for it;
 //! 2. the radix sort of the visible splats' keys (`crate::sort`, any algorithm, the count read on the GPU);
-//! 3. the draw into an Rgba16Float image, by one of two paths (`DrawPath`): `splat_draw.wgsl`, one instanced quad per
+//! 3. the draw into an Rgba16Float image, by one of two paths (`DrawPath`): `render/draw.wgsl`, one instanced quad per
 //!    visible splat in sorted order (farthest first) with premultiplied-alpha "over" blending (f16 accumulation
 //!    avoids 8-bit rounding at each of the hundreds of blend steps a pixel can see); or `tile` (the compute tile
 //!    rasterizer, fed by the same depth order);
@@ -28,29 +28,31 @@ pub use image::{Image, ImageReadback, render_image};
 pub use scene::{GpuScene, covariance, f32_to_f16_bits, sh_words};
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::camera::Camera;
 use crate::gpu::dispatch_grid;
 use crate::scene::Scene;
-use crate::sort::shared::ScanTable;
-use crate::sort::{GpuSort, SortAlgorithm, SortBuffers, SortConfig, SortError};
+use crate::sort::scan::ScanTable;
+use crate::sort::timing::PassTimer;
+use crate::sort::{GpuSort, SortAlgorithm, SortBuffers, SortConfig, SortError, SortKernels};
 use crate::timing::{GpuTimer, PassKind, PassLabel};
 
 /// The frame uniforms and the per-splat projection layout, prepended to the projection and draw shaders.
-pub const COMMON_WGSL: &str = include_str!("../../shaders/splat_common.wgsl");
-pub const PROJECT_WGSL: &str = include_str!("../../shaders/splat_project.wgsl");
-pub const COMPACT_WGSL: &str = include_str!("../../shaders/splat_compact.wgsl");
-pub const DRAW_WGSL: &str = include_str!("../../shaders/splat_draw.wgsl");
-pub const BLIT_WGSL: &str = include_str!("../../shaders/blit.wgsl");
+pub const COMMON_WGSL: &str = include_str!("../../shaders/render/common.wgsl");
+pub const PROJECT_WGSL: &str = include_str!("../../shaders/render/project.wgsl");
+pub const COMPACT_WGSL: &str = include_str!("../../shaders/render/compact.wgsl");
+pub const DRAW_WGSL: &str = include_str!("../../shaders/render/draw.wgsl");
+pub const BLIT_WGSL: &str = include_str!("../../shaders/render/blit.wgsl");
 
 /// The renderer's shader modules as they are compiled: (file name, source with the common part prepended).
 pub fn shader_modules() -> [(&'static str, String); 5] {
     [
-        ("splat_project.wgsl", format!("{COMMON_WGSL}\n{PROJECT_WGSL}\n{}", crate::sort::shared::SCAN_COMMON_WGSL)),
-        ("splat_compact.wgsl", format!("{COMMON_WGSL}\n{COMPACT_WGSL}")),
-        ("splat_draw.wgsl", format!("{COMMON_WGSL}\n{DRAW_WGSL}")),
-        ("splat_tiles.wgsl", tile::shader_source()),
-        ("blit.wgsl", BLIT_WGSL.to_string()),
+        ("render/project.wgsl", format!("{COMMON_WGSL}\n{PROJECT_WGSL}\n{}", crate::sort::scan::SCAN_COMMON_WGSL)),
+        ("render/compact.wgsl", format!("{COMMON_WGSL}\n{COMPACT_WGSL}")),
+        ("render/draw.wgsl", format!("{COMMON_WGSL}\n{DRAW_WGSL}")),
+        ("render/tiles.wgsl", tile::shader_source()),
+        ("render/blit.wgsl", BLIT_WGSL.to_string()),
     ]
 }
 
@@ -60,7 +62,7 @@ pub type BeforeSort<'a> = &'a mut dyn FnMut(&mut wgpu::CommandEncoder, &SortBuff
 
 /// Format of the image splats are blended into.
 pub const ACCUMULATION_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba16Float;
-/// Threads per workgroup in the projection pass. Mirrors `WORKGROUP_SIZE` in `splat_project.wgsl` (checked by a test).
+/// Threads per workgroup in the projection pass. Mirrors `WORKGROUP_SIZE` in `render/project.wgsl` (checked by a test).
 pub const PROJECT_WORKGROUP_SIZE: u32 = 256;
 /// Bytes of geometry per splat: position + opacity, covariance (6 floats) + padding.
 pub const GEOMETRY_BYTES_PER_SPLAT: u64 = 48;
@@ -68,7 +70,7 @@ pub const GEOMETRY_BYTES_PER_SPLAT: u64 = 48;
 pub const PROJECTED_BYTES_PER_SPLAT: u64 = 48;
 
 /// The draw-arguments buffer: the indirect draw's arguments and the projection's count (`DrawIndirect` in
-/// `splat_common.wgsl`; a test checks the two against each other), then counts copied in after the frame's passes.
+/// `render/common.wgsl`; a test checks the two against each other), then counts copied in after the frame's passes.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
 struct DrawArgs {
@@ -254,10 +256,9 @@ pub struct SplatRenderer {
     sort_buffers: SortBuffers,
     sorter: GpuSort,
     settings: RenderSettings,
-    pipelines: Pipelines,
+    kernels: RenderKernels,
     /// The per-workgroup visible counts, scanned into each workgroup's first slot.
     visible_counts: ScanTable,
-    blit_pipelines: HashMap<wgpu::TextureFormat, wgpu::RenderPipeline>,
     uniforms: wgpu::Buffer,
     blit_params: [wgpu::Buffer; 2],
     projected: wgpu::Buffer,
@@ -274,6 +275,59 @@ pub struct SplatRenderer {
     /// The compute draw path, made when first chosen.
     tiles: Option<tile::TileRaster>,
     max_workgroups_per_dim: u32,
+}
+
+/// Everything the renderer compiles, made once per device and shared by every `SplatRenderer` on it (a cheap handle:
+/// clones share): its own layouts and pipelines, the blit's per target format, the compute path's (compiled when a
+/// renderer first takes that path), and the sorts' (`SortKernels`, each algorithm compiled when first used). A new
+/// scene on the same kernels uploads buffers and makes bind groups; it compiles no shader.
+#[derive(Clone)]
+pub struct RenderKernels(Arc<KernelsShared>);
+
+struct KernelsShared {
+    device: wgpu::Device,
+    pipelines: Pipelines,
+    blit: Mutex<HashMap<wgpu::TextureFormat, wgpu::RenderPipeline>>,
+    tiles: OnceLock<Arc<tile::TilePipelines>>,
+    sort: SortKernels,
+}
+
+impl RenderKernels {
+    /// Compiles the projection, compaction and draw pipelines for `device`; the rest waits for first use.
+    pub fn new(device: &wgpu::Device) -> Self {
+        Self(Arc::new(KernelsShared {
+            device: device.clone(),
+            pipelines: Pipelines::new(device),
+            blit: Mutex::new(HashMap::new()),
+            tiles: OnceLock::new(),
+            sort: SortKernels::new(device),
+        }))
+    }
+
+    /// The device they are compiled for.
+    pub fn device(&self) -> &wgpu::Device {
+        &self.0.device
+    }
+
+    /// The sorts' pipelines (the depth sort, the tile sort, the lab's contenders).
+    pub fn sort(&self) -> &SortKernels {
+        &self.0.sort
+    }
+
+    fn pipelines(&self) -> &Pipelines {
+        &self.0.pipelines
+    }
+
+    pub(crate) fn tiles(&self) -> Arc<tile::TilePipelines> {
+        self.0.tiles.get_or_init(|| Arc::new(tile::TilePipelines::new(&self.0.device))).clone()
+    }
+
+    /// The blit's pipeline for targets of `format`, made the first time that format is drawn to.
+    fn blit(&self, format: wgpu::TextureFormat) -> wgpu::RenderPipeline {
+        // A poisoned lock only means another thread panicked while compiling: the map itself is whole.
+        let mut blit = self.0.blit.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        blit.entry(format).or_insert_with(|| self.0.pipelines.blit_pipeline(&self.0.device, format)).clone()
+    }
 }
 
 /// The renderer's layouts and pipelines: made from the device alone, nothing of a scene in them.
@@ -456,6 +510,31 @@ impl Pipelines {
         FrameGroups { project_group, compact_group, draw_groups }
     }
 
+    /// The blit's pipeline for targets of `format`.
+    fn blit_pipeline(&self, device: &wgpu::Device, format: wgpu::TextureFormat) -> wgpu::RenderPipeline {
+        device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("blit"),
+            layout: Some(&self.blit_pipeline_layout),
+            vertex: wgpu::VertexState {
+                module: &self.blit_module,
+                entry_point: Some("vs_main"),
+                compilation_options: Default::default(),
+                buffers: &[],
+            },
+            primitive: Default::default(),
+            depth_stencil: None,
+            multisample: Default::default(),
+            fragment: Some(wgpu::FragmentState {
+                module: &self.blit_module,
+                entry_point: Some("fs_main"),
+                compilation_options: Default::default(),
+                targets: &[Some(format.into())],
+            }),
+            multiview_mask: None,
+            cache: None,
+        })
+    }
+
     /// The quads' pipeline: premultiplied colour blended over the accumulation image, back to front.
     fn draw_pipeline(
         device: &wgpu::Device,
@@ -496,17 +575,30 @@ impl Pipelines {
 }
 
 impl SplatRenderer {
-    /// Uploads `scene` and makes everything needed to draw it.
+    /// Uploads `scene` and makes everything needed to draw it, compiling every shader it needs. A program that
+    /// draws more than one scene on a device makes its renderers `with_kernels`.
     pub fn new(
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         scene: &Scene,
         settings: RenderSettings,
     ) -> Result<Self, RenderError> {
+        Self::with_kernels(&RenderKernels::new(device), queue, scene, settings)
+    }
+
+    /// Uploads `scene` and makes its buffers and bind groups, with the pipelines of `kernels` (compiled only where
+    /// no renderer on them compiled them before: a second scene compiles no shader).
+    pub fn with_kernels(
+        kernels: &RenderKernels,
+        queue: &wgpu::Queue,
+        scene: &Scene,
+        settings: RenderSettings,
+    ) -> Result<Self, RenderError> {
+        let device = kernels.device();
         let gpu_scene = GpuScene::upload(device, queue, scene)?;
         let sort_buffers = SortBuffers::new(device, gpu_scene.num_splats.max(1))?;
-        let sorter = GpuSort::new(device, settings.algorithm, &sort_buffers, settings.sort)?;
-        let pipelines = Pipelines::new(device);
+        let sorter = GpuSort::with_kernels(kernels.sort(), settings.algorithm, &sort_buffers, settings.sort)?;
+        let pipelines = kernels.pipelines();
 
         let n = u64::from(gpu_scene.num_splats.max(1));
         let buffer = |label: &str, size: u64, usage: wgpu::BufferUsages| {
@@ -544,7 +636,8 @@ impl SplatRenderer {
         });
         // The projection writes each splat's key and workgroup rank into pair 1 (free until the sort's first
         // iteration writes it), the compaction moves the visible ones into pair 0, where the sort reads.
-        let visible_counts = ScanTable::new(device, queue, gpu_scene.num_splats.div_ceil(PROJECT_WORKGROUP_SIZE));
+        let visible_counts =
+            ScanTable::with_kernels(kernels.sort(), queue, gpu_scene.num_splats.div_ceil(PROJECT_WORKGROUP_SIZE));
         let FrameGroups { project_group, compact_group, draw_groups } = pipelines.frame_groups(
             device,
             &FrameBindings {
@@ -561,9 +654,8 @@ impl SplatRenderer {
             sort_buffers,
             sorter,
             settings,
-            pipelines,
+            kernels: kernels.clone(),
             visible_counts,
-            blit_pipelines: HashMap::new(),
             uniforms,
             blit_params,
             projected,
@@ -585,6 +677,11 @@ impl SplatRenderer {
         self.settings
     }
 
+    /// The device's pipelines this renderer draws with: a renderer for another scene made on them compiles nothing.
+    pub fn kernels(&self) -> &RenderKernels {
+        &self.kernels
+    }
+
     /// Changes settings for the next frame. A new algorithm makes only that algorithm's pipelines and temporaries
     /// (the key/value buffers and every bind group of the frame stay); new radix settings reuse even those unless a
     /// larger count table is needed. The compute draw path is made when first chosen (and its tile sort follows the
@@ -597,7 +694,8 @@ impl SplatRenderer {
     ) -> Result<(), RenderError> {
         let old = self.settings;
         if settings.algorithm != old.algorithm {
-            self.sorter = GpuSort::new(device, settings.algorithm, &self.sort_buffers, settings.sort)?;
+            self.sorter =
+                GpuSort::with_kernels(self.kernels.sort(), settings.algorithm, &self.sort_buffers, settings.sort)?;
         } else if settings.sort != old.sort {
             self.sorter.set_config(device, settings.sort)?;
         }
@@ -606,7 +704,7 @@ impl SplatRenderer {
             let sort = (settings.algorithm, settings.sort.radix_bits);
             match self.tiles.as_mut() {
                 Some(tiles) if tiles.pair_cap() == cap => tiles.set_sort(device, sort.0, sort.1)?,
-                _ => self.tiles = Some(tile::TileRaster::new(device, queue, self.scene.num_splats, sort, cap)?),
+                _ => self.tiles = Some(tile::TileRaster::new(&self.kernels, queue, self.scene.num_splats, sort, cap)?),
             }
         }
         self.settings = settings;
@@ -701,7 +799,7 @@ impl SplatRenderer {
         let groups = [0, 1].map(|srgb| {
             device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("blit"),
-                layout: &self.pipelines.blit_layout,
+                layout: &self.kernels.pipelines().blit_layout,
                 entries: &[
                     wgpu::BindGroupEntry { binding: 0, resource: wgpu::BindingResource::TextureView(&view) },
                     wgpu::BindGroupEntry { binding: 1, resource: self.blit_params[srgb].as_entire_binding() },
@@ -775,11 +873,11 @@ impl SplatRenderer {
             let mut pass = encoder
                 .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("depth keys"), timestamp_writes });
             let (x, y) = dispatch_grid(n.div_ceil(PROJECT_WORKGROUP_SIZE), self.max_workgroups_per_dim);
-            pass.set_pipeline(&self.pipelines.project);
+            pass.set_pipeline(&self.kernels.pipelines().project);
             pass.set_bind_group(0, &self.project_group, &[]);
             pass.dispatch_workgroups(x, y, 1);
             self.visible_counts.record(&mut pass);
-            pass.set_pipeline(&self.pipelines.compact);
+            pass.set_pipeline(&self.kernels.pipelines().compact);
             pass.set_bind_group(0, &self.compact_group, &[]);
             pass.dispatch_workgroups(x, y, 1);
         }
@@ -787,7 +885,8 @@ impl SplatRenderer {
             hook(encoder, &self.sort_buffers);
         }
         // Only the visible splats are sorted: their number stays on the GPU.
-        let output_slot = self.sorter.record_gpu_count(queue, encoder, timer.as_deref_mut(), repeat);
+        let output_slot =
+            self.sorter.record_gpu_count(queue, encoder, timer.as_deref_mut().map(|t| t as &mut dyn PassTimer), repeat);
         // The sort's look-back counters ride along with the counts (words 5 and 6), read back without a stall.
         self.sorter.copy_lookback_stats(encoder, &self.draw_args, draw_args_offset!(sort_fallbacks));
         let compute = s.draw == DrawPath::Compute;
@@ -833,7 +932,7 @@ impl SplatRenderer {
                 occlusion_query_set: None,
                 multiview_mask: None,
             });
-            pass.set_pipeline(&self.pipelines.draw);
+            pass.set_pipeline(&self.kernels.pipelines().draw);
             pass.set_bind_group(0, &self.draw_groups[output_slot], &[]);
             match self.tiles.as_ref().filter(|_| compute) {
                 Some(tiles) => pass.draw_indirect(tiles.draw_args(), 0),
@@ -846,35 +945,12 @@ impl SplatRenderer {
     /// Copies the last frame's image onto `target` (a window surface or an 8-bit image), clamped to [0, 1].
     pub fn blit(
         &mut self,
-        device: &wgpu::Device,
         encoder: &mut wgpu::CommandEncoder,
         target: &wgpu::TextureView,
         format: wgpu::TextureFormat,
     ) {
         let Some((_, _, groups)) = self.target.as_ref() else { return };
-        let pipeline = self.blit_pipelines.entry(format).or_insert_with(|| {
-            device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-                label: Some("blit"),
-                layout: Some(&self.pipelines.blit_pipeline_layout),
-                vertex: wgpu::VertexState {
-                    module: &self.pipelines.blit_module,
-                    entry_point: Some("vs_main"),
-                    compilation_options: Default::default(),
-                    buffers: &[],
-                },
-                primitive: Default::default(),
-                depth_stencil: None,
-                multisample: Default::default(),
-                fragment: Some(wgpu::FragmentState {
-                    module: &self.pipelines.blit_module,
-                    entry_point: Some("fs_main"),
-                    compilation_options: Default::default(),
-                    targets: &[Some(format.into())],
-                }),
-                multiview_mask: None,
-                cache: None,
-            })
-        });
+        let pipeline = self.kernels.blit(format);
         let group = &groups[usize::from(format.is_srgb())];
         let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
             label: Some("blit"),
@@ -889,7 +965,7 @@ impl SplatRenderer {
             occlusion_query_set: None,
             multiview_mask: None,
         });
-        pass.set_pipeline(pipeline);
+        pass.set_pipeline(&pipeline);
         pass.set_bind_group(0, group, &[]);
         pass.draw(0..3, 0..1);
     }
@@ -898,7 +974,7 @@ impl SplatRenderer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wgsl_layout::assert_layout;
+    use splatsort_wgsl_test::assert_layout;
 
     #[test]
     fn draw_args_match_the_shader() {

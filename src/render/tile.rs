@@ -1,4 +1,4 @@
-//! The compute draw path (`shaders/splat_tiles.wgsl`): splats binned to 16x16 tiles from the depth order, the
+//! The compute draw path (`shaders/render/tiles.wgsl`): splats binned to 16x16 tiles from the depth order, the
 //! (tile, position) pairs ordered by tile with splatsort's own radix sort (stable, so each tile's list stays in depth
 //! order), each tile blended front to back in one workgroup with an early stop.
 //!
@@ -8,12 +8,15 @@
 //! pass writes both paths' indirect arguments), and the renderer grows the cap for later frames when the count comes
 //! back.
 
-use crate::render::RenderError;
-use crate::sort::shared::ScanTable;
-use crate::sort::{GpuSort, SortAlgorithm, SortBuffers, SortConfig};
-use crate::timing::{GpuTimer, PassKind, PassLabel};
+use std::sync::Arc;
 
-/// Tile side in pixels. Mirrors `TILE` in `splat_tiles.wgsl`.
+use crate::render::{RenderError, RenderKernels};
+use crate::sort::scan::ScanTable;
+use crate::sort::timing::PassTimer;
+use crate::sort::{GpuSort, SortAlgorithm, SortBuffers, SortConfig, SortKernels};
+use crate::timing::{GpuTimer, PassKind, PassLabel, TimedAs};
+
+/// Tile side in pixels. Mirrors `TILE` in `render/tiles.wgsl`.
 pub const TILE: u32 = 16;
 /// Threads per workgroup of the per-splat and per-pair passes. Mirrors `GROUP`.
 const GROUP: u32 = 256;
@@ -26,14 +29,14 @@ const ARGS_RASTER: u64 = 28;
 const ARGS_EMIT: u64 = 40;
 pub const ARGS_PAIRS: u64 = 52;
 
-pub const TILES_WGSL: &str = include_str!("../../shaders/splat_tiles.wgsl");
+pub const TILES_WGSL: &str = include_str!("../../shaders/render/tiles.wgsl");
 
-/// The tile path's shader as compiled: the common part, then `splat_tiles.wgsl`.
+/// The tile path's shader as compiled: the common part, then `render/tiles.wgsl`.
 pub fn shader_source() -> String {
     format!("{}\n{TILES_WGSL}", super::COMMON_WGSL)
 }
 
-/// Mirrors `TileSettings` in `splat_tiles.wgsl`.
+/// Mirrors `TileSettings` in `render/tiles.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 struct TileSettings {
@@ -83,12 +86,44 @@ struct Groups {
     raster: wgpu::BindGroup,
 }
 
+/// The tile passes' pipelines (once per device: `RenderKernels::tiles`).
+pub(crate) struct TilePipelines {
+    count: wgpu::ComputePipeline,
+    prepare: wgpu::ComputePipeline,
+    emit: wgpu::ComputePipeline,
+    ranges: wgpu::ComputePipeline,
+    raster: wgpu::ComputePipeline,
+}
+
+impl TilePipelines {
+    pub(crate) fn new(device: &wgpu::Device) -> Self {
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("splat tiles"),
+            source: wgpu::ShaderSource::Wgsl(shader_source().into()),
+        });
+        let pipeline = |entry: &str| {
+            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(entry),
+                layout: None,
+                module: &module,
+                entry_point: Some(entry),
+                compilation_options: Default::default(),
+                cache: None,
+            })
+        };
+        Self {
+            count: pipeline("tile_count"),
+            prepare: pipeline("tile_prepare"),
+            emit: pipeline("tile_emit"),
+            ranges: pipeline("tile_ranges"),
+            raster: pipeline("rasterize"),
+        }
+    }
+}
+
 pub struct TileRaster {
-    count_pipeline: wgpu::ComputePipeline,
-    prepare_pipeline: wgpu::ComputePipeline,
-    emit_pipeline: wgpu::ComputePipeline,
-    ranges_pipeline: wgpu::ComputePipeline,
-    raster_pipeline: wgpu::ComputePipeline,
+    pipelines: Arc<TilePipelines>,
+    sort_kernels: SortKernels,
     settings: wgpu::Buffer,
     settings_written: Option<TileSettings>,
     /// Tiles touched per sorted position, scanned into each position's first pair.
@@ -104,48 +139,32 @@ pub struct TileRaster {
 }
 
 impl TileRaster {
-    /// For a scene of `num_splats`, sorting pairs with `algorithm` at `radix_bits`, up to `pair_cap` pairs.
-    pub fn new(
-        device: &wgpu::Device,
+    /// For a scene of `num_splats`, sorting pairs with `algorithm` at `radix_bits`, up to `pair_cap` pairs, with the
+    /// device's pipelines from `kernels`.
+    pub(crate) fn new(
+        kernels: &RenderKernels,
         queue: &wgpu::Queue,
         num_splats: u32,
         (algorithm, radix_bits): (SortAlgorithm, u32),
         pair_cap: u32,
     ) -> Result<Self, RenderError> {
-        let source = shader_source();
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("splat tiles"),
-            source: wgpu::ShaderSource::Wgsl(source.into()),
-        });
-        let pipeline = |entry: &str| {
-            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(entry),
-                layout: None,
-                module: &module,
-                entry_point: Some(entry),
-                compilation_options: Default::default(),
-                cache: None,
-            })
-        };
+        let device = kernels.device();
+        let sort_kernels = kernels.sort().clone();
         let pairs = SortBuffers::new(device, pair_cap.max(1))?;
-        let mut sorter = GpuSort::new(device, algorithm, &pairs, Self::sort_config(algorithm, radix_bits, 1)?)?;
-        sorter.time_as(Some(PassKind::TileSort));
+        let config = Self::sort_config(algorithm, radix_bits, 1)?;
+        let sorter = GpuSort::with_kernels(&sort_kernels, algorithm, &pairs, config)?;
         let buffer = |label: &str, size: u64, usage: wgpu::BufferUsages| {
             device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size, usage, mapped_at_creation: false })
         };
         Ok(Self {
-            count_pipeline: pipeline("tile_count"),
-            prepare_pipeline: pipeline("tile_prepare"),
-            emit_pipeline: pipeline("tile_emit"),
-            ranges_pipeline: pipeline("tile_ranges"),
-            raster_pipeline: pipeline("rasterize"),
+            pipelines: kernels.tiles(),
             settings: buffer(
                 "tile settings",
                 std::mem::size_of::<TileSettings>() as u64,
                 wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             ),
             settings_written: None,
-            counts: ScanTable::new(device, queue, num_splats.max(1)),
+            counts: ScanTable::with_kernels(&sort_kernels, queue, num_splats.max(1)),
             pairs,
             sorter,
             args: buffer(
@@ -157,6 +176,7 @@ impl TileRaster {
             tiles: (0, 0),
             groups: None,
             num_splats,
+            sort_kernels,
             max_dim: device.limits().max_compute_workgroups_per_dimension,
         })
     }
@@ -201,9 +221,7 @@ impl TileRaster {
         let tiles = self.tiles.0 * self.tiles.1;
         let config = Self::sort_config(algorithm, radix_bits, tiles.max(1))?;
         if algorithm != self.sorter.algorithm() {
-            let mut sorter = GpuSort::new(device, algorithm, &self.pairs, config)?;
-            sorter.time_as(Some(PassKind::TileSort));
-            self.sorter = sorter;
+            self.sorter = GpuSort::with_kernels(&self.sort_kernels, algorithm, &self.pairs, config)?;
             self.groups = None;
         } else if config != self.sorter.config() {
             self.sorter.set_config(device, config)?;
@@ -279,11 +297,11 @@ impl TileRaster {
         Groups {
             key,
             count: group(
-                &self.count_pipeline,
+                &self.pipelines.count,
                 &[(0, frame()), (1, settings()), (2, projected()), (3, order()), (4, visible()), (5, counts())],
             ),
             prepare: group(
-                &self.prepare_pipeline,
+                &self.pipelines.prepare,
                 &[
                     (1, settings()),
                     (4, visible()),
@@ -293,7 +311,7 @@ impl TileRaster {
                 ],
             ),
             emit: group(
-                &self.emit_pipeline,
+                &self.pipelines.emit,
                 &[
                     (0, frame()),
                     (1, settings()),
@@ -307,7 +325,7 @@ impl TileRaster {
                 ],
             ),
             ranges: group(
-                &self.ranges_pipeline,
+                &self.pipelines.ranges,
                 &[
                     (6, self.pairs.keys(out).as_entire_binding()),
                     (8, self.pairs.count().as_entire_binding()),
@@ -315,7 +333,7 @@ impl TileRaster {
                 ],
             ),
             raster: group(
-                &self.raster_pipeline,
+                &self.pipelines.raster,
                 &[
                     (0, frame()),
                     (1, settings()),
@@ -345,37 +363,35 @@ impl TileRaster {
         let per_splat = crate::gpu::dispatch_grid(self.num_splats.max(1).div_ceil(GROUP), self.max_dim);
         encoder.clear_buffer(&self.ranges, 0, None);
         {
-            let mut pass = crate::sort::shared::begin_pass(
-                encoder,
-                timer.as_deref_mut(),
-                "tile count",
-                label(PassKind::TileCount),
-            );
-            pass.set_pipeline(&self.count_pipeline);
+            let mut pass =
+                crate::timing::begin_pass(encoder, timer.as_deref_mut(), "tile count", label(PassKind::TileCount));
+            pass.set_pipeline(&self.pipelines.count);
             pass.set_bind_group(0, &groups.count, &[]);
             pass.dispatch_workgroups(per_splat.0, per_splat.1, 1);
         }
         {
             let mut pass =
-                crate::sort::shared::begin_pass(encoder, timer.as_deref_mut(), "tile scan", label(PassKind::TileScan));
+                crate::timing::begin_pass(encoder, timer.as_deref_mut(), "tile scan", label(PassKind::TileScan));
             self.counts.record(&mut pass);
-            pass.set_pipeline(&self.prepare_pipeline);
+            pass.set_pipeline(&self.pipelines.prepare);
             pass.set_bind_group(0, &groups.prepare, &[]);
             pass.dispatch_workgroups(1, 1, 1);
         }
         {
             // Its own pass: the emit's dispatch size is the prepare's output.
             let mut pass =
-                crate::sort::shared::begin_pass(encoder, timer.as_deref_mut(), "tile emit", label(PassKind::TileScan));
-            pass.set_pipeline(&self.emit_pipeline);
+                crate::timing::begin_pass(encoder, timer.as_deref_mut(), "tile emit", label(PassKind::TileScan));
+            pass.set_pipeline(&self.pipelines.emit);
             pass.set_bind_group(0, &groups.emit, &[]);
             pass.dispatch_workgroups_indirect(&self.args, ARGS_EMIT);
         }
-        self.sorter.record_gpu_count(queue, encoder, timer.as_deref_mut(), repeat);
+        // Every pass of the pairs' sort is timed as one stage of the frame.
+        let mut sort_timer = timer.as_deref_mut().map(|timer| TimedAs { timer, kind: PassKind::TileSort });
+        self.sorter.record_gpu_count(queue, encoder, sort_timer.as_mut().map(|t| t as &mut dyn PassTimer), repeat);
         let groups = self.groups.as_ref().expect("made by prepare");
         {
-            let mut pass = crate::sort::shared::begin_pass(encoder, timer, "tile ranges", label(PassKind::TileRanges));
-            pass.set_pipeline(&self.ranges_pipeline);
+            let mut pass = crate::timing::begin_pass(encoder, timer, "tile ranges", label(PassKind::TileRanges));
+            pass.set_pipeline(&self.pipelines.ranges);
             pass.set_bind_group(0, &groups.ranges, &[]);
             pass.dispatch_workgroups_indirect(&self.args, ARGS_RANGES);
         }
@@ -386,8 +402,8 @@ impl TileRaster {
     pub fn record_rasterize(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&mut GpuTimer>, repeat: u32) {
         let groups = self.groups.as_ref().expect("binning recorded first");
         let label = PassLabel { kind: PassKind::Rasterize, iteration: None, repeat };
-        let mut pass = crate::sort::shared::begin_pass(encoder, timer, "rasterize", label);
-        pass.set_pipeline(&self.raster_pipeline);
+        let mut pass = crate::timing::begin_pass(encoder, timer, "rasterize", label);
+        pass.set_pipeline(&self.pipelines.raster);
         pass.set_bind_group(0, &groups.raster, &[]);
         pass.dispatch_workgroups_indirect(&self.args, ARGS_RASTER);
     }
@@ -396,7 +412,7 @@ impl TileRaster {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wgsl_layout::assert_layout;
+    use splatsort_wgsl_test::assert_layout;
 
     #[test]
     fn tile_settings_match_the_shader() {

@@ -1,13 +1,14 @@
-//! Opening a scene while the old one keeps drawing: the file is read, decoded, packed and uploaded, and the
-//! renderer's pipelines are made, all on a background thread (wgpu devices and queues are shared across threads);
-//! the frame loop only polls for the result and swaps the renderer in.
+//! Opening a scene while the old one keeps drawing: the file is read, decoded, packed and uploaded, and the new
+//! renderer's buffers and bind groups made (on the device's `RenderKernels`: no shader is compiled), all on a
+//! background thread (wgpu devices and queues are shared across threads); the frame loop only polls for the result
+//! and swaps the renderer in.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::mpsc;
 
-use crate::render::{RenderSettings, SplatRenderer};
+use crate::render::{RenderKernels, RenderSettings, SplatRenderer};
 use crate::scene::Scene;
 
 /// Share of the progress bar for reading the file; the rest is for the GPU upload.
@@ -23,8 +24,8 @@ pub struct Loaded {
     pub sh_degree: u32,
     /// Seconds from the start of the load to the renderer being ready.
     pub secs: f64,
-    /// Of those, the renderer's construction (packing, upload, pipelines): what ran inside one frame, stalling it,
-    /// before loads left the frame loop.
+    /// Of those, the renderer's construction (packing, upload, bind groups): what ran inside one frame, stalling
+    /// it, before loads left the frame loop.
     pub build_secs: f64,
 }
 
@@ -36,8 +37,8 @@ pub struct SceneLoader {
 }
 
 impl SceneLoader {
-    /// Starts loading `path` and building its renderer with `settings` on a background thread.
-    pub fn start(path: PathBuf, device: wgpu::Device, queue: wgpu::Queue, settings: RenderSettings) -> Self {
+    /// Starts loading `path` and building its renderer on `kernels` with `settings` on a background thread.
+    pub fn start(path: PathBuf, kernels: RenderKernels, queue: wgpu::Queue, settings: RenderSettings) -> Self {
         let progress = Arc::new(AtomicU32::new(0));
         let (send, result) = mpsc::channel();
         let name = path.display().to_string();
@@ -49,7 +50,7 @@ impl SceneLoader {
                 crate::scene::load(&path, &mut |p| set(p * READ_SHARE)).map_err(|e| e.to_string()).and_then(|scene| {
                     set(READ_SHARE);
                     let build = std::time::Instant::now();
-                    let renderer = SplatRenderer::new(&device, &queue, &scene, settings)
+                    let renderer = SplatRenderer::with_kernels(&kernels, &queue, &scene, settings)
                         .map_err(|e| format!("{}: {e}", path.display()))?;
                     set(1.0);
                     Ok(Loaded {

@@ -41,7 +41,7 @@ use crate::gpu::{AdapterPreference, GpuContext, describe_adapter};
 use crate::lab::{Choice, CompareReport, SortLab};
 use crate::render::{RenderSettings, SplatRenderer};
 use crate::scene::Scene;
-use crate::timing::GpuTimer;
+use crate::timing::{GpuTimer, PassKind};
 use crate::trace::TraceRing;
 use controls::{OrbitCamera, UpAxis};
 use input::Input;
@@ -431,8 +431,8 @@ impl Running {
             self.toasts.error(format!("{}: still loading {}; try again when it is done", path.display(), loader.name));
             return;
         }
-        let (device, queue) = (self.ctx.device.clone(), self.ctx.queue.clone());
-        self.loader = Some(SceneLoader::start(path, device, queue, self.renderer.settings()));
+        let (kernels, queue) = (self.renderer.kernels().clone(), self.ctx.queue.clone());
+        self.loader = Some(SceneLoader::start(path, kernels, queue, self.renderer.settings()));
     }
 
     /// A finished background load replaces the scene; a failed one leaves it and says why.
@@ -471,7 +471,12 @@ impl Running {
         if let Some(timings) = self.timings.timer.as_mut().and_then(GpuTimer::try_collect) {
             let now = self.egui_ctx.input(|i| i.time);
             let sorter = self.renderer.sorter();
-            self.timings.stats.push(now, &timings, sorter.pass_kinds(), sorter.config().iterations());
+            self.timings.stats.push(
+                now,
+                &timings,
+                &PassKind::of_sort(sorter.algorithm()),
+                sorter.config().iterations(),
+            );
             self.timings.trace.push(self.frames, timings);
         }
         self.readbacks.collect(&self.ctx.device, &self.ctx.queue, &mut self.renderer, &mut self.toasts);
@@ -516,7 +521,9 @@ impl Running {
         if self.panel.compare.is_empty() {
             self.lab = None;
         } else {
-            let lab = self.lab.get_or_insert_with(|| SortLab::new(device, self.renderer.scene().num_splats(), config));
+            let lab = self.lab.get_or_insert_with(|| {
+                SortLab::new(self.renderer.kernels().sort(), queue, self.renderer.scene().num_splats(), config)
+            });
             if !lab.compares(&self.panel.compare) || !lab.sorts_keys_of(config) {
                 lab.set_choices(device, queue, &self.panel.compare, config);
             }
@@ -772,13 +779,13 @@ impl Running {
         if let Some(lab) = self.lab.as_mut() {
             lab.record(queue, &mut encoder);
         }
-        self.renderer.blit(device, &mut encoder, &view, format);
+        self.renderer.blit(&mut encoder, &view, format);
         self.readbacks.record(device, &mut encoder, &self.renderer, actions.verify);
         if actions.screenshot {
             let path = readbacks::next_screenshot_path(std::path::Path::new("."));
             let rgba = wgpu::TextureFormat::Rgba8Unorm;
             let image = PendingImage::new(device, width, height, rgba, path, false);
-            self.renderer.blit(device, &mut encoder, &image.target.view(), rgba);
+            self.renderer.blit(&mut encoder, &image.target.view(), rgba);
             image.target.copy(&mut encoder);
             self.readbacks.push_image(image);
         }
@@ -794,7 +801,7 @@ impl Running {
             // The whole window as a person sees it: the splats and the panel, drawn again into a copyable texture.
             let image = PendingImage::new(device, width, height, format, path, true);
             let target = image.target.view();
-            self.renderer.blit(device, &mut encoder, &target, format);
+            self.renderer.blit(&mut encoder, &target, format);
             targets.push(target);
             window_image = Some(image);
         }

@@ -1,5 +1,5 @@
 // The compute draw path: splats binned to 16x16-pixel tiles, each tile blended front to back in one workgroup.
-// Needs splat_common.wgsl. Fed by the depth sort (`depth_order`: splat indices, farthest first). Entry points, in
+// Needs render/common.wgsl. Fed by the depth sort (`depth_order`: splat indices, farthest first). Entry points, in
 // the order a frame records them:
 //
 // - `tile_count`: for the splat at each sorted position, the number of tiles its quad's bounding box touches;

@@ -1,6 +1,6 @@
 // Compacts the visible splats, in splat order, into the sort's input: slot = (visible splats of earlier workgroups,
 // from the scanned per-workgroup counts) + (rank in the workgroup, from the projection pass). Also writes the number
-// of visible splats where the sort and the indirect draw read it. Needs splat_common.wgsl.
+// of visible splats where the sort and the indirect draw read it. Needs render/common.wgsl.
 
 const WORKGROUP_SIZE: u32 = 256u;
 const NOT_VISIBLE: u32 = 0xffffffffu;

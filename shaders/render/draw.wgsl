@@ -1,6 +1,6 @@
 // Draws sorted splats as screen-space quads with the Gaussian falloff, back to front, premultiplied alpha "over".
 // Instance k draws the k-th splat of the sorted order (farthest first) as the rectangle around its ellipse that
-// `splat_project.wgsl` fitted along the ellipse's axes. Needs splat_common.wgsl.
+// `render/project.wgsl` fitted along the ellipse's axes. Needs render/common.wgsl.
 // alpha = min(0.99, opacity * exp(-0.5 d^T Sigma2D^-1 d)); fragments with alpha < 1/255 are skipped.
 
 @group(0) @binding(0) var<uniform> frame: FrameUniforms;

@@ -53,10 +53,14 @@ fn sort_by<K: Copy>(keys: &[K], values: &[u32], compare: impl Fn(&K, &K) -> Orde
 /// The first place where a GPU result differs from the reference, with the number of differing slots.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Mismatch {
+    /// Where the first difference is.
     pub first_index: usize,
     /// (key, value); u32 keys widened.
+    /// The (key, value) the reference has there.
     pub expected: (u64, u32),
+    /// The (key, value) the result has there.
     pub actual: (u64, u32),
+    /// How many positions differ.
     pub num_mismatched: usize,
 }
 

@@ -1,4 +1,4 @@
-//! OneSweep (`shaders/sort_onesweep.wgsl`): 8-bit digits, one histogram pass over all digit positions, then one
+//! OneSweep (`shaders/sort/onesweep/onesweep.wgsl`): 8-bit digits, one histogram pass over all digit positions, then one
 //! pass per digit that finds each tile's output offsets by a chained scan with decoupled look-back.
 //!
 //! What it adds to the published algorithm:
@@ -20,12 +20,14 @@
 //! other word through workgroup memory as it carries the values, so the tile and its memory are the same for both
 //! widths. The width is fixed when the sort is made (pipeline constants), by its `SortBuffers`.
 
-use crate::sort::shared::{
-    Grid, Plan, RadixPasses, SortDispatch, begin_pass, data_buffer, iteration_params_entry, pipeline_from_module,
-    storage_entry, uniform_entry, with_common,
+use crate::dispatch::{Grid, Plan, RadixPasses, SortDispatch, iteration_params_entry, with_common};
+use crate::timing::{PassTimer, SortPass, SortPassLabel};
+use crate::util::{begin_pass, data_buffer, pipeline_from_module, storage_entry, uniform_entry};
+use std::sync::Arc;
+
+use crate::{
+    OnesweepOptions, SortBuffers, SortConfig, SortError, SortKernels, StatusTable, TrafficModel, check_binding,
 };
-use crate::sort::{OnesweepOptions, SortBuffers, SortConfig, SortError, StatusTable, TrafficModel, check_binding};
-use crate::timing::{GpuTimer, PassKind};
 
 /// Bits per digit: the sort takes 8 only.
 pub const RADIX_BITS: u32 = 8;
@@ -48,17 +50,16 @@ pub const SMALL_SORT: u32 = 3 << 19;
 /// Most keys per thread of a digit pass. Mirrors `MAX_KEYS_PER_THREAD`.
 pub const MAX_KEYS_PER_THREAD: u32 = 16;
 
-pub const ONESWEEP_WGSL: &str = include_str!("../../shaders/sort_onesweep.wgsl");
-
-/// The sort's shader module as compiled: (file name, source with the common parts prepended).
-pub fn shader_modules() -> [(&'static str, String); 1] {
-    [("sort_onesweep.wgsl", with_common(ONESWEEP_WGSL))]
-}
+/// The digit pass, histogram and reset kernels.
+pub const ONESWEEP_WGSL: &str = include_str!("../../../shaders/sort/onesweep/onesweep.wgsl");
 
 /// The shape of a digit pass's tile: `threads` invocations of `keys_per_thread` keys each.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct TileShape {
+    /// Threads per workgroup.
     pub threads: u32,
+    /// Keys each thread ranks.
     pub keys_per_thread: u32,
 }
 
@@ -82,6 +83,7 @@ impl TileShape {
     pub const SMALL: [TileShape; 2] =
         [TileShape { threads: 1024, keys_per_thread: 4 }, TileShape { threads: 512, keys_per_thread: 8 }];
 
+    /// Keys per tile.
     pub fn keys(self) -> u32 {
         self.threads * self.keys_per_thread
     }
@@ -165,8 +167,8 @@ pub fn traffic_model(config: SortConfig) -> TrafficModel {
     let per_pair = 2.0 * (key_bytes + if config.keys_only { 0.0 } else { 4.0 });
     TrafficModel {
         per_kind: vec![
-            (PassKind::SortHistogram, key_bytes),
-            (PassKind::SortDigitPass, f64::from(config.iterations()) * per_pair),
+            (SortPass::Histogram, key_bytes),
+            (SortPass::DigitPass, f64::from(config.iterations()) * per_pair),
         ],
     }
 }
@@ -188,7 +190,7 @@ pub fn subgroup_size_problem(info: &wgpu::AdapterInfo) -> Option<String> {
     })
 }
 
-/// Mirrors `OnesweepSettings` in `sort_onesweep.wgsl`.
+/// Mirrors `OnesweepSettings` in `sort/onesweep/onesweep.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable, PartialEq, Eq)]
 struct Settings {
@@ -203,7 +205,8 @@ struct Settings {
 }
 
 /// What the look-backs of the last recorded sorts did, read from the state buffer.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct LookbackStats {
     /// Look-back steps that counted a tile's digits from its keys instead of reading its entry.
     pub fallbacks: u32,
@@ -231,13 +234,72 @@ fn table_shape(config: SortConfig, capacity: u32, tile_size: u32, default_entrie
     (entries, lookback, tail_bits)
 }
 
-/// The sort: pipelines made once; the state, the status table and the parameters once per setting.
-pub struct OnesweepSort {
-    config: SortConfig,
+/// What OneSweep's pipelines are compiled for (pipeline constants and the module's checks).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct OnesweepVariant {
+    shape: TileShape,
+    /// u32 words per key.
+    key_words: u32,
+    /// Whether the 32-lane ballot path serves (every subgroup has at most 32 lanes, unless forced off for tests).
+    scalar: bool,
+    /// Whether naga's bounds checks and loop counters stay in (`OnesweepOptions::checked_shaders`).
+    checked: bool,
+}
+
+/// OneSweep's pipelines for one variant (once per device and variant: `SortKernels::onesweep`).
+pub(crate) struct OnesweepKernels {
     layout: wgpu::BindGroupLayout,
     histogram_pipeline: wgpu::ComputePipeline,
     reset_pipeline: wgpu::ComputePipeline,
     digit_pipeline: wgpu::ComputePipeline,
+}
+
+impl OnesweepKernels {
+    pub fn new(device: &wgpu::Device, variant: OnesweepVariant) -> Self {
+        let OnesweepVariant { shape, key_words, scalar, checked } = variant;
+        let min_subgroup = device.adapter_info().subgroup_min_size.max(MIN_SUBGROUP_SIZE);
+        let mut entries = vec![iteration_params_entry()];
+        entries.push(uniform_entry(1));
+        entries.extend([
+            storage_entry(2, true),
+            storage_entry(3, true),
+            storage_entry(4, false),
+            storage_entry(5, false),
+            storage_entry(6, false),
+            storage_entry(7, false),
+        ]);
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("sort onesweep"),
+            entries: &entries,
+        });
+        let module = shader_module(device, checked);
+        let constants = [
+            ("SCALAR_LANES", if scalar { 1.0 } else { 0.0 }),
+            ("THREADS", f64::from(shape.threads)),
+            ("KEYS_PER_THREAD", f64::from(shape.keys_per_thread)),
+            ("TILE_KEYS", f64::from(shape.keys())),
+            ("SUBGROUP_WORDS", f64::from(shape.subgroup_words(min_subgroup))),
+            ("KEY_WORDS", f64::from(key_words)),
+            ("HISTOGRAM_BINS", f64::from(4 * RADIX * key_words)),
+        ];
+        // Every entry point writes the workgroup words it reads first, so WebGPU's zeroing is skipped.
+        let options =
+            || wgpu::PipelineCompilationOptions { constants: &constants, zero_initialize_workgroup_memory: false };
+        let make = |label, entry| pipeline_from_module(device, label, &module, entry, &layout, options());
+        Self {
+            histogram_pipeline: make("sort onesweep histogram", "histogram"),
+            reset_pipeline: make("sort onesweep reset", "reset"),
+            digit_pipeline: make("sort onesweep digit pass", "digit_pass"),
+            layout,
+        }
+    }
+}
+
+/// The sort: pipelines from the device's `SortKernels`; the state, the status table and the parameters once per
+/// setting.
+pub struct OnesweepSort {
+    config: SortConfig,
+    kernels: Arc<OnesweepKernels>,
     settings: wgpu::Buffer,
     state: wgpu::Buffer,
     status: wgpu::Buffer,
@@ -259,7 +321,14 @@ pub struct OnesweepSort {
 impl OnesweepSort {
     /// Makes the pipelines and buffers for `buffers`. The caller (`GpuSort::new`) has checked the SUBGROUP feature.
     pub fn new(device: &wgpu::Device, buffers: &SortBuffers, config: SortConfig) -> Result<Self, SortError> {
-        let config = crate::sort::SortAlgorithm::Onesweep.check(config)?;
+        Self::with_kernels(&SortKernels::new(device), buffers, config)
+    }
+
+    /// Makes the buffers for `buffers`, with the pipelines of `kernels` (compiled for this tile and key width the
+    /// first time one is asked for).
+    pub fn with_kernels(kernels: &SortKernels, buffers: &SortBuffers, config: SortConfig) -> Result<Self, SortError> {
+        let device = kernels.device();
+        let config = crate::SortAlgorithm::Onesweep.check(config)?;
         let info = device.adapter_info();
         if let Some(reason) = subgroup_size_problem(&info) {
             return Err(SortError::Unavailable { algorithm: "onesweep", reason });
@@ -286,38 +355,9 @@ impl OnesweepSort {
         let tile_size = shape.keys();
         let status_bytes = Self::status_bytes(config, capacity, tile_size, default_entries);
         check_binding(device, "the OneSweep status table", status_bytes)?;
-        let mut entries = vec![iteration_params_entry()];
-        entries.push(uniform_entry(1));
-        entries.extend([
-            storage_entry(2, true),
-            storage_entry(3, true),
-            storage_entry(4, false),
-            storage_entry(5, false),
-            storage_entry(6, false),
-            storage_entry(7, false),
-        ]);
-        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("sort onesweep"),
-            entries: &entries,
-        });
-        let module = shader_module(device, config.onesweep.checked_shaders);
         let scalar = info.subgroup_max_size <= 32 && !config.onesweep.force_general_lanes;
-        let constants = [
-            ("SCALAR_LANES", if scalar { 1.0 } else { 0.0 }),
-            ("THREADS", f64::from(shape.threads)),
-            ("KEYS_PER_THREAD", f64::from(shape.keys_per_thread)),
-            ("TILE_KEYS", f64::from(tile_size)),
-            ("SUBGROUP_WORDS", f64::from(shape.subgroup_words(min_subgroup))),
-            ("KEY_WORDS", f64::from(key_words)),
-            ("HISTOGRAM_BINS", f64::from(4 * RADIX * key_words)),
-        ];
-        // Every entry point writes the workgroup words it reads first, so WebGPU's zeroing is skipped.
-        let options =
-            || wgpu::PipelineCompilationOptions { constants: &constants, zero_initialize_workgroup_memory: false };
-        let make = |label, entry| pipeline_from_module(device, label, &module, entry, &layout, options());
-        let histogram_pipeline = make("sort onesweep histogram", "histogram");
-        let reset_pipeline = make("sort onesweep reset", "reset");
-        let digit_pipeline = make("sort onesweep digit pass", "digit_pass");
+        let variant = OnesweepVariant { shape, key_words, scalar, checked: config.onesweep.checked_shaders };
+        let onesweep = kernels.onesweep(variant);
         let settings = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("sort onesweep settings"),
             size: std::mem::size_of::<Settings>() as u64,
@@ -326,16 +366,14 @@ impl OnesweepSort {
         });
         let state = data_buffer(device, "sort onesweep state", u64::from(STATE_WORDS) * 4);
         let status = data_buffer(device, "sort onesweep status table", status_bytes);
-        let dispatch = SortDispatch::new(device, buffers, tile_size, HISTOGRAM_TILE);
+        let dispatch = SortDispatch::new(kernels, buffers, tile_size, HISTOGRAM_TILE);
         let keys = [buffers.keys(0).clone(), buffers.keys(1).clone()];
         let values = [buffers.values(0).clone(), buffers.values(1).clone()];
-        let groups = Self::bind_groups(device, &layout, (&dispatch, &settings, &state, &status), &keys, &values);
+        let groups =
+            Self::bind_groups(device, &onesweep.layout, (&dispatch, &settings, &state, &status), &keys, &values);
         let mut sort = Self {
             config,
-            layout,
-            histogram_pipeline,
-            reset_pipeline,
-            digit_pipeline,
+            kernels: onesweep,
             settings,
             state,
             status,
@@ -385,6 +423,7 @@ impl OnesweepSort {
         [group(0), group(1)]
     }
 
+    /// The settings it sorts with.
     pub fn config(&self) -> SortConfig {
         self.config
     }
@@ -392,7 +431,7 @@ impl OnesweepSort {
     /// Changes the settings: the status table is remade only when its size changes. The options read when the
     /// sort is made (tile, lane path, checked shaders) keep their values; the key width is the buffers'.
     pub fn set_config(&mut self, device: &wgpu::Device, config: SortConfig) -> Result<(), SortError> {
-        let mut config = crate::sort::SortAlgorithm::Onesweep.check(config)?;
+        let mut config = crate::SortAlgorithm::Onesweep.check(config)?;
         if config.key_type.words() != self.key_words {
             return Err(SortError::KeyWidth { key_type: config.key_type, buffer_bits: 32 * self.key_words });
         }
@@ -406,7 +445,7 @@ impl OnesweepSort {
             self.status = data_buffer(device, "sort onesweep status table", bytes);
             self.groups = Self::bind_groups(
                 device,
-                &self.layout,
+                &self.kernels.layout,
                 (&self.dispatch, &self.settings, &self.state, &self.status),
                 &self.keys,
                 &self.values,
@@ -452,7 +491,7 @@ impl OnesweepSort {
 
     /// The look-back counters of the last sort (blocking: tests, benchmarks).
     pub fn stats_blocking(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> LookbackStats {
-        let bytes = crate::gpu::read_buffer_blocking(device, queue, &self.state, u64::from(STATE_WORDS) * 4);
+        let bytes = crate::util::read_buffer_blocking(device, queue, &self.state, u64::from(STATE_WORDS) * 4);
         let words: Vec<u32> = bytemuck::pod_collect_to_vec(&bytes);
         LookbackStats {
             fallbacks: words[STATE_FALLBACKS as usize],
@@ -461,7 +500,7 @@ impl OnesweepSort {
     }
 }
 
-/// The sort's module. Trusted by default: `sort_onesweep.wgsl` says why each of its indices is in range and each of
+/// The sort's module. Trusted by default: `sort/onesweep/onesweep.wgsl` says why each of its indices is in range and each of
 /// its loops ends, so naga's bounds clamps (on every indexed access) and loop counters (a 64-bit counter in every
 /// loop) are left out; buffer accesses stay guarded where the driver's robust buffer access does it.
 fn shader_module(device: &wgpu::Device, checked: bool) -> wgpu::ShaderModule {
@@ -474,7 +513,7 @@ fn shader_module(device: &wgpu::Device, checked: bool) -> wgpu::ShaderModule {
     }
     let checks = wgpu::ShaderRuntimeChecks::unchecked();
     #[allow(unsafe_code, reason = "the shader's indices and loops are bounded by construction (see above)")]
-    // SAFETY: every index of sort_onesweep.wgsl is in range and every loop ends, as its header comment argues.
+    // SAFETY: every index of sort/onesweep/onesweep.wgsl is in range and every loop ends, as its header comment argues.
     unsafe {
         device.create_shader_module_trusted(descriptor, checks)
     }
@@ -504,14 +543,14 @@ impl RadixPasses for OnesweepSort {
         &self,
         encoder: &mut wgpu::CommandEncoder,
         plan: &Plan<'_>,
-        mut timer: Option<&mut GpuTimer>,
+        mut timer: Option<&mut (dyn PassTimer + '_)>,
         repeat: u32,
     ) {
-        let label = |kind, iteration| self.dispatch.label(kind, iteration, repeat);
+        let label = |pass, iteration| SortPassLabel { pass, iteration, repeat };
         let iterations = self.config.iterations();
         let reset = (iterations == 1).then_some(Step::Reset);
         let steps = || std::iter::once(Step::Histogram).chain((0..iterations).map(Step::Digit)).chain(reset);
-        if !timer.as_deref().is_some_and(GpuTimer::is_timing) {
+        if !timer.as_deref().is_some_and(|t| t.is_timing()) {
             // Untimed, the whole sort is one compute pass: a compute pass boundary costs more than a dispatch
             // boundary inside one pass (on the H100, 2^20 pairs: 0.191 ms in six passes, 0.160 in one).
             let descriptor = wgpu::ComputePassDescriptor { label: Some("sort onesweep"), timestamp_writes: None };
@@ -523,9 +562,9 @@ impl RadixPasses for OnesweepSort {
         }
         for step in steps() {
             let (name, label) = match step {
-                Step::Histogram => ("sort histogram", label(PassKind::SortHistogram, None)),
-                Step::Reset => ("sort histogram reset", label(PassKind::SortHistogram, None)),
-                Step::Digit(iteration) => ("sort digit pass", label(PassKind::SortDigitPass, Some(iteration))),
+                Step::Histogram => ("sort histogram", label(SortPass::Histogram, None)),
+                Step::Reset => ("sort histogram reset", label(SortPass::Histogram, None)),
+                Step::Digit(iteration) => ("sort digit pass", label(SortPass::DigitPass, Some(iteration))),
             };
             let mut pass = begin_pass(encoder, timer.as_deref_mut(), name, label);
             self.record_step(&mut pass, plan, step);
@@ -548,18 +587,18 @@ impl OnesweepSort {
         match step {
             Step::Histogram => {
                 pass.set_bind_group(0, &self.groups[0], &[params.iteration_offset(0)]);
-                pass.set_pipeline(&self.histogram_pipeline);
+                pass.set_pipeline(&self.kernels.histogram_pipeline);
                 plan.dispatch(pass, Grid::PerKey);
             }
             Step::Reset => {
                 pass.set_bind_group(0, &self.groups[0], &[params.iteration_offset(0)]);
-                pass.set_pipeline(&self.reset_pipeline);
+                pass.set_pipeline(&self.kernels.reset_pipeline);
                 pass.dispatch_workgroups(1, 1, 1);
             }
             Step::Digit(iteration) => {
                 let src = (iteration % 2) as usize;
                 pass.set_bind_group(0, &self.groups[src], &[params.iteration_offset(iteration)]);
-                pass.set_pipeline(&self.digit_pipeline);
+                pass.set_pipeline(&self.kernels.digit_pipeline);
                 plan.dispatch(pass, Grid::Tiles);
             }
         }
@@ -622,7 +661,7 @@ mod tests {
     #[test]
     fn settings_match_the_shader() {
         let source = with_common(ONESWEEP_WGSL);
-        crate::wgsl_layout::assert_layout!(
+        splatsort_wgsl_test::assert_layout!(
             source,
             "OnesweepSettings",
             Settings,

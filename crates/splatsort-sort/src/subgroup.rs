@@ -1,4 +1,4 @@
-//! VREN's 4-bit radix sort with subgroup operations (`shaders/sort_subgroup.wgsl`).
+//! VREN's 4-bit radix sort with subgroup operations (`shaders/sort/subgroup/subgroup.wgsl`).
 //!
 //! How it works, per iteration (one 4-bit digit; 8 iterations for 32-bit keys, 4 for 16):
 //! 1. `count`: each workgroup takes a tile of 2048 keys and counts its digits with subgroup ballots (no per-key
@@ -12,26 +12,26 @@
 //! The subgroup size is read in the shader (`subgroup_size`), never assumed; the tile order is (subgroup, round,
 //! lane), which keeps the sort stable for any size from 4 to 128.
 
-use crate::sort::shared::{
-    DigitPass, Grid, Plan, RadixPasses, Scan, SortDispatch, WORKGROUP_SIZE, counts_bytes, data_buffer,
-    iteration_params_entry, pipeline_with, record_iterations, storage_entry, with_common,
+use crate::dispatch::{
+    DigitPass, Grid, Plan, RadixPasses, SortDispatch, WORKGROUP_SIZE, iteration_params_entry, record_iterations,
+    with_common,
 };
-use crate::sort::{SortBuffers, SortConfig, SortError, TrafficModel, check_binding};
-use crate::timing::{GpuTimer, PassKind};
+use crate::scan::{Scan, counts_bytes};
+use crate::timing::{PassTimer, SortPass};
+use crate::util::{data_buffer, pipeline_with, storage_entry};
+use std::sync::Arc;
+
+use crate::{SortBuffers, SortConfig, SortError, SortKernels, TrafficModel, check_binding};
 
 /// Bits per digit: the sort takes 4 only.
 pub const RADIX_BITS: u32 = 4;
-/// Keys per thread in a tile. Mirrors `KEYS_PER_THREAD` in `sort_subgroup.wgsl` (checked by a test).
+/// Keys per thread in a tile. Mirrors `KEYS_PER_THREAD` in `sort/subgroup/subgroup.wgsl` (checked by a test).
 pub const KEYS_PER_THREAD: u32 = 8;
-/// Keys per workgroup tile. Mirrors `TILE_SIZE` in `sort_subgroup.wgsl`.
+/// Keys per workgroup tile. Mirrors `TILE_SIZE` in `sort/subgroup/subgroup.wgsl`.
 pub const TILE_SIZE: u32 = WORKGROUP_SIZE * KEYS_PER_THREAD;
 
-pub const SUBGROUP_WGSL: &str = include_str!("../../shaders/sort_subgroup.wgsl");
-
-/// The sort's shader module as compiled: (file name, source with the common part prepended).
-pub fn shader_modules() -> [(&'static str, String); 1] {
-    [("sort_subgroup.wgsl", with_common(SUBGROUP_WGSL))]
-}
+/// The count and reorder kernels.
+pub const SUBGROUP_WGSL: &str = include_str!("../../../shaders/sort/subgroup/subgroup.wgsl");
 
 /// Per iteration: count reads a key; the scan reads and writes the table twice; reorder reads key and value and
 /// writes them (the count table's 16 entries per tile are under 0.1 byte per key).
@@ -40,9 +40,9 @@ pub fn traffic_model(config: SortConfig) -> TrafficModel {
     let table_per_key = 16.0 / f64::from(TILE_SIZE);
     TrafficModel {
         per_kind: vec![
-            (PassKind::SortCount, iterations * (4.0 + 4.0 * table_per_key)),
-            (PassKind::SortScan, iterations * 16.0 * table_per_key),
-            (PassKind::SortReorder, iterations * (16.0 + 4.0 * table_per_key)),
+            (SortPass::Count, iterations * (4.0 + 4.0 * table_per_key)),
+            (SortPass::Scan, iterations * 16.0 * table_per_key),
+            (SortPass::Reorder, iterations * (16.0 + 4.0 * table_per_key)),
         ],
     }
 }
@@ -53,27 +53,15 @@ pub fn scalar_lanes(info: &wgpu::AdapterInfo) -> bool {
     (16..=32).contains(&info.subgroup_min_size) && (16..=32).contains(&info.subgroup_max_size)
 }
 
-/// The sort: pipelines made once, the count table once per capacity.
-pub struct SubgroupSort {
-    config: SortConfig,
+/// The subgroup sort's pipelines (once per device: `SortKernels::subgroup`).
+pub(crate) struct SubgroupKernels {
+    layout: wgpu::BindGroupLayout,
     count_pipeline: wgpu::ComputePipeline,
     reorder_pipeline: wgpu::ComputePipeline,
-    scan: Scan,
-    counts: wgpu::Buffer,
-    dispatch: SortDispatch,
-    /// Bind groups reading pair `src` and writing pair `1 - src`.
-    groups: [wgpu::BindGroup; 2],
-    scan_group: wgpu::BindGroup,
 }
 
-impl SubgroupSort {
-    /// Makes the pipelines and the count table for `buffers`. The caller (`GpuSort::new`) has checked that the
-    /// device has subgroups.
-    pub fn new(device: &wgpu::Device, buffers: &SortBuffers, config: SortConfig) -> Result<Self, SortError> {
-        let config = Self::check(config)?;
-        let capacity = buffers.capacity();
-        let table = counts_bytes(capacity.div_ceil(TILE_SIZE), 1 << RADIX_BITS);
-        check_binding(device, "the digit count table", table)?;
+impl SubgroupKernels {
+    pub fn new(device: &wgpu::Device) -> Self {
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("sort subgroup"),
             entries: &[
@@ -94,15 +82,45 @@ impl SubgroupSort {
             || wgpu::PipelineCompilationOptions { constants: &constants, zero_initialize_workgroup_memory: false };
         let count_pipeline = pipeline_with(device, "sort subgroup count", &source, "count", &layout, options());
         let reorder_pipeline = pipeline_with(device, "sort subgroup reorder", &source, "reorder", &layout, options());
-        let scan = Scan::new(device);
+        Self { layout, count_pipeline, reorder_pipeline }
+    }
+}
+
+/// The sort: pipelines from the device's `SortKernels`, the count table once per capacity.
+pub struct SubgroupSort {
+    config: SortConfig,
+    kernels: Arc<SubgroupKernels>,
+    scan: Arc<Scan>,
+    counts: wgpu::Buffer,
+    dispatch: SortDispatch,
+    /// Bind groups reading pair `src` and writing pair `1 - src`.
+    groups: [wgpu::BindGroup; 2],
+    scan_group: wgpu::BindGroup,
+}
+
+impl SubgroupSort {
+    /// Makes the pipelines and the count table for `buffers`. The caller (`GpuSort::new`) has checked that the
+    /// device has subgroups.
+    pub fn new(device: &wgpu::Device, buffers: &SortBuffers, config: SortConfig) -> Result<Self, SortError> {
+        Self::with_kernels(&SortKernels::new(device), buffers, config)
+    }
+
+    /// Makes the count table for `buffers`, with the pipelines of `kernels`.
+    pub fn with_kernels(kernels: &SortKernels, buffers: &SortBuffers, config: SortConfig) -> Result<Self, SortError> {
+        let device = kernels.device();
+        let config = Self::check(config)?;
+        let capacity = buffers.capacity();
+        let table = counts_bytes(capacity.div_ceil(TILE_SIZE), 1 << RADIX_BITS);
+        check_binding(device, "the digit count table", table)?;
+        let (subgroup, scan) = (kernels.subgroup(), kernels.scan());
         let counts = data_buffer(device, "sort subgroup digit counts", table);
-        let dispatch = SortDispatch::new(device, buffers, TILE_SIZE, TILE_SIZE);
+        let dispatch = SortDispatch::new(kernels, buffers, TILE_SIZE, TILE_SIZE);
         let params = &dispatch.params;
         let group = |src: usize| {
             let dst = 1 - src;
             device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("sort subgroup"),
-                layout: &layout,
+                layout: &subgroup.layout,
                 entries: &[
                     wgpu::BindGroupEntry { binding: 0, resource: params.iteration_binding() },
                     wgpu::BindGroupEntry { binding: 1, resource: buffers.keys(src).as_entire_binding() },
@@ -115,13 +133,14 @@ impl SubgroupSort {
         };
         let groups = [group(0), group(1)];
         let scan_group = scan.bind_group(device, params, &counts);
-        Ok(Self { config, count_pipeline, reorder_pipeline, scan, counts, dispatch, groups, scan_group })
+        Ok(Self { config, kernels: subgroup, scan, counts, dispatch, groups, scan_group })
     }
 
     fn check(config: SortConfig) -> Result<SortConfig, SortError> {
-        crate::sort::SortAlgorithm::Subgroup.check(config)
+        crate::SortAlgorithm::Subgroup.check(config)
     }
 
+    /// The settings it sorts with.
     pub fn config(&self) -> SortConfig {
         self.config
     }
@@ -156,24 +175,24 @@ impl RadixPasses for SubgroupSort {
         &self,
         encoder: &mut wgpu::CommandEncoder,
         plan: &Plan<'_>,
-        timer: Option<&mut GpuTimer>,
+        timer: Option<&mut (dyn PassTimer + '_)>,
         repeat: u32,
     ) {
         let count = DigitPass {
             name: "sort count",
-            kind: PassKind::SortCount,
-            pipeline: &self.count_pipeline,
+            kind: SortPass::Count,
+            pipeline: &self.kernels.count_pipeline,
             groups: &self.groups,
             grid: Grid::Tiles,
         };
         let reorder = DigitPass {
             name: "sort reorder",
-            kind: PassKind::SortReorder,
-            pipeline: &self.reorder_pipeline,
+            kind: SortPass::Reorder,
+            pipeline: &self.kernels.reorder_pipeline,
             groups: &self.groups,
             grid: Grid::Tiles,
         };
-        let scan = (&self.scan, &self.scan_group);
+        let scan = (&*self.scan, &self.scan_group);
         record_iterations(encoder, plan, (timer, repeat), (self.config, &self.dispatch), scan, [count, reorder]);
     }
 }

@@ -1,9 +1,29 @@
-//! Test support: a Rust struct written into a GPU buffer must put its members where the WGSL struct that reads them
+//! Test support for the splatsort crates, through naga: WGSL modules validate, and a Rust struct written into a GPU buffer must put its members where the WGSL struct that reads them
 //! has them. `assert_layout!` checks one pair with naga, so a member added, moved or retyped on one side fails a
 //! test instead of reading garbage on the GPU.
 
+/// Parses and validates a WGSL module with every capability, panicking with naga's message on failure.
+pub fn validate(name: &str, source: &str) -> naga::Module {
+    let module =
+        naga::front::wgsl::parse_str(source).unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(source)));
+    naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
+        .validate(&module)
+        .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(source)));
+    module
+}
+
+/// The value of the module-scope `const name: u32` of `source`, or None when there is none.
+pub fn const_u32(source: &str, name: &str) -> Option<u32> {
+    let module = naga::front::wgsl::parse_str(source).unwrap_or_else(|e| panic!("the shader with {name} parses: {e}"));
+    let (_, constant) = module.constants.iter().find(|(_, c)| c.name.as_deref() == Some(name))?;
+    match module.global_expressions[constant.init] {
+        naga::Expression::Literal(naga::Literal::U32(value)) => Some(value),
+        ref other => panic!("{name} is not a u32 literal: {other:?}"),
+    }
+}
+
 /// The (name, byte offset) of each member of WGSL struct `name` in `source`, and the struct's size.
-pub(crate) fn wgsl_struct(source: &str, name: &str) -> (Vec<(String, u32)>, u32) {
+pub fn wgsl_struct(source: &str, name: &str) -> (Vec<(String, u32)>, u32) {
     let module = naga::front::wgsl::parse_str(source).unwrap_or_else(|e| panic!("the shader with {name} parses: {e}"));
     module
         .types
@@ -20,14 +40,13 @@ pub(crate) fn wgsl_struct(source: &str, name: &str) -> (Vec<(String, u32)>, u32)
 /// `assert_layout!(source, "WgslName", RustType, [field, ...])`: the listed fields of `RustType`, in order, have
 /// the names and offsets of the WGSL struct's members (trailing padding the WGSL struct leaves out is not listed),
 /// and the Rust struct is at least as large as the WGSL one.
+#[macro_export]
 macro_rules! assert_layout {
     ($source:expr, $name:literal, $ty:ty, [$($field:ident),* $(,)?]) => {{
-        let (members, span) = $crate::wgsl_layout::wgsl_struct(&$source, $name);
+        let (members, span) = $crate::wgsl_struct(&$source, $name);
         let rust: Vec<(String, u32)> =
             vec![$((stringify!($field).to_string(), std::mem::offset_of!($ty, $field) as u32)),*];
         assert_eq!(members, rust, "WGSL {} against Rust {}: (member, offset)", $name, stringify!($ty));
         assert!(std::mem::size_of::<$ty>() as u32 >= span, "{} is smaller than WGSL {}", stringify!($ty), $name);
     }};
 }
-
-pub(crate) use assert_layout;

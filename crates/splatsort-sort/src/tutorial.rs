@@ -1,14 +1,14 @@
 //! The WebGPU tutorial's three-pass radix sort (WebGPU Unleashed, ch. 4.1), with its limits lifted.
 //!
 //! How it works, per iteration (one digit of `radix_bits` bits):
-//! 1. `sort_rank.wgsl`: each workgroup of 256 threads takes a 512-key chunk, stably sorts it by digit in workgroup
+//! 1. `sort/tutorial/rank.wgsl`: each workgroup of 256 threads takes a 512-key chunk, stably sorts it by digit in workgroup
 //!    memory with two-bit splits (packed counters, one workgroup scan per two bits), and writes each key's rank
 //!    among equal digits in its chunk plus the chunk's digit counts into a digit-major table
 //!    (`digit * num_chunks + chunk`).
-//! 2. `sort_scan.wgsl`: an exclusive scan of that table. Digit-major order makes the scanned entry of
+//! 2. `sort/scan/scan.wgsl`: an exclusive scan of that table. Digit-major order makes the scanned entry of
 //!    (digit, chunk) that chunk's first output slot for the digit. The scan is hierarchical (blocks of 1024), so any
 //!    number of chunks works, where the tutorial's one-workgroup scan stopped at 512 chunks.
-//! 3. `sort_scatter.wgsl`: every key and value goes to `scanned[digit][chunk] + rank`.
+//! 3. `sort/tutorial/scatter.wgsl`: every key and value goes to `scanned[digit][chunk] + rank`.
 //!
 //! Keys and values ping-pong between the caller's two buffer pairs (`SortBuffers`); the result lands in pair
 //! `iterations % 2`. The tail chunk is
@@ -18,30 +18,26 @@
 //! 4 bytes per key at any radix (vec4 flags would be 4 * 2^bits bytes: 1 KiB per key at 8 bits), and pass 3 reads one
 //! word instead of a vector.
 
-use crate::sort::shared::{
-    DigitPass, Grid, Plan, RadixPasses, Scan, SortDispatch, SortParams, WORKGROUP_SIZE, counts_bytes, data_buffer,
-    iteration_params_entry, pipeline, record_iterations, storage_entry, with_common,
+use crate::dispatch::{
+    DigitPass, Grid, Plan, RadixPasses, SortDispatch, SortParams, WORKGROUP_SIZE, iteration_params_entry,
+    record_iterations, with_common,
 };
-use crate::sort::{SortBuffers, SortConfig, SortError, TrafficModel, check_binding};
-use crate::timing::{GpuTimer, PassKind};
+use crate::scan::{Scan, counts_bytes};
+use crate::timing::{PassTimer, SortPass};
+use crate::util::{data_buffer, pipeline, storage_entry};
+use std::sync::Arc;
 
-/// Keys per chunk in pass 1. Mirrors `CHUNK_SIZE` in `sort_common.wgsl`.
+use crate::{SortBuffers, SortConfig, SortError, SortKernels, TrafficModel, check_binding};
+
+/// Keys per chunk in pass 1. Mirrors `CHUNK_SIZE` in `sort/common.wgsl`.
 pub const CHUNK_SIZE: u32 = 512;
-/// Largest radix the shaders' workgroup tables hold. Mirrors `MAX_RADIX` in `sort_common.wgsl`.
+/// Largest radix the shaders' workgroup tables hold. Mirrors `MAX_RADIX` in `sort/common.wgsl`.
 pub const MAX_RADIX: u32 = 256;
 
-pub const RANK_WGSL: &str = include_str!("../../shaders/sort_rank.wgsl");
-pub const SCATTER_WGSL: &str = include_str!("../../shaders/sort_scatter.wgsl");
-
-/// The sort's own shader modules as they are compiled: (file name, source with the common part prepended). The scan
-/// is shared with the other sorts (`sort::shared`).
-pub fn shader_modules() -> [(&'static str, String); 3] {
-    [
-        ("sort_rank.wgsl", with_common(RANK_WGSL)),
-        ("sort_scan.wgsl", with_common(crate::sort::shared::SCAN_WGSL)),
-        ("sort_scatter.wgsl", with_common(SCATTER_WGSL)),
-    ]
-}
+/// The rank kernel.
+pub const RANK_WGSL: &str = include_str!("../../../shaders/sort/tutorial/rank.wgsl");
+/// The scatter kernel.
+pub const SCATTER_WGSL: &str = include_str!("../../../shaders/sort/tutorial/scatter.wgsl");
 
 /// Per iteration: rank reads a key and writes a rank (+ the counts); the scan reads and writes the count table
 /// twice (scan, add back); scatter reads key, value and rank and writes key and value.
@@ -50,44 +46,23 @@ pub fn traffic_model(config: SortConfig) -> TrafficModel {
     let counts_per_key = f64::from(config.radix()) / f64::from(CHUNK_SIZE);
     TrafficModel {
         per_kind: vec![
-            (PassKind::SortRank, iterations * (8.0 + 4.0 * counts_per_key)),
-            (PassKind::SortScan, iterations * 16.0 * counts_per_key),
-            (PassKind::SortScatter, iterations * 20.0),
+            (SortPass::Rank, iterations * (8.0 + 4.0 * counts_per_key)),
+            (SortPass::Scan, iterations * 16.0 * counts_per_key),
+            (SortPass::Scatter, iterations * 20.0),
         ],
     }
 }
 
-/// The sort: pipelines made once, temporary buffers made once per capacity and reused by every sort.
-pub struct TutorialSort {
-    config: SortConfig,
-    capacity: u32,
+/// The tutorial sort's pipelines (once per device: `SortKernels::tutorial`).
+pub(crate) struct TutorialKernels {
     rank_pipeline: wgpu::ComputePipeline,
     scatter_pipeline: wgpu::ComputePipeline,
     rank_layout: wgpu::BindGroupLayout,
     scatter_layout: wgpu::BindGroupLayout,
-    scan: Scan,
-    keys: [wgpu::Buffer; 2],
-    values: [wgpu::Buffer; 2],
-    ranks: wgpu::Buffer,
-    counts: wgpu::Buffer,
-    dispatch: SortDispatch,
-    rank_groups: [wgpu::BindGroup; 2],
-    scan_group: wgpu::BindGroup,
-    scatter_groups: [wgpu::BindGroup; 2],
 }
 
-/// Bytes of the digit count table and its scan levels for `capacity` keys.
-fn table_bytes(capacity: u32, config: SortConfig) -> u64 {
-    counts_bytes(capacity.div_ceil(CHUNK_SIZE), config.radix())
-}
-
-impl TutorialSort {
-    /// Makes the pipelines and the temporary buffers for `buffers`. Fails, before any GPU work, when they would pass
-    /// the device's limits.
-    pub fn new(device: &wgpu::Device, buffers: &SortBuffers, config: SortConfig) -> Result<Self, SortError> {
-        let config = crate::sort::SortAlgorithm::Tutorial.check(config)?;
-        let capacity = buffers.capacity();
-        check_binding(device, "the digit count table", table_bytes(capacity, config))?;
+impl TutorialKernels {
+    pub fn new(device: &wgpu::Device) -> Self {
         let rank_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("sort rank"),
             entries: &[
@@ -109,26 +84,65 @@ impl TutorialSort {
                 storage_entry(6, false),
             ],
         });
-        let rank_pipeline = pipeline(device, "sort rank", &with_common(RANK_WGSL), "main", &rank_layout);
-        let scatter_pipeline = pipeline(device, "sort scatter", &with_common(SCATTER_WGSL), "main", &scatter_layout);
-        let scan = Scan::new(device);
+        Self {
+            rank_pipeline: pipeline(device, "sort rank", &with_common(RANK_WGSL), "main", &rank_layout),
+            scatter_pipeline: pipeline(device, "sort scatter", &with_common(SCATTER_WGSL), "main", &scatter_layout),
+            rank_layout,
+            scatter_layout,
+        }
+    }
+}
+
+/// The sort: pipelines from the device's `SortKernels`, temporary buffers made once per capacity and reused by every
+/// sort.
+pub struct TutorialSort {
+    config: SortConfig,
+    capacity: u32,
+    kernels: Arc<TutorialKernels>,
+    scan: Arc<Scan>,
+    keys: [wgpu::Buffer; 2],
+    values: [wgpu::Buffer; 2],
+    ranks: wgpu::Buffer,
+    counts: wgpu::Buffer,
+    dispatch: SortDispatch,
+    rank_groups: [wgpu::BindGroup; 2],
+    scan_group: wgpu::BindGroup,
+    scatter_groups: [wgpu::BindGroup; 2],
+}
+
+/// Bytes of the digit count table and its scan levels for `capacity` keys.
+fn table_bytes(capacity: u32, config: SortConfig) -> u64 {
+    counts_bytes(capacity.div_ceil(CHUNK_SIZE), config.radix())
+}
+
+impl TutorialSort {
+    /// Makes the pipelines and the temporary buffers for `buffers`. Fails, before any GPU work, when they would pass
+    /// the device's limits.
+    pub fn new(device: &wgpu::Device, buffers: &SortBuffers, config: SortConfig) -> Result<Self, SortError> {
+        Self::with_kernels(&SortKernels::new(device), buffers, config)
+    }
+
+    /// Makes the temporary buffers for `buffers`, with the pipelines of `kernels`.
+    pub fn with_kernels(kernels: &SortKernels, buffers: &SortBuffers, config: SortConfig) -> Result<Self, SortError> {
+        let device = kernels.device();
+        let config = crate::SortAlgorithm::Tutorial.check(config)?;
+        let capacity = buffers.capacity();
+        check_binding(device, "the digit count table", table_bytes(capacity, config))?;
+        let (tutorial, scan) = (kernels.tutorial(), kernels.scan());
         let keys = [buffers.keys(0).clone(), buffers.keys(1).clone()];
         let values = [buffers.values(0).clone(), buffers.values(1).clone()];
         let ranks = data_buffer(device, "sort ranks", u64::from(capacity.max(1)) * 4);
         let counts = data_buffer(device, "sort digit counts", table_bytes(capacity, config));
-        let dispatch = SortDispatch::new(device, buffers, CHUNK_SIZE, WORKGROUP_SIZE);
+        let dispatch = SortDispatch::new(kernels, buffers, CHUNK_SIZE, WORKGROUP_SIZE);
         let (rank_groups, scan_group, scatter_groups) = Self::bind_groups(
             device,
-            (&rank_layout, &scatter_layout, &scan),
+            (&tutorial.rank_layout, &tutorial.scatter_layout, &scan),
             (&keys, &values, &ranks, &counts, &dispatch.params),
         );
         Ok(Self {
             config,
             capacity,
-            rank_pipeline,
-            scatter_pipeline,
-            rank_layout,
-            scatter_layout,
+            kernels: tutorial,
             scan,
             keys,
             values,
@@ -184,24 +198,26 @@ impl TutorialSort {
         ([rank_group(0), rank_group(1)], scan_group, [scatter_group(0), scatter_group(1)])
     }
 
+    /// The settings it sorts with.
     pub fn config(&self) -> SortConfig {
         self.config
     }
 
+    /// The most keys it sorts.
     pub fn capacity(&self) -> u32 {
         self.capacity
     }
 
     /// Changes the radix settings, reallocating only the count table, and only if it must grow.
     pub fn set_config(&mut self, device: &wgpu::Device, config: SortConfig) -> Result<(), SortError> {
-        let config = crate::sort::SortAlgorithm::Tutorial.check(config)?;
+        let config = crate::SortAlgorithm::Tutorial.check(config)?;
         let needed = table_bytes(self.capacity, config);
         if needed > self.counts.size() {
             check_binding(device, "the digit count table", needed)?;
             self.counts = data_buffer(device, "sort digit counts", needed);
             (self.rank_groups, self.scan_group, self.scatter_groups) = Self::bind_groups(
                 device,
-                (&self.rank_layout, &self.scatter_layout, &self.scan),
+                (&self.kernels.rank_layout, &self.kernels.scatter_layout, &self.scan),
                 (&self.keys, &self.values, &self.ranks, &self.counts, &self.dispatch.params),
             );
         }
@@ -233,24 +249,24 @@ impl RadixPasses for TutorialSort {
         &self,
         encoder: &mut wgpu::CommandEncoder,
         plan: &Plan<'_>,
-        timer: Option<&mut GpuTimer>,
+        timer: Option<&mut (dyn PassTimer + '_)>,
         repeat: u32,
     ) {
         let rank = DigitPass {
             name: "sort rank",
-            kind: PassKind::SortRank,
-            pipeline: &self.rank_pipeline,
+            kind: SortPass::Rank,
+            pipeline: &self.kernels.rank_pipeline,
             groups: &self.rank_groups,
             grid: Grid::Tiles,
         };
         let scatter = DigitPass {
             name: "sort scatter",
-            kind: PassKind::SortScatter,
-            pipeline: &self.scatter_pipeline,
+            kind: SortPass::Scatter,
+            pipeline: &self.kernels.scatter_pipeline,
             groups: &self.scatter_groups,
             grid: Grid::PerKey,
         };
-        let scan = (&self.scan, &self.scan_group);
+        let scan = (&*self.scan, &self.scan_group);
         record_iterations(encoder, plan, (timer, repeat), (self.config, &self.dispatch), scan, [rank, scatter]);
     }
 }

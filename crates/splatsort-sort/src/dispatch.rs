@@ -1,43 +1,31 @@
-//! What the radix sorts share: the parameters buffer (per-iteration and per-scan-level uniforms at dynamic offsets),
-//! the hierarchical exclusive scan of a digit-major count table (`sort_scan.wgsl`), and pipeline helpers.
-//!
-//! Every sort here counts digits per tile into a table stored digit-major (`digit * num_tiles + tile`), so one
-//! exclusive scan of the table gives each (digit, tile) its first output slot. The scan is hierarchical: blocks of
-//! `SCAN_BLOCK_SIZE` are scanned and their totals written one level up, that level is scanned the same way, and the
-//! scanned totals are added back down, so any table length works.
+//! How a radix sort is recorded, whichever algorithm: the parameters buffer (per-iteration and per-scan-level
+//! uniforms at dynamic offsets), the dispatch plan (sizes from a count known on the CPU, or indirect arguments that
+//! the prepare pass, `shaders/sort/prepare.wgsl`, writes from a count only the GPU knows), and the loop over
+//! iterations that the tutorial and subgroup sorts share.
 
 use std::num::NonZeroU64;
+use std::sync::Arc;
 
-use crate::sort::SortConfig;
-use crate::timing::{GpuTimer, PassKind, PassLabel};
+use crate::scan::{MAX_SCAN_LEVELS, SCAN_BLOCK_SIZE, SCAN_COMMON_WGSL, Scan, ScanLevel, ScanParams, scan_levels};
+use crate::timing::{PassTimer, SortPass, SortPassLabel};
+use crate::util::{begin_pass, params_entry, pipeline, storage_entry, uniform_entry};
+use crate::{SortConfig, SortKernels};
 
-/// Threads per workgroup in every sort pass. Mirrors `WORKGROUP_SIZE` in `sort_common.wgsl` (checked by a test).
+/// Threads per workgroup in every sort pass. Mirrors `WORKGROUP_SIZE` in `sort/common.wgsl` (checked by a test).
 pub const WORKGROUP_SIZE: u32 = 256;
-/// Entries scanned per workgroup. Mirrors `SCAN_BLOCK_SIZE` in `sort_scan.wgsl`.
-pub const SCAN_BLOCK_SIZE: u32 = 1024;
 /// Most iterations a sort can have (32 key bits at 1 bit per pass).
 pub const MAX_ITERATIONS: u32 = 32;
-/// Most scan levels: 1024^7 entries is far past any buffer. Mirrors `MAX_SCAN_LEVELS` in `sort_prepare.wgsl`.
-pub const MAX_SCAN_LEVELS: u32 = 7;
 
 /// Sizes, per-iteration parameters and the workgroup scan, prepended to each sort shader.
-pub const COMMON_WGSL: &str = include_str!("../../shaders/sort_common.wgsl");
-/// The workgroup prefix sum, shared with the splat projection.
-pub const SCAN_COMMON_WGSL: &str = include_str!("../../shaders/scan_common.wgsl");
-pub const SCAN_WGSL: &str = include_str!("../../shaders/sort_scan.wgsl");
-pub const PREPARE_WGSL: &str = include_str!("../../shaders/sort_prepare.wgsl");
-
-/// The shared shader modules as compiled (the scan is listed with the tutorial sort, which compiles it too).
-pub fn shader_modules() -> [(&'static str, String); 1] {
-    [("sort_prepare.wgsl", PREPARE_WGSL.to_string())]
-}
+pub const COMMON_WGSL: &str = include_str!("../../../shaders/sort/common.wgsl");
+pub const PREPARE_WGSL: &str = include_str!("../../../shaders/sort/prepare.wgsl");
 
 /// A sort shader as compiled: the common parts, then its own source.
 pub fn with_common(body: &str) -> String {
     format!("{COMMON_WGSL}\n{SCAN_COMMON_WGSL}\n{body}")
 }
 
-/// Mirrors `IterationParams` in `sort_common.wgsl`.
+/// Mirrors `IterationParams` in `sort/common.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable, PartialEq, Eq)]
 pub(crate) struct IterationParams {
@@ -51,165 +39,9 @@ pub(crate) struct IterationParams {
     _pad: u32,
 }
 
-#[repr(C)]
-#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable, PartialEq, Eq)]
-struct ScanParams {
-    offset: u32,
-    len: u32,
-    totals_offset: u32,
-    _pad: u32,
-}
-
-/// One level of the hierarchical scan: `len` entries at `offset`, block totals written at `totals_offset`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct ScanLevel {
-    pub offset: u32,
-    pub len: u32,
-    pub totals_offset: u32,
-}
-
-/// The levels of the scan of `len` entries, packed one after another (each 64-entry aligned), and the total length.
-pub(crate) fn scan_levels(len: u32) -> (Vec<ScanLevel>, u64) {
-    let align = |x: u64| x.div_ceil(64) * 64;
-    let mut levels = Vec::new();
-    let mut offset = 0u64;
-    let mut level_len = len;
-    loop {
-        let num_blocks = level_len.div_ceil(SCAN_BLOCK_SIZE).max(1);
-        let totals_offset = align(offset + u64::from(level_len));
-        levels.push(ScanLevel { offset: offset as u32, len: level_len, totals_offset: totals_offset as u32 });
-        offset = totals_offset;
-        if num_blocks == 1 {
-            // The top level's single total lands in a spare slot nobody reads.
-            return (levels, offset + 64);
-        }
-        level_len = num_blocks;
-    }
-}
-
-/// Bytes of a digit count table of `num_tiles` x `radix` entries and its scan levels.
-pub(crate) fn counts_bytes(num_tiles: u32, radix: u32) -> u64 {
-    let entries = u64::from(num_tiles.max(1)) * u64::from(radix);
-    if entries > u64::from(u32::MAX / 2) {
-        return u64::MAX;
-    }
-    scan_levels(entries as u32).1 * 4
-}
-
-pub(crate) fn storage_entry(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: wgpu::ShaderStages::COMPUTE,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Storage { read_only },
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        },
-        count: None,
-    }
-}
-
-/// A plain uniform buffer binding of a compute pass.
-pub(crate) fn uniform_entry(binding: u32) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: wgpu::ShaderStages::COMPUTE,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Uniform,
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        },
-        count: None,
-    }
-}
-
-/// Binding 0 of every sort pass: its slice of the parameters buffer, at a dynamic offset.
-pub(crate) fn params_entry<T>() -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding: 0,
-        visibility: wgpu::ShaderStages::COMPUTE,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Uniform,
-            has_dynamic_offset: true,
-            min_binding_size: NonZeroU64::new(std::mem::size_of::<T>() as u64),
-        },
-        count: None,
-    }
-}
-
+/// Binding 0 of an iteration's pass: its `IterationParams`.
 pub(crate) fn iteration_params_entry() -> wgpu::BindGroupLayoutEntry {
     params_entry::<IterationParams>()
-}
-
-pub(crate) fn pipeline(
-    device: &wgpu::Device,
-    label: &str,
-    source: &str,
-    entry_point: &str,
-    layout: &wgpu::BindGroupLayout,
-) -> wgpu::ComputePipeline {
-    pipeline_with(device, label, source, entry_point, layout, Default::default())
-}
-
-/// A compute pipeline with override constants or without zeroed workgroup memory.
-pub(crate) fn pipeline_with(
-    device: &wgpu::Device,
-    label: &str,
-    source: &str,
-    entry_point: &str,
-    layout: &wgpu::BindGroupLayout,
-    compilation_options: wgpu::PipelineCompilationOptions<'_>,
-) -> wgpu::ComputePipeline {
-    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some(label),
-        source: wgpu::ShaderSource::Wgsl(source.into()),
-    });
-    pipeline_from_module(device, label, &module, entry_point, layout, compilation_options)
-}
-
-/// A compute pipeline of an entry point of a module made by the caller (several entry points, or a trusted module).
-pub(crate) fn pipeline_from_module(
-    device: &wgpu::Device,
-    label: &str,
-    module: &wgpu::ShaderModule,
-    entry_point: &str,
-    layout: &wgpu::BindGroupLayout,
-    compilation_options: wgpu::PipelineCompilationOptions<'_>,
-) -> wgpu::ComputePipeline {
-    let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-        label: Some(label),
-        bind_group_layouts: &[Some(layout)],
-        immediate_size: 0,
-    });
-    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some(label),
-        layout: Some(&pipeline_layout),
-        module,
-        entry_point: Some(entry_point),
-        compilation_options,
-        cache: None,
-    })
-}
-
-/// A storage buffer for a sort's temporaries.
-pub(crate) fn data_buffer(device: &wgpu::Device, label: &str, size: u64) -> wgpu::Buffer {
-    device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some(label),
-        size,
-        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC,
-        mapped_at_creation: false,
-    })
-}
-
-/// Begins a compute pass, timed when `timer` is timing this frame.
-pub(crate) fn begin_pass<'e>(
-    encoder: &'e mut wgpu::CommandEncoder,
-    timer: Option<&mut GpuTimer>,
-    name: &'static str,
-    label: PassLabel,
-) -> wgpu::ComputePass<'e> {
-    let timestamp_writes = timer.and_then(|t| t.compute_pass_writes(label));
-    encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(name), timestamp_writes })
 }
 
 /// The uniforms of a sort: one `IterationParams` per iteration, then one `ScanParams` per scan level, each at its
@@ -218,7 +50,7 @@ pub(crate) struct SortParams {
     buffer: wgpu::Buffer,
     stride: u64,
     written_for: Option<(u32, SortConfig)>,
-    levels: Vec<ScanLevel>,
+    pub(crate) levels: Vec<ScanLevel>,
 }
 
 impl SortParams {
@@ -239,7 +71,7 @@ impl SortParams {
     }
 
     /// Writes only the scan levels' parameters, for a table of `len` entries (a scan without a sort).
-    fn prepare_scan(&mut self, queue: &wgpu::Queue, len: u32) {
+    pub(crate) fn prepare_scan(&mut self, queue: &wgpu::Queue, len: u32) {
         let mut bytes = vec![0u8; self.buffer.size() as usize];
         self.levels = self.write_levels(&mut bytes, len);
         queue.write_buffer(&self.buffer, 0, &bytes);
@@ -303,7 +135,7 @@ impl SortParams {
         (u64::from(iteration) * self.stride) as u32
     }
 
-    fn level_offset(&self, level: usize) -> u32 {
+    pub(crate) fn level_offset(&self, level: usize) -> u32 {
         ((u64::from(MAX_ITERATIONS) + level as u64) * self.stride) as u32
     }
 
@@ -321,116 +153,10 @@ impl SortParams {
     }
 }
 
-/// The scan pipelines (scan the blocks, add the block offsets back down).
-pub(crate) struct Scan {
-    scan_pipeline: wgpu::ComputePipeline,
-    add_pipeline: wgpu::ComputePipeline,
-    layout: wgpu::BindGroupLayout,
-}
-
-impl Scan {
-    pub fn new(device: &wgpu::Device) -> Self {
-        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("sort scan"),
-            entries: &[params_entry::<ScanParams>(), storage_entry(1, false)],
-        });
-        let source = with_common(SCAN_WGSL);
-        Self {
-            scan_pipeline: pipeline(device, "sort scan", &source, "scan_blocks", &layout),
-            add_pipeline: pipeline(device, "sort scan add", &source, "add_block_offsets", &layout),
-            layout,
-        }
-    }
-
-    /// The scan's bind group over a count table.
-    pub fn bind_group(&self, device: &wgpu::Device, params: &SortParams, counts: &wgpu::Buffer) -> wgpu::BindGroup {
-        device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("sort scan"),
-            layout: &self.layout,
-            entries: &[
-                wgpu::BindGroupEntry { binding: 0, resource: params.binding::<ScanParams>() },
-                wgpu::BindGroupEntry { binding: 1, resource: counts.as_entire_binding() },
-            ],
-        })
-    }
-
-    /// Records the whole scan (every level up, then the offsets back down) into one pass.
-    pub fn record(
-        &self,
-        pass: &mut wgpu::ComputePass<'_>,
-        group: &wgpu::BindGroup,
-        params: &SortParams,
-        plan: &Plan<'_>,
-    ) {
-        let levels = plan.scan_levels();
-        pass.set_pipeline(&self.scan_pipeline);
-        for level in 0..levels {
-            pass.set_bind_group(0, group, &[params.level_offset(level)]);
-            plan.dispatch(pass, Grid::Scan(level));
-        }
-        pass.set_pipeline(&self.add_pipeline);
-        for level in (0..levels.saturating_sub(1)).rev() {
-            pass.set_bind_group(0, group, &[params.level_offset(level)]);
-            plan.dispatch(pass, Grid::Add(level));
-        }
-    }
-}
-
-/// An exclusive scan of a fixed-length table, on its own (the renderer scans its per-workgroup visible counts
-/// with it): the table, its parameters and the scan pipelines, made once.
-pub struct ScanTable {
-    scan: Scan,
-    params: SortParams,
-    table: wgpu::Buffer,
-    group: wgpu::BindGroup,
-    max_dim: u32,
-}
-
-impl ScanTable {
-    /// A table of `len` entries (and room for its scan levels).
-    pub fn new(device: &wgpu::Device, queue: &wgpu::Queue, len: u32) -> Self {
-        let scan = Scan::new(device);
-        let mut params = SortParams::new(device);
-        params.prepare_scan(queue, len);
-        let table = data_buffer(device, "scan table", scan_levels(len).1 * 4);
-        let group = scan.bind_group(device, &params, &table);
-        Self { scan, params, table, group, max_dim: device.limits().max_compute_workgroups_per_dimension }
-    }
-
-    /// The table: entries `0..len` are scanned in place.
-    pub fn table(&self) -> &wgpu::Buffer {
-        &self.table
-    }
-
-    /// Where the scan leaves the sum of all entries: the top level's total.
-    pub fn total_index(&self) -> u32 {
-        self.params.levels.last().map_or(0, |level| level.totals_offset)
-    }
-
-    /// Records the scan into `pass`.
-    pub fn record(&self, pass: &mut wgpu::ComputePass<'_>) {
-        let plan = Plan::Cpu {
-            num_keys: 0,
-            tile_size: 1,
-            keys_per_group: 1,
-            levels: &self.params.levels,
-            max_dim: self.max_dim,
-        };
-        self.scan.record(pass, &self.group, &self.params, &plan);
-    }
-
-    /// GPU memory held.
-    pub fn allocated_bytes(&self) -> u64 {
-        self.table.size() + self.params.size()
-    }
-}
-
 /// How one of the sorts sizes and parameterizes its dispatches, whichever way the key count comes: its
 /// parameters buffer, the GPU-count machinery, and the sizes its passes dispatch by.
 pub(crate) struct SortDispatch {
     pub params: SortParams,
-    /// The kind every pass of this sort is timed as, instead of its own (the renderer's tile sort).
-    pub timed_as: Option<PassKind>,
     gpu_count: GpuCount,
     capacity: u32,
     tile_size: u32,
@@ -441,13 +167,14 @@ pub(crate) struct SortDispatch {
 impl SortDispatch {
     /// For a sort of up to the buffers' capacity in tiles of `tile_size` keys (`keys_per_group` per workgroup of a
     /// per-key pass).
-    pub fn new(device: &wgpu::Device, buffers: &crate::sort::SortBuffers, tile_size: u32, keys_per_group: u32) -> Self {
+    pub fn new(kernels: &SortKernels, buffers: &crate::SortBuffers, tile_size: u32, keys_per_group: u32) -> Self {
+        let device = kernels.device();
         let params = SortParams::new(device);
         let capacity = buffers.capacity();
-        let gpu_count = GpuCount::new(device, buffers.count(), &params, capacity, (tile_size, keys_per_group));
+        let gpu_count =
+            GpuCount::new(device, kernels.prepare(), buffers.count(), &params, capacity, (tile_size, keys_per_group));
         Self {
             params,
-            timed_as: None,
             gpu_count,
             capacity,
             tile_size,
@@ -458,11 +185,6 @@ impl SortDispatch {
 
     pub fn allocated_bytes(&self) -> u64 {
         self.params.size() + self.gpu_count.allocated_bytes()
-    }
-
-    /// The label of a pass of `kind` (or of `timed_as`).
-    pub fn label(&self, kind: PassKind, iteration: Option<u32>, repeat: u32) -> PassLabel {
-        PassLabel { kind: self.timed_as.unwrap_or(kind), iteration, repeat }
     }
 }
 
@@ -478,7 +200,7 @@ pub(crate) trait RadixPasses {
         &self,
         encoder: &mut wgpu::CommandEncoder,
         plan: &Plan<'_>,
-        timer: Option<&mut GpuTimer>,
+        timer: Option<&mut (dyn PassTimer + '_)>,
         repeat: u32,
     );
 }
@@ -487,7 +209,7 @@ pub(crate) trait RadixPasses {
 /// (index 0 or 1), dispatched by which grid.
 pub(crate) struct DigitPass<'a> {
     pub name: &'static str,
-    pub kind: PassKind,
+    pub kind: SortPass,
     pub pipeline: &'a wgpu::ComputePipeline,
     pub groups: &'a [wgpu::BindGroup; 2],
     pub grid: Grid,
@@ -499,7 +221,7 @@ pub(crate) struct DigitPass<'a> {
 pub(crate) fn record_iterations(
     encoder: &mut wgpu::CommandEncoder,
     plan: &Plan<'_>,
-    (mut timer, repeat): (Option<&mut GpuTimer>, u32),
+    (mut timer, repeat): (Option<&mut (dyn PassTimer + '_)>, u32),
     (config, dispatch): (SortConfig, &SortDispatch),
     (scan, scan_group): (&Scan, &wgpu::BindGroup),
     [before, after]: [DigitPass<'_>; 2],
@@ -511,7 +233,7 @@ pub(crate) fn record_iterations(
         compute.set_bind_group(0, &pass.groups[(iteration % 2) as usize], &[params.iteration_offset(iteration)]);
         plan.dispatch(compute, pass.grid);
     };
-    if !timer.as_deref().is_some_and(GpuTimer::is_timing) {
+    if !timer.as_deref().is_some_and(|t| t.is_timing()) {
         let mut compute =
             encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("sort"), ..Default::default() });
         for iteration in 0..config.iterations() {
@@ -522,13 +244,13 @@ pub(crate) fn record_iterations(
         return;
     }
     for iteration in 0..config.iterations() {
-        let label = |kind| dispatch.label(kind, Some(iteration), repeat);
+        let label = |pass| SortPassLabel { pass, iteration: Some(iteration), repeat };
         {
             let mut compute = begin_pass(encoder, timer.as_deref_mut(), before.name, label(before.kind));
             digit_pass(&mut compute, &before, iteration);
         }
         {
-            let mut compute = begin_pass(encoder, timer.as_deref_mut(), "sort scan", label(PassKind::SortScan));
+            let mut compute = begin_pass(encoder, timer.as_deref_mut(), "sort scan", label(SortPass::Scan));
             scan.record(&mut compute, scan_group, params, plan);
         }
         let mut compute = begin_pass(encoder, timer.as_deref_mut(), after.name, label(after.kind));
@@ -542,16 +264,13 @@ pub(crate) fn record_cpu(
     queue: &wgpu::Queue,
     encoder: &mut wgpu::CommandEncoder,
     num_keys: u32,
-    timer: Option<&mut GpuTimer>,
+    timer: Option<&mut (dyn PassTimer + '_)>,
     repeat: u32,
-) -> Result<crate::sort::SortOutput, crate::sort::SortError> {
+) -> Result<crate::SortOutput, crate::SortError> {
     let config = sort.config();
     let dispatch = sort.dispatch_mut();
     if num_keys > dispatch.capacity {
-        return Err(crate::sort::SortError::OverCapacity {
-            requested: num_keys.into(),
-            capacity: dispatch.capacity.into(),
-        });
+        return Err(crate::SortError::OverCapacity { requested: num_keys.into(), capacity: dispatch.capacity.into() });
     }
     if num_keys > 0 {
         sort.prepare(queue);
@@ -562,7 +281,7 @@ pub(crate) fn record_cpu(
         let plan = d.params.cpu_plan(num_keys, d.tile_size, d.keys_per_group, d.max_dim);
         sort.record_passes(encoder, &plan, timer, repeat);
     }
-    Ok(crate::sort::SortOutput { slot: (config.iterations() % 2) as usize, num_keys })
+    Ok(crate::SortOutput { slot: (config.iterations() % 2) as usize, num_keys })
 }
 
 /// Records a sort of the count a GPU pass wrote into `SortBuffers::count()` (see `GpuSort::record_gpu_count`).
@@ -570,7 +289,7 @@ pub(crate) fn record_gpu(
     sort: &mut impl RadixPasses,
     queue: &wgpu::Queue,
     encoder: &mut wgpu::CommandEncoder,
-    timer: Option<&mut GpuTimer>,
+    timer: Option<&mut (dyn PassTimer + '_)>,
     repeat: u32,
 ) -> usize {
     let config = sort.config();
@@ -598,7 +317,7 @@ pub(crate) enum Plan<'a> {
 }
 
 impl Plan<'_> {
-    fn scan_levels(&self) -> usize {
+    pub(crate) fn scan_levels(&self) -> usize {
         match self {
             Self::Cpu { levels, .. } => levels.len(),
             Self::Gpu { levels, .. } => *levels,
@@ -613,7 +332,7 @@ impl Plan<'_> {
                     Grid::PerKey => num_keys.div_ceil(keys_per_group),
                     Grid::Scan(level) | Grid::Add(level) => levels[level].len.div_ceil(SCAN_BLOCK_SIZE),
                 };
-                let (x, y) = crate::gpu::dispatch_grid(groups, max_dim);
+                let (x, y) = crate::util::dispatch_grid(groups, max_dim);
                 pass.dispatch_workgroups(x, y, 1);
             }
             Self::Gpu { args, .. } => {
@@ -629,7 +348,7 @@ impl Plan<'_> {
     }
 }
 
-/// Mirrors `PrepareSettings` in `sort_prepare.wgsl`.
+/// Mirrors `PrepareSettings` in `sort/prepare.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable, PartialEq, Eq)]
 struct PrepareSettings {
@@ -647,10 +366,27 @@ struct PrepareSettings {
     _pad: u32,
 }
 
-/// What a sort needs to sort a count read from `SortBuffers::count()`: the prepare pass (one thread) that turns the
-/// count into parameters and indirect dispatch arguments, made once per sort.
-pub(crate) struct GpuCount {
+/// The prepare pass's pipeline (once per device: `SortKernels::prepare`).
+pub(crate) struct PrepareKernel {
+    layout: wgpu::BindGroupLayout,
     pipeline: wgpu::ComputePipeline,
+}
+
+impl PrepareKernel {
+    pub fn new(device: &wgpu::Device) -> Self {
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("sort prepare"),
+            entries: &[uniform_entry(0), storage_entry(1, true), storage_entry(2, false), storage_entry(3, false)],
+        });
+        let pipeline = pipeline(device, "sort prepare", PREPARE_WGSL, "main", &layout);
+        Self { layout, pipeline }
+    }
+}
+
+/// What a sort needs to sort a count read from `SortBuffers::count()`: the prepare pass (one thread) that turns the
+/// count into parameters and indirect dispatch arguments, its buffers made once per sort.
+pub(crate) struct GpuCount {
+    kernel: Arc<PrepareKernel>,
     settings: wgpu::Buffer,
     args: wgpu::Buffer,
     group: wgpu::BindGroup,
@@ -669,17 +405,12 @@ impl GpuCount {
     /// per-key pass.
     pub fn new(
         device: &wgpu::Device,
+        kernel: Arc<PrepareKernel>,
         count: &wgpu::Buffer,
         params: &SortParams,
         capacity: u32,
         (tile_size, keys_per_group): (u32, u32),
     ) -> Self {
-        let uniform = uniform_entry(0);
-        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("sort prepare"),
-            entries: &[uniform, storage_entry(1, true), storage_entry(2, false), storage_entry(3, false)],
-        });
-        let pipeline = pipeline(device, "sort prepare", PREPARE_WGSL, "main", &layout);
         let settings = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("sort prepare settings"),
             size: std::mem::size_of::<PrepareSettings>() as u64,
@@ -694,7 +425,7 @@ impl GpuCount {
         });
         let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("sort prepare"),
-            layout: &layout,
+            layout: &kernel.layout,
             entries: &[
                 wgpu::BindGroupEntry { binding: 0, resource: settings.as_entire_binding() },
                 wgpu::BindGroupEntry { binding: 1, resource: count.as_entire_binding() },
@@ -703,7 +434,7 @@ impl GpuCount {
             ],
         });
         Self {
-            pipeline,
+            kernel,
             settings,
             args,
             group,
@@ -757,7 +488,7 @@ impl GpuCount {
         params.invalidate();
         let mut pass = encoder
             .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("sort prepare"), timestamp_writes: None });
-        pass.set_pipeline(&self.pipeline);
+        pass.set_pipeline(&self.kernel.pipeline);
         pass.set_bind_group(0, &self.group, &[]);
         pass.dispatch_workgroups(1, 1, 1);
     }
@@ -771,7 +502,7 @@ impl GpuCount {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wgsl_layout::assert_layout;
+    use splatsort_wgsl_test::assert_layout;
 
     #[test]
     fn uniforms_match_the_shaders() {
@@ -801,20 +532,5 @@ mod tests {
             IterationParams,
             [num_keys, num_chunks, shift, digit_bits, radix, key_order, keys_only,]
         );
-        assert_layout!(with_common(SCAN_WGSL), "ScanParams", ScanParams, [offset, len, totals_offset]);
-    }
-
-    #[test]
-    fn scan_levels_cover_every_entry_once() {
-        for len in [0u32, 1, 1023, 1024, 1025, 1 << 20, (1 << 20) + 1, 33_554_432] {
-            let (levels, total) = scan_levels(len);
-            assert_eq!(levels[0].len, len, "level 0 holds the table");
-            for pair in levels.windows(2) {
-                assert_eq!(pair[1].len, pair[0].len.div_ceil(SCAN_BLOCK_SIZE), "one total per block");
-                assert_eq!(pair[1].offset, pair[0].totals_offset, "totals feed the next level");
-            }
-            let last = levels.last().expect("a level");
-            assert!(u64::from(last.totals_offset) < total, "the top total fits the table");
-        }
     }
 }

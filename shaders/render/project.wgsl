@@ -9,9 +9,9 @@
 // or a projected covariance that is not finite (counted, so the caller can say why a scene renders empty).
 // Keys sort ascending = farthest first. Visible splats are compacted, in splat order, for the sort: this pass writes each
 // visible splat's key and its rank among its workgroup's visible splats, and each workgroup's visible count; the
-// shared scan turns the counts into offsets and `splat_compact.wgsl` moves the keys to their slots. Splat order (not an
-// atomic counter's) keeps the draw order of equal keys the same from frame to frame. Needs splat_common.wgsl and
-// scan_common.wgsl.
+// shared scan turns the counts into offsets and `render/compact.wgsl` moves the keys to their slots. Splat order (not an
+// atomic counter's) keeps the draw order of equal keys the same from frame to frame. Needs render/common.wgsl and
+// sort/scan/common.wgsl.
 
 const WORKGROUP_SIZE: u32 = 256u;
 const SH_C0: f32 = 0.28209479177387814;

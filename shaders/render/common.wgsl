@@ -24,7 +24,7 @@ struct FrameUniforms {
 // arguments, then the frame's counts that are not draw arguments. Rust copies more counts in after these.
 struct DrawIndirect {
     vertex_count: u32,
-    // Written by `splat_compact.wgsl`.
+    // Written by `render/compact.wgsl`.
     instance_count: u32,
     first_vertex: u32,
     first_instance: u32,
