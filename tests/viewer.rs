@@ -201,6 +201,9 @@ fn opening_a_scene_never_stalls_the_window() {
     let longest = load["longest_frame_ms"].as_f64().expect("a longest frame");
     eprintln!("longest frame while loading: {longest:.0} ms (renderer built in {} s)", load["build_secs"]);
     assert!(longest < 1000.0, "a frame of {longest:.0} ms while loading: {summary}");
+    let first_frame = load["first_frame_secs"].as_f64().expect("the new scene's first frame is timed");
+    let load_secs = load["load_secs"].as_f64().expect("load seconds");
+    assert!(first_frame >= load_secs, "the first frame comes after the load: {summary}");
     assert_eq!(summary["errors"], serde_json::json!([]), "{summary}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -114,9 +114,13 @@ pub struct LoadReport {
     pub longest_frame_ms: f64,
     pub frames_while_loading: u64,
     pub load_secs: f64,
-    /// Of `load_secs`, building the renderer (packing, upload, pipelines), now on the loader's thread.
+    /// Of `load_secs`, building the renderer (packing, upload, bind groups), on the loader's thread.
     pub build_secs: f64,
     pub loaded: bool,
+    /// Seconds from the open (the drop) to the first frame of the new scene presented.
+    pub first_frame_secs: Option<f64>,
+    #[serde(skip)]
+    pub opened_at: Option<Instant>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -678,6 +682,11 @@ impl Running {
         let cpu_ms = frame_start.elapsed().as_secs_f64() * 1e3 - acquire_ms;
         self.surface.window.pre_present_notify();
         self.ctx.queue.present(surface_texture);
+        if let Some(report) = self.script.as_mut().and_then(|s| s.load.as_mut()).filter(|r| r.loaded)
+            && let (None, Some(opened)) = (report.first_frame_secs, report.opened_at)
+        {
+            report.first_frame_secs = Some(opened.elapsed().as_secs_f64());
+        }
         self.timings.cpu.push(cpu_ms, interval.as_secs_f64(), [ui_ms, record_ms, acquire_ms]);
         self.last_frame = frame_start;
         self.frames += 1;
@@ -733,7 +742,8 @@ impl Running {
             return Err(Flow::Exit);
         }
         if let Some(path) = step.open.take() {
-            script.load = Some(LoadReport { path: path.clone(), ..Default::default() });
+            script.load =
+                Some(LoadReport { path: path.clone(), opened_at: Some(Instant::now()), ..Default::default() });
             self.open(path);
         }
         Ok(step)
