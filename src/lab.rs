@@ -21,6 +21,17 @@ use crate::timing::{GpuTimer, PassKind};
 /// Rounds kept per contender for its medians.
 pub const WINDOW: usize = 64;
 
+/// Why text is not a `Choice`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ChoiceError {
+    #[error("unknown sort `{0}` (tutorial, subgroup or onesweep)")]
+    UnknownSort(String),
+    #[error("`{0}` is not a number of bits")]
+    NotBits(String),
+    #[error("{} takes {:?} bits per pass, not {radix_bits}", algorithm.name(), algorithm.radix_bits())]
+    RadixBits { algorithm: SortAlgorithm, radix_bits: u32 },
+}
+
 /// One sort to compare: an algorithm at a radix width (the key type, key bits and order are the frame's).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct Choice {
@@ -44,25 +55,18 @@ impl Choice {
     }
 
     /// `ALGORITHM` (its default radix) or `ALGORITHM:BITS`, as the command line takes it.
-    pub fn parse(text: &str) -> Result<Choice, String> {
+    pub fn parse(text: &str) -> Result<Choice, ChoiceError> {
         let (name, bits) = match text.split_once(':') {
             Some((name, bits)) => (name, Some(bits)),
             None => (text, None),
         };
-        let algorithm = SortAlgorithm::ALL
-            .into_iter()
-            .find(|a| a.name() == name.trim())
-            .ok_or_else(|| format!("unknown sort `{name}` (tutorial, subgroup or onesweep)"))?;
+        let algorithm: SortAlgorithm = name.trim().parse().map_err(|_| ChoiceError::UnknownSort(name.to_string()))?;
         let radix_bits = match bits {
-            Some(bits) => bits.trim().parse().map_err(|_| format!("`{bits}` is not a number of bits"))?,
+            Some(bits) => bits.trim().parse().map_err(|_| ChoiceError::NotBits(bits.to_string()))?,
             None => algorithm.default_radix_bits(),
         };
         if !algorithm.radix_bits().contains(&radix_bits) {
-            return Err(format!(
-                "{} takes {:?} bits per pass, not {radix_bits}",
-                algorithm.name(),
-                algorithm.radix_bits()
-            ));
+            return Err(ChoiceError::RadixBits { algorithm, radix_bits });
         }
         Ok(Choice { algorithm, radix_bits })
     }
@@ -477,8 +481,8 @@ mod tests {
     fn choices_parse_with_and_without_bits() {
         assert_eq!(Choice::parse("onesweep").unwrap(), Choice { algorithm: SortAlgorithm::Onesweep, radix_bits: 8 });
         assert_eq!(Choice::parse("tutorial:4").unwrap(), Choice { algorithm: SortAlgorithm::Tutorial, radix_bits: 4 });
-        assert!(Choice::parse("subgroup:8").unwrap_err().contains("bits per pass"));
-        assert!(Choice::parse("bogo").unwrap_err().contains("unknown sort"));
+        assert!(Choice::parse("subgroup:8").unwrap_err().to_string().contains("bits per pass"));
+        assert!(Choice::parse("bogo").unwrap_err().to_string().contains("unknown sort"));
         assert!(Choice::all().len() >= 3);
     }
 }

@@ -9,7 +9,8 @@ pub mod keys;
 pub mod lab;
 pub mod readback;
 pub mod render;
-pub mod scene;
+/// Scenes and their file formats: the `splatsort-scene` crate.
+pub use splatsort_scene as scene;
 /// The GPU sorts: the `splatsort-sort` crate.
 pub use splatsort_sort as sort;
 pub mod timing;

@@ -339,7 +339,7 @@ fn bad_onesweep_settings_are_clear_errors() {
     assert!(matches!(error, SortError::KeyBitsForType { .. }), "{error}");
     for text in ["512", "512x0", "100x8", "256x17", "axb"] {
         let error = text.parse::<TileShape>().unwrap_err();
-        assert!(error.contains("OneSweep tile"), "{text}: {error}");
+        assert!(error.to_string().contains("OneSweep tile"), "{text}: {error}");
     }
 }
 

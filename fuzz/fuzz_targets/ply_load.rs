@@ -11,7 +11,7 @@ fuzz_target!(|data: &[u8]| {
     if std::fs::write(&path, data).is_err() {
         return;
     }
-    match splatsort::scene::load(&path, &mut |_| {}) {
+    match splatsort_scene::load(&path, &mut |_| {}) {
         Ok(scene) => {
             assert!(!scene.is_empty(), "a loaded scene has splats");
             assert!(scene.positions.iter().all(|p| p.is_finite()), "finite positions");

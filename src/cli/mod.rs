@@ -123,7 +123,7 @@ pub(crate) struct CameraArgs {
 }
 
 pub(crate) fn parse_choice(text: &str) -> Result<splatsort::lab::Choice, String> {
-    splatsort::lab::Choice::parse(text)
+    splatsort::lab::Choice::parse(text).map_err(|e| e.to_string())
 }
 
 pub(crate) fn parse_radix_bits(text: &str) -> Result<u32, String> {

@@ -136,26 +136,33 @@ impl TileShape {
     }
 }
 
+/// Why text is not a `TileShape`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TileShapeError {
+    /// Not two whole numbers joined by `x`.
+    #[error("a OneSweep tile is THREADSxKEYS (e.g. 512x15), not {0:?}")]
+    Syntax(String),
+    /// Numbers outside what any device runs.
+    #[error(
+        "a OneSweep tile takes 256 to 1024 threads (a multiple of 128) and 1 to {MAX_KEYS_PER_THREAD} keys per \
+         thread, not {0}"
+    )]
+    Range(String),
+}
+
 impl std::str::FromStr for TileShape {
-    type Err = String;
+    type Err = TileShapeError;
 
     /// `THREADSxKEYS`, e.g. `512x15`.
-    fn from_str(text: &str) -> Result<Self, String> {
+    fn from_str(text: &str) -> Result<Self, TileShapeError> {
         let parse = |part: Option<&str>| part.and_then(|p| p.trim().parse::<u32>().ok());
         let mut parts = text.split('x');
         match (parse(parts.next()), parse(parts.next()), parts.next()) {
             (Some(threads), Some(keys_per_thread), None) => {
                 let shape = TileShape { threads, keys_per_thread };
-                if shape.is_valid() {
-                    Ok(shape)
-                } else {
-                    Err(format!(
-                        "a OneSweep tile takes 256 to 1024 threads (a multiple of 128) and 1 to \
-                         {MAX_KEYS_PER_THREAD} keys per thread, not {text}"
-                    ))
-                }
+                if shape.is_valid() { Ok(shape) } else { Err(TileShapeError::Range(text.to_string())) }
             }
-            _ => Err(format!("a OneSweep tile is THREADSxKEYS (e.g. 512x15), not {text:?}")),
+            _ => Err(TileShapeError::Syntax(text.to_string())),
         }
     }
 }

@@ -15,7 +15,7 @@ use std::path::Path;
 
 use glam::{Quat, Vec3};
 
-use super::ply::{Encoding, Header, PropertyType, ScalarType};
+use super::ply_header::{Encoding, Header, PropertyType, ScalarType};
 use super::rows::{sh_from_channel_major, sh_rest_channel_major, usable_scale};
 use super::{Scene, SceneError, SceneInfo, sh_coeffs_for_degree};
 

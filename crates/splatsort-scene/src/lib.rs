@@ -11,6 +11,7 @@
 
 pub mod compressed;
 pub mod ply;
+pub mod ply_header;
 mod rows;
 pub mod splat;
 pub mod spz;
