@@ -262,19 +262,8 @@ pub fn run_case(
     let key_bytes: &[u8] = if wide { bytemuck::cast_slice(&wide_keys) } else { bytemuck::cast_slice(&keys) };
     let values: Vec<u32> = (0..n).collect();
 
-    let source_usage = wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
-    let make_source = |label: &str, data: &[u8]| {
-        let buffer = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some(label),
-            size: (data.len() as u64).max(4),
-            usage: source_usage,
-            mapped_at_creation: false,
-        });
-        queue.write_buffer(&buffer, 0, data);
-        buffer
-    };
-    let source_keys = make_source("bench source keys", key_bytes);
-    let source_values = make_source("bench source values", bytemuck::cast_slice(&values));
+    let source_keys = source_buffer(device, queue, "bench source keys", key_bytes);
+    let source_values = source_buffer(device, queue, "bench source values", bytemuck::cast_slice(&values));
     let restore = |encoder: &mut wgpu::CommandEncoder| {
         if n > 0 {
             encoder.copy_buffer_to_buffer(&source_keys, 0, buffers.keys(0), 0, key_bytes.len() as u64);
@@ -300,15 +289,7 @@ pub fn run_case(
     };
 
     let lookback = sorter.lookback_stats_blocking(device, queue);
-    let slot = sorter.output_slot();
-    let keys_only = case.config.keys_only;
-    let check = if wide {
-        let want = cpu::stable_sort_pairs_u64(&wide_keys, &values, case.config);
-        compare_result(want, buffers.read_u64_blocking(device, queue, slot, n), keys_only)
-    } else {
-        let want = cpu::stable_sort_pairs(&keys, &values, case.config);
-        compare_result(want, buffers.read_blocking(device, queue, slot, n), keys_only)
-    };
+    let check = check_output(ctx, &buffers, sorter.output_slot(), case.config, (&keys, &wide_keys, &values));
 
     let traffic = sorter.traffic();
     let gpu = timings.as_ref().map(|t| GpuTimes { span, ..summarize(t, case, repeat, &traffic) });
@@ -333,6 +314,37 @@ pub fn run_case(
         wall_ms_per_sort,
         timings,
     })
+}
+
+/// An untimed buffer holding `data`, copied into the sort's input before each sort.
+fn source_buffer(device: &wgpu::Device, queue: &wgpu::Queue, label: &str, data: &[u8]) -> wgpu::Buffer {
+    let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size: (data.len() as u64).max(4),
+        usage: wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    queue.write_buffer(&buffer, 0, data);
+    buffer
+}
+
+/// The sorted pairs in `slot` against a stable CPU sort of the input (u32 keys, or the u64 keys when there are any).
+fn check_output(
+    ctx: &GpuContext,
+    buffers: &SortBuffers,
+    slot: usize,
+    config: SortConfig,
+    (keys, wide_keys, values): (&[u32], &[u64], &[u32]),
+) -> Result<(), cpu::Mismatch> {
+    let (device, queue) = (&ctx.device, &ctx.queue);
+    let n = values.len() as u32;
+    if config.key_type == KeyType::U64 {
+        let want = cpu::stable_sort_pairs_u64(wide_keys, values, config);
+        compare_result(want, buffers.read_u64_blocking(device, queue, slot, n), config.keys_only)
+    } else {
+        let want = cpu::stable_sort_pairs(keys, values, config);
+        compare_result(want, buffers.read_blocking(device, queue, slot, n), config.keys_only)
+    }
 }
 
 /// The GPU's (keys, values) against the CPU reference's; keys-only sorts leave the values alone, so only keys count.
@@ -432,34 +444,7 @@ pub fn format_result(result: &BenchResult) -> String {
     }
     let _ = writeln!(out, ")");
     match &result.gpu {
-        Some(gpu) => {
-            let _ = writeln!(out, "  GPU time over {} sorts   median ms    min ms", gpu.samples);
-            for (kind, stat) in &gpu.per_kind {
-                let _ = writeln!(out, "    {:<20} {:>10.3} {:>9.3}", kind.short_name(), stat.median_ms, stat.min_ms);
-            }
-            let _ = writeln!(out, "    {:<20} {:>10.3} {:>9.3}", "total", gpu.total.median_ms, gpu.total.min_ms);
-            if let Some(span) = gpu.span {
-                let _ = writeln!(out, "    {:<20} {:>10.3} {:>9.3}", "whole sort (span)", span.median_ms, span.min_ms);
-            }
-            let _ = writeln!(
-                out,
-                "    {:.1} Mkeys/s, {:.2} GB/s effective (modelled bytes / median total)",
-                gpu.mkeys_per_sec, gpu.effective_gb_per_sec
-            );
-            let names: Vec<&str> = gpu.per_kind.iter().map(|(k, _)| k.short_name()).collect();
-            let _ = write!(out, "  per iteration, median ms [{}]:", names.join(" "));
-            for (i, stats) in gpu.per_iteration.iter().enumerate() {
-                if i % 4 == 0 {
-                    let _ = write!(out, "\n   ");
-                }
-                let _ = write!(out, " {i:>2}:");
-                for stat in stats {
-                    let _ = write!(out, " {:.3}", stat.median_ms);
-                }
-                let _ = write!(out, " |");
-            }
-            let _ = writeln!(out);
-        }
+        Some(gpu) => write_gpu_times(&mut out, gpu),
         None => {
             let _ = writeln!(
                 out,
@@ -470,6 +455,37 @@ pub fn format_result(result: &BenchResult) -> String {
         }
     }
     out
+}
+
+/// `sort-bench`'s GPU time table: per pass kind, the whole sort, throughput, and per iteration.
+fn write_gpu_times(out: &mut String, gpu: &GpuTimes) {
+    use std::fmt::Write;
+    let _ = writeln!(out, "  GPU time over {} sorts   median ms    min ms", gpu.samples);
+    for (kind, stat) in &gpu.per_kind {
+        let _ = writeln!(out, "    {:<20} {:>10.3} {:>9.3}", kind.short_name(), stat.median_ms, stat.min_ms);
+    }
+    let _ = writeln!(out, "    {:<20} {:>10.3} {:>9.3}", "total", gpu.total.median_ms, gpu.total.min_ms);
+    if let Some(span) = gpu.span {
+        let _ = writeln!(out, "    {:<20} {:>10.3} {:>9.3}", "whole sort (span)", span.median_ms, span.min_ms);
+    }
+    let _ = writeln!(
+        out,
+        "    {:.1} Mkeys/s, {:.2} GB/s effective (modelled bytes / median total)",
+        gpu.mkeys_per_sec, gpu.effective_gb_per_sec
+    );
+    let names: Vec<&str> = gpu.per_kind.iter().map(|(k, _)| k.short_name()).collect();
+    let _ = write!(out, "  per iteration, median ms [{}]:", names.join(" "));
+    for (i, stats) in gpu.per_iteration.iter().enumerate() {
+        if i % 4 == 0 {
+            let _ = write!(out, "\n   ");
+        }
+        let _ = write!(out, " {i:>2}:");
+        for stat in stats {
+            let _ = write!(out, " {:.3}", stat.median_ms);
+        }
+        let _ = write!(out, " |");
+    }
+    let _ = writeln!(out);
 }
 
 /// GPU time per stage of the splat frame, over many frames.

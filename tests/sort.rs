@@ -43,13 +43,17 @@ fn sort_and_check(buffers: &SortBuffers, sorter: &mut GpuSort, keys: &[u32], wha
     let ctx = common::context();
     let values: Vec<u32> = (0..keys.len() as u32).collect();
     let what = format!("{} sort, {what}", sorter.algorithm().name());
-    let (gpu_keys, gpu_values) = common::checked(ctx, &what, || {
-        buffers.write_input(&ctx.queue, keys, &values).expect("fits the capacity");
-        let mut encoder = ctx.device.create_command_encoder(&Default::default());
-        let output = sorter.record(&ctx.queue, &mut encoder, keys.len() as u32, None, 0).expect("sort records");
-        assert_eq!(output.slot, sorter.output_slot(), "the output lands where the sorter says");
-        ctx.queue.submit([encoder.finish()]);
-        buffers.read_blocking(&ctx.device, &ctx.queue, output.slot, keys.len() as u32)
+    // Under the watchdog: a sort that never finishes fails the run with its name instead of stalling CI. One sort
+    // takes at most a few seconds on lavapipe; the bound leaves room for a loaded machine.
+    let (gpu_keys, gpu_values) = common::within(300, &what, || {
+        common::checked(ctx, &what, || {
+            buffers.write_input(&ctx.queue, keys, &values).expect("fits the capacity");
+            let mut encoder = ctx.device.create_command_encoder(&Default::default());
+            let output = sorter.record(&ctx.queue, &mut encoder, keys.len() as u32, None, 0).expect("sort records");
+            assert_eq!(output.slot, sorter.output_slot(), "the output lands where the sorter says");
+            ctx.queue.submit([encoder.finish()]);
+            buffers.read_blocking(&ctx.device, &ctx.queue, output.slot, keys.len() as u32)
+        })
     });
     let (want_keys, want_values) = cpu::stable_sort_pairs(keys, &values, sorter.config());
     if let Err(mismatch) = cpu::compare((&want_keys, &want_values), (&gpu_keys, &gpu_values)) {

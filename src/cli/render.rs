@@ -4,10 +4,10 @@ use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 
-use splatsort::bench;
+use splatsort::bench::{self, RenderBenchResult};
 use splatsort::gpu::{AdapterPreference, GpuContext, describe_adapter};
-use splatsort::render::{DrawPath, SplatRenderer};
-use splatsort::scene;
+use splatsort::render::{DrawPath, FrameCounts, SplatRenderer};
+use splatsort::scene::{self, Scene};
 use splatsort::timing::{GpuTimer, PassKind};
 
 use super::{
@@ -109,16 +109,10 @@ pub(crate) fn render_command(args: RenderArgs) -> anyhow::Result<()> {
 
 pub(crate) fn render_bench(args: RenderBenchArgs) -> anyhow::Result<()> {
     let mut settings = settings_for(args.sort, scene::MAX_SH_DEGREE, [0.0; 3])?;
-    let mut scene = load(&args.scene)?;
+    let scene = load(&args.scene)?;
     let ctx = GpuContext::headless(AdapterPreference::Hardware)?;
+    let scene = copies(scene, &args, &ctx)?;
     settings.draw = args.sort.draw.unwrap_or(DrawPath::for_adapter(&ctx.info));
-    if args.tile > 1 {
-        // Check the tiled size against host and device limits before building it.
-        let total = scene.check_tiled_size(args.tile as usize)?;
-        splatsort::render::GpuScene::check_limits(&ctx.device, total, scene.sh_degree)
-            .with_context(|| format!("{} x{} does not fit this GPU", args.scene.display(), args.tile))?;
-        scene = scene.tiled(args.tile as usize);
-    }
     let camera = camera_for(&args.camera, &scene)?;
     let mut renderer = SplatRenderer::new(&ctx.device, &ctx.queue, &scene, settings)
         .with_context(|| format!("cannot put {} on the GPU", args.scene.display()))?;
@@ -130,7 +124,6 @@ pub(crate) fn render_bench(args: RenderBenchArgs) -> anyhow::Result<()> {
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     let counts = renderer.counts_blocking(&ctx.device, &ctx.queue);
-    let visible = counts.visible;
     let compare = if args.compare.is_empty() {
         None
     } else {
@@ -147,7 +140,7 @@ pub(crate) fn render_bench(args: RenderBenchArgs) -> anyhow::Result<()> {
                 "adapter": describe_adapter(&ctx.info),
                 "scene": args.scene.display().to_string(),
                 "tile": args.tile,
-                "visible_splats": visible,
+                "visible_splats": counts.visible,
                 "culled_nonfinite_splats": counts.culled_nonfinite,
                 "tile_pairs": counts.tile_pairs,
                 "result": result,
@@ -156,6 +149,28 @@ pub(crate) fn render_bench(args: RenderBenchArgs) -> anyhow::Result<()> {
         );
         return Ok(());
     }
+    print_render_result(&args, &ctx, &result, &counts);
+    match compare {
+        Some(report) => print_compare(&report, counts.visible),
+        None => Ok(()),
+    }
+}
+
+/// The scene `render-bench` draws: `--tile` copies of the file's (checked against the host's and the device's
+/// limits before they are made).
+fn copies(scene: Scene, args: &RenderBenchArgs, ctx: &GpuContext) -> anyhow::Result<Scene> {
+    if args.tile <= 1 {
+        return Ok(scene);
+    }
+    let total = scene.check_tiled_size(args.tile as usize)?;
+    splatsort::render::GpuScene::check_limits(&ctx.device, total, scene.sh_degree)
+        .with_context(|| format!("{} x{} does not fit this GPU", args.scene.display(), args.tile))?;
+    Ok(scene.tiled(args.tile as usize))
+}
+
+/// `render-bench`'s table: the scene and settings, then each stage's median and minimum GPU time.
+fn print_render_result(args: &RenderBenchArgs, ctx: &GpuContext, result: &RenderBenchResult, counts: &FrameCounts) {
+    let visible = counts.visible;
     println!(
         "{} x{} = {} splats ({} visible) at {}x{}, {:?} draw, {} sort, radix {} bits, key {} bits, {} frames on {}",
         args.scene.display(),
@@ -200,30 +215,32 @@ pub(crate) fn render_bench(args: RenderBenchArgs) -> anyhow::Result<()> {
         result.scene_bytes as f64 / 1048576.0,
         result.sort_bytes as f64 / 1048576.0
     );
-    if let Some(report) = compare {
-        println!("  sorts compared on the frame's {visible} depth keys, {} rounds:", report.rounds);
-        println!("    {:<22} {:>10} {:>9} {:>8} {:>12}", "sort", "median ms", "min ms", "check", "temp MiB");
-        for c in &report.contenders {
-            let check = match (c.checks_failed, c.checks_passed) {
-                (0, 0) => "-".to_string(),
-                (0, passed) => format!("{passed} ok"),
-                (failed, _) => format!("{failed} FAILED"),
-            };
-            let ms = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
-            println!(
-                "    {:<22} {:>10} {:>9} {:>8} {:>12.1}{}{}",
-                c.label,
-                ms(c.median_ms),
-                ms(c.min_ms),
-                check,
-                c.temp_bytes as f64 / 1048576.0,
-                if c.fastest { "  fastest" } else { "" },
-                c.error.as_deref().map_or(String::new(), |e| format!("  ({e})"))
-            );
-        }
-        if report.contenders.iter().any(|c| c.checks_failed > 0) {
-            bail!("a compared sort failed its check");
-        }
+}
+
+/// `render-bench --compare`'s table; an error when a compared sort failed its check.
+fn print_compare(report: &splatsort::lab::CompareReport, visible: u32) -> anyhow::Result<()> {
+    println!("  sorts compared on the frame's {visible} depth keys, {} rounds:", report.rounds);
+    println!("    {:<22} {:>10} {:>9} {:>8} {:>12}", "sort", "median ms", "min ms", "check", "temp MiB");
+    for c in &report.contenders {
+        let check = match (c.checks_failed, c.checks_passed) {
+            (0, 0) => "-".to_string(),
+            (0, passed) => format!("{passed} ok"),
+            (failed, _) => format!("{failed} FAILED"),
+        };
+        let ms = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
+        println!(
+            "    {:<22} {:>10} {:>9} {:>8} {:>12.1}{}{}",
+            c.label,
+            ms(c.median_ms),
+            ms(c.min_ms),
+            check,
+            c.temp_bytes as f64 / 1048576.0,
+            if c.fastest { "  fastest" } else { "" },
+            c.error.as_deref().map_or(String::new(), |e| format!("  ({e})"))
+        );
+    }
+    if report.contenders.iter().any(|c| c.checks_failed > 0) {
+        bail!("a compared sort failed its check");
     }
     Ok(())
 }

@@ -277,6 +277,30 @@ pub struct SplatRenderer {
     max_workgroups_per_dim: u32,
 }
 
+/// The frame's draw arguments and counts (`DrawArgs`), and the image they are reset from at the start of each frame.
+fn draw_args_buffers(device: &wgpu::Device, queue: &wgpu::Queue) -> (wgpu::Buffer, wgpu::Buffer) {
+    let usage = wgpu::BufferUsages::STORAGE
+        | wgpu::BufferUsages::INDIRECT
+        | wgpu::BufferUsages::COPY_DST
+        | wgpu::BufferUsages::COPY_SRC;
+    let draw_args = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("splat draw args"),
+        size: DRAW_ARGS_BYTES,
+        usage,
+        mapped_at_creation: false,
+    });
+    let draw_args_reset = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("splat draw args reset"),
+        size: DRAW_ARGS_BYTES,
+        usage: wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    // Four vertices per quad, no instances until the projection counts them; no counts.
+    let reset = DrawArgs { vertex_count: 4, ..Default::default() };
+    queue.write_buffer(&draw_args_reset, 0, bytemuck::bytes_of(&reset));
+    (draw_args, draw_args_reset)
+}
+
 /// Everything the renderer compiles, made once per device and shared by every `SplatRenderer` on it (a cheap handle:
 /// clones share): its own layouts and pipelines, the blit's per target format, the compute path's (compiled when a
 /// renderer first takes that path), and the sorts' (`SortKernels`, each algorithm compiled when first used). A new
@@ -610,25 +634,7 @@ impl SplatRenderer {
             wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
         );
         let projected = buffer("projected splats", n * PROJECTED_BYTES_PER_SPLAT, wgpu::BufferUsages::STORAGE);
-        let draw_args = buffer(
-            "splat draw args",
-            DRAW_ARGS_BYTES,
-            wgpu::BufferUsages::STORAGE
-                | wgpu::BufferUsages::INDIRECT
-                | wgpu::BufferUsages::COPY_DST
-                | wgpu::BufferUsages::COPY_SRC,
-        );
-        let draw_args_reset = buffer(
-            "splat draw args reset",
-            DRAW_ARGS_BYTES,
-            wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
-        );
-        // Four vertices per quad, no instances until the projection counts them; no counts.
-        queue.write_buffer(
-            &draw_args_reset,
-            0,
-            bytemuck::bytes_of(&DrawArgs { vertex_count: 4, ..Default::default() }),
-        );
+        let (draw_args, draw_args_reset) = draw_args_buffers(device, queue);
         let blit_params = [0u32, 1].map(|srgb| {
             let b = buffer("blit params", 16, wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST);
             queue.write_buffer(&b, 0, bytemuck::cast_slice(&[srgb, 0, 0, 0]));
@@ -841,46 +847,9 @@ impl SplatRenderer {
             return Err(RenderError::ImageTooBig { width: camera.width, height: camera.height, limit });
         }
         self.ensure_target(device, camera.width, camera.height);
-        let n = self.scene.num_splats;
-        let s = self.settings;
-        let (tan_x, tan_y) = camera.tan_half_fov();
-        let m = camera.camera_from_world;
-        let t = -(m * camera.position);
-        let camera_from_world =
-            glam::Mat4::from_cols(m.x_axis.extend(0.0), m.y_axis.extend(0.0), m.z_axis.extend(0.0), t.extend(1.0));
-        let uniforms = FrameUniforms {
-            camera_from_world: camera_from_world.to_cols_array_2d(),
-            camera_position: camera.position.extend(1.0).to_array(),
-            focal: [camera.fx, camera.fy],
-            principal: [camera.cx, camera.cy],
-            viewport: [camera.width as f32, camera.height as f32],
-            tan_half_fov: [tan_x, tan_y],
-            near: camera.near,
-            far: camera.far,
-            num_splats: n,
-            key_bits: s.sort.key_bits,
-            sh_degree: s.sh_degree.min(self.scene.sh_degree),
-            sh_words: sh_words(self.scene.sh_degree),
-            splat_scale: s.splat_scale,
-            count_index: self.visible_counts.total_index(),
-        };
-        queue.write_buffer(&self.uniforms, 0, bytemuck::bytes_of(&uniforms));
+        queue.write_buffer(&self.uniforms, 0, bytemuck::bytes_of(&self.frame_uniforms(camera)));
         encoder.copy_buffer_to_buffer(&self.draw_args_reset, 0, &self.draw_args, 0, DRAW_ARGS_BYTES);
-
-        let label = |kind| PassLabel { kind, iteration: None, repeat };
-        {
-            let timestamp_writes = timer.as_deref_mut().and_then(|t| t.compute_pass_writes(label(PassKind::DepthKeys)));
-            let mut pass = encoder
-                .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("depth keys"), timestamp_writes });
-            let (x, y) = dispatch_grid(n.div_ceil(PROJECT_WORKGROUP_SIZE), self.max_workgroups_per_dim);
-            pass.set_pipeline(&self.kernels.pipelines().project);
-            pass.set_bind_group(0, &self.project_group, &[]);
-            pass.dispatch_workgroups(x, y, 1);
-            self.visible_counts.record(&mut pass);
-            pass.set_pipeline(&self.kernels.pipelines().compact);
-            pass.set_bind_group(0, &self.compact_group, &[]);
-            pass.dispatch_workgroups(x, y, 1);
-        }
+        self.record_depth_keys(encoder, timer.as_deref_mut(), repeat);
         if let Some(hook) = before_sort {
             hook(encoder, &self.sort_buffers);
         }
@@ -889,57 +858,122 @@ impl SplatRenderer {
             self.sorter.record_gpu_count(queue, encoder, timer.as_deref_mut().map(|t| t as &mut dyn PassTimer), repeat);
         // The sort's look-back counters ride along with the counts (words 5 and 6), read back without a stall.
         self.sorter.copy_lookback_stats(encoder, &self.draw_args, draw_args_offset!(sort_fallbacks));
-        let compute = s.draw == DrawPath::Compute;
+        let compute = self.settings.draw == DrawPath::Compute;
         if compute {
-            let tiles = self.tiles.as_mut().expect("made by set_settings for the compute path");
-            let (_, view, _) = self.target.as_ref().expect("target made above");
-            let inputs = tile::FrameInputs {
-                uniforms: &self.uniforms,
-                projected: &self.projected,
-                depth: &self.sort_buffers,
-                depth_slot: output_slot,
-                accumulation: view,
-                image_generation: self.image_generation,
-                width: camera.width,
-                height: camera.height,
-                background: s.background,
-            };
-            tiles.record_binning(device, queue, encoder, &inputs, (timer.as_deref_mut(), repeat))?;
-            // The pairs the frame needed ride along too (word 7).
-            let at = draw_args_offset!(tile_pairs);
-            encoder.copy_buffer_to_buffer(tiles.draw_args(), tile::ARGS_PAIRS, &self.draw_args, at, 4);
+            self.record_tiles(device, queue, encoder, camera, output_slot, (timer.as_deref_mut(), repeat))?;
         }
-        // The compute path writes every pixel first; the quad pass then loads the image and draws over it only
-        // in a frame whose pairs passed the cap (its instance count is decided on the GPU).
-        if let Some(tiles) = self.tiles.as_ref().filter(|_| compute) {
-            tiles.record_rasterize(encoder, timer.as_deref_mut(), repeat);
-        }
-        {
-            let (_, view, _) = self.target.as_ref().expect("target made above");
-            let [r, g, b] = s.background.map(f64::from);
-            let load = if compute { wgpu::LoadOp::Load } else { wgpu::LoadOp::Clear(wgpu::Color { r, g, b, a: 1.0 }) };
-            let timestamp_writes = timer.and_then(|t| t.render_pass_writes(label(PassKind::Draw)));
-            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: Some("splat draw"),
-                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                    view,
-                    depth_slice: None,
-                    resolve_target: None,
-                    ops: wgpu::Operations { load, store: wgpu::StoreOp::Store },
-                })],
-                depth_stencil_attachment: None,
-                timestamp_writes,
-                occlusion_query_set: None,
-                multiview_mask: None,
-            });
-            pass.set_pipeline(&self.kernels.pipelines().draw);
-            pass.set_bind_group(0, &self.draw_groups[output_slot], &[]);
-            match self.tiles.as_ref().filter(|_| compute) {
-                Some(tiles) => pass.draw_indirect(tiles.draw_args(), 0),
-                None => pass.draw_indirect(&self.draw_args, 0),
-            }
-        }
+        self.record_quads(encoder, output_slot, compute, (timer, repeat));
         Ok(())
+    }
+
+    /// The frame's uniforms for `camera` and the current settings.
+    fn frame_uniforms(&self, camera: &Camera) -> FrameUniforms {
+        let s = self.settings;
+        let (tan_x, tan_y) = camera.tan_half_fov();
+        let m = camera.camera_from_world;
+        let t = -(m * camera.position);
+        let camera_from_world =
+            glam::Mat4::from_cols(m.x_axis.extend(0.0), m.y_axis.extend(0.0), m.z_axis.extend(0.0), t.extend(1.0));
+        FrameUniforms {
+            camera_from_world: camera_from_world.to_cols_array_2d(),
+            camera_position: camera.position.extend(1.0).to_array(),
+            focal: [camera.fx, camera.fy],
+            principal: [camera.cx, camera.cy],
+            viewport: [camera.width as f32, camera.height as f32],
+            tan_half_fov: [tan_x, tan_y],
+            near: camera.near,
+            far: camera.far,
+            num_splats: self.scene.num_splats,
+            key_bits: s.sort.key_bits,
+            sh_degree: s.sh_degree.min(self.scene.sh_degree),
+            sh_words: sh_words(self.scene.sh_degree),
+            splat_scale: s.splat_scale,
+            count_index: self.visible_counts.total_index(),
+        }
+    }
+
+    /// The depth-keys pass: projection, the scan of the per-workgroup visible counts, and the compaction of the
+    /// visible splats' keys into the sort's input.
+    fn record_depth_keys(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&mut GpuTimer>, repeat: u32) {
+        let label = PassLabel { kind: PassKind::DepthKeys, iteration: None, repeat };
+        let timestamp_writes = timer.and_then(|t| t.compute_pass_writes(label));
+        let mut pass =
+            encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("depth keys"), timestamp_writes });
+        let groups = self.scene.num_splats.div_ceil(PROJECT_WORKGROUP_SIZE);
+        let (x, y) = dispatch_grid(groups, self.max_workgroups_per_dim);
+        pass.set_pipeline(&self.kernels.pipelines().project);
+        pass.set_bind_group(0, &self.project_group, &[]);
+        pass.dispatch_workgroups(x, y, 1);
+        self.visible_counts.record(&mut pass);
+        pass.set_pipeline(&self.kernels.pipelines().compact);
+        pass.set_bind_group(0, &self.compact_group, &[]);
+        pass.dispatch_workgroups(x, y, 1);
+    }
+
+    /// The compute path: the depth-sorted splats binned to tiles (their pairs sorted by tile), then each tile
+    /// blended. The pairs the frame needed ride along with the counts (word 7).
+    fn record_tiles(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        encoder: &mut wgpu::CommandEncoder,
+        camera: &Camera,
+        output_slot: usize,
+        (mut timer, repeat): (Option<&mut GpuTimer>, u32),
+    ) -> Result<(), RenderError> {
+        let tiles = self.tiles.as_mut().expect("made by set_settings for the compute path");
+        let (_, view, _) = self.target.as_ref().expect("made by ensure_target");
+        let inputs = tile::FrameInputs {
+            uniforms: &self.uniforms,
+            projected: &self.projected,
+            depth: &self.sort_buffers,
+            depth_slot: output_slot,
+            accumulation: view,
+            image_generation: self.image_generation,
+            width: camera.width,
+            height: camera.height,
+            background: self.settings.background,
+        };
+        tiles.record_binning(device, queue, encoder, &inputs, (timer.as_deref_mut(), repeat))?;
+        let at = draw_args_offset!(tile_pairs);
+        encoder.copy_buffer_to_buffer(tiles.draw_args(), tile::ARGS_PAIRS, &self.draw_args, at, 4);
+        tiles.record_rasterize(encoder, timer, repeat);
+        Ok(())
+    }
+
+    /// The quads, back to front. The compute path writes every pixel first; the quad pass then loads the image and
+    /// draws over it only in a frame whose pairs passed the cap (its instance count is decided on the GPU).
+    fn record_quads(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        output_slot: usize,
+        compute: bool,
+        (timer, repeat): (Option<&mut GpuTimer>, u32),
+    ) {
+        let (_, view, _) = self.target.as_ref().expect("made by ensure_target");
+        let [r, g, b] = self.settings.background.map(f64::from);
+        let load = if compute { wgpu::LoadOp::Load } else { wgpu::LoadOp::Clear(wgpu::Color { r, g, b, a: 1.0 }) };
+        let label = PassLabel { kind: PassKind::Draw, iteration: None, repeat };
+        let timestamp_writes = timer.and_then(|t| t.render_pass_writes(label));
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("splat draw"),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view,
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations { load, store: wgpu::StoreOp::Store },
+            })],
+            depth_stencil_attachment: None,
+            timestamp_writes,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        pass.set_pipeline(&self.kernels.pipelines().draw);
+        pass.set_bind_group(0, &self.draw_groups[output_slot], &[]);
+        match self.tiles.as_ref().filter(|_| compute) {
+            Some(tiles) => pass.draw_indirect(tiles.draw_args(), 0),
+            None => pass.draw_indirect(&self.draw_args, 0),
+        }
     }
 
     /// Copies the last frame's image onto `target` (a window surface or an 8-bit image), clamped to [0, 1].

@@ -28,18 +28,17 @@ pub mod surface;
 pub mod toasts;
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use winit::application::ApplicationHandler;
 use winit::event::WindowEvent;
 use winit::event_loop::{ActiveEventLoop, EventLoop};
-use winit::window::{Window, WindowId};
+use winit::window::WindowId;
 
 use crate::camera::CameraFile;
-use crate::gpu::{AdapterPreference, GpuContext, describe_adapter};
+use crate::gpu::{GpuContext, describe_adapter};
 use crate::lab::{Choice, CompareReport, SortLab};
-use crate::render::{RenderSettings, SplatRenderer};
+use crate::render::SplatRenderer;
 use crate::scene::Scene;
 use crate::timing::{GpuTimer, PassKind};
 use crate::trace::TraceRing;
@@ -260,77 +259,24 @@ impl Running {
         scene: Scene,
         views: Vec<(String, CameraFile)>,
     ) -> anyhow::Result<Self> {
-        let attributes = Window::default_attributes()
-            .with_title(format!("splatsort - {}", options.scene.display()))
-            .with_inner_size(winit::dpi::PhysicalSize::new(options.width, options.height));
-        let window = Arc::new(event_loop.create_window(attributes)?);
-        let mut descriptor =
-            wgpu::InstanceDescriptor::new_with_display_handle_from_env(Box::new(event_loop.owned_display_handle()));
-        descriptor.backends = wgpu::Backends::from_env().unwrap_or(wgpu::Backends::PRIMARY);
-        descriptor.flags = crate::gpu::instance_flags(descriptor.flags);
-        let instance = wgpu::Instance::new(descriptor);
-        let surface = instance.create_surface(Arc::clone(&window))?;
-        let ctx = pollster::block_on(GpuContext::with_instance(instance, Some(&surface), AdapterPreference::Hardware))?;
-        let size = window.inner_size();
-        let caps = surface.get_capabilities(&ctx.adapter);
-        // A non-sRGB format: splat colours are display values already (the blit handles sRGB if that is all there is).
-        let format = caps.formats.iter().copied().find(|f| !f.is_srgb()).unwrap_or(caps.formats[0]);
-        let config = wgpu::SurfaceConfiguration {
-            usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
-            format,
-            width: size.width.max(1),
-            height: size.height.max(1),
-            present_mode: wgpu::PresentMode::AutoVsync,
-            desired_maximum_frame_latency: 2,
-            alpha_mode: caps.alpha_modes[0],
-            color_space: wgpu::SurfaceColorSpace::Auto,
-            view_formats: vec![],
-        };
-        surface.configure(&ctx.device, &config);
-
+        let title = format!("splatsort - {}", options.scene.display());
+        let (surface, ctx) = Surface::open(event_loop, &title, (options.width, options.height))?;
+        let format = surface.config.format;
         let egui_ctx = egui::Context::default();
         let egui_state = egui_winit::State::new(
             egui_ctx.clone(),
             egui::ViewportId::ROOT,
-            &window,
-            Some(window.scale_factor() as f32),
+            &surface.window,
+            Some(surface.window.scale_factor() as f32),
             None,
             Some(ctx.device.limits().max_texture_dimension_2d as usize),
         );
         let egui_renderer = egui_wgpu::Renderer::new(&ctx.device, format, egui_wgpu::RendererOptions::default());
 
         let start_camera = views.first().map(|(_, c)| c.clone());
-        let unavailable: Vec<_> = crate::sort::SortAlgorithm::ALL
-            .into_iter()
-            .filter_map(|a| a.unavailable_reason(ctx.device.features()).map(|reason| (a, reason)))
-            .collect();
-        let panel = PanelState {
-            algorithm: options.algorithm,
-            sort: options.sort,
-            draw: options.draw.unwrap_or(crate::render::DrawPath::for_adapter(&ctx.info)),
-            compare: options.compare.clone(),
-            compare_every: options.compare_every.clamp(1, 30),
-            unavailable,
-            sh_degree: scene.sh_degree,
-            splat_scale: 1.0,
-            background: [0.0; 3],
-            up: start_camera.as_ref().map_or(UpAxis::NegY, |c| UpAxis::nearest(glam::Vec3::from(c.up))),
-            vsync: true,
-            camera_path: "camera.json".into(),
-            show_iterations: false,
-            open_path: String::new(),
-            views: if views.len() > 1 { views } else { Vec::new() },
-        };
-        let settings = RenderSettings {
-            algorithm: panel.algorithm,
-            sort: panel.sort,
-            draw: panel.draw,
-            tile_pair_cap: None,
-            sh_degree: panel.sh_degree,
-            splat_scale: panel.splat_scale,
-            background: panel.background,
-        };
-        let renderer = SplatRenderer::new(&ctx.device, &ctx.queue, &scene, settings)?;
+        let up = start_camera.as_ref().map_or(UpAxis::NegY, |c| UpAxis::nearest(glam::Vec3::from(c.up)));
+        let panel = initial_panel(options, &ctx, scene.sh_degree, up, views);
+        let renderer = SplatRenderer::new(&ctx.device, &ctx.queue, &scene, panel.render_settings(None))?;
         let bounds = scene.robust_bounds();
         let radius = crate::camera::framing_sphere(bounds.0, bounds.1).map_or(1.0, |(_, r)| r);
         let orbit = match &start_camera {
@@ -350,7 +296,7 @@ impl Running {
             load: None,
         });
         Ok(Self {
-            surface: Surface { window, surface, config },
+            surface,
             egui_ctx,
             egui_state,
             egui_renderer,
@@ -490,16 +436,7 @@ impl Running {
     }
 
     fn apply_settings(&mut self) {
-        let p = &self.panel;
-        let settings = RenderSettings {
-            algorithm: p.algorithm,
-            sort: p.sort,
-            draw: p.draw,
-            tile_pair_cap: self.renderer.settings().tile_pair_cap,
-            sh_degree: p.sh_degree,
-            splat_scale: p.splat_scale,
-            background: p.background,
-        };
+        let settings = self.panel.render_settings(self.renderer.settings().tile_pair_cap);
         if settings != self.renderer.settings() {
             let current = self.renderer.settings();
             let sort_changed = settings.sort != current.sort || settings.algorithm != current.algorithm;
@@ -759,62 +696,100 @@ impl Running {
         let (width, height, format) =
             (self.surface.config.width, self.surface.config.height, self.surface.config.format);
         let view = surface_texture.texture.create_view(&Default::default());
-        let camera = self.input.orbit.camera(width, height);
-        let device = &self.ctx.device;
-        let queue = &self.ctx.queue;
-        let mut encoder = device.create_command_encoder(&Default::default());
+        let mut encoder = self.ctx.device.create_command_encoder(&Default::default());
+        let timed = self.record_splats(&mut encoder, self.input.orbit.camera(width, height));
+        self.renderer.blit(&mut encoder, &view, format);
+        self.readbacks.record(&self.ctx.device, &mut encoder, &self.renderer, actions.verify);
+        if actions.screenshot {
+            let path = readbacks::next_screenshot_path(std::path::Path::new("."));
+            self.record_image(&mut encoder, path, wgpu::TextureFormat::Rgba8Unorm, None);
+        }
+        let mut command_buffers = self.record_panel(&mut encoder, view, window_screenshot);
+        command_buffers.push(encoder.finish());
+        self.ctx.queue.submit(command_buffers);
+        if let Some(timer) = self.timings.timer.as_mut().filter(|_| timed) {
+            timer.after_submit();
+        }
+        if let Some(lab) = self.lab.as_mut() {
+            lab.after_submit();
+        }
+        self.readbacks.after_submit();
+        for id in std::mem::take(&mut self.egui_free) {
+            self.egui_renderer.free_texture(&id);
+        }
+    }
+
+    /// The frame's splats (timed when the timer has a free slot) and, on a compare frame, the lab's sorts of its
+    /// keys. Returns whether the frame is timed.
+    fn record_splats(&mut self, encoder: &mut wgpu::CommandEncoder, camera: crate::camera::Camera) -> bool {
+        let (device, queue) = (&self.ctx.device, &self.ctx.queue);
         let timer = &mut self.timings.timer;
         let timed = timer.as_mut().is_some_and(GpuTimer::begin_frame);
-        let compare = self.lab.as_mut().and_then(SortLab::next_frame);
-        let encoded = match compare {
-            Some(lab) => self.renderer.encode_frame_with(
-                device,
-                queue,
-                &mut encoder,
-                &camera,
-                timer.as_mut().filter(|_| timed),
-                0,
-                Some(&mut |e, buffers| lab.capture(e, buffers)),
-            ),
-            None => {
-                self.renderer.encode_frame(device, queue, &mut encoder, &camera, timer.as_mut().filter(|_| timed), 0)
+        let frame_timer = timer.as_mut().filter(|_| timed);
+        let encoded = match self.lab.as_mut().and_then(SortLab::next_frame) {
+            Some(lab) => {
+                let capture: crate::render::BeforeSort<'_> = &mut |e, buffers| lab.capture(e, buffers);
+                self.renderer.encode_frame_with(device, queue, encoder, &camera, frame_timer, 0, Some(capture))
             }
+            None => self.renderer.encode_frame(device, queue, encoder, &camera, frame_timer, 0),
         };
         if let Err(e) = encoded {
             self.toasts.error(e.to_string());
         }
         if let Some(timer) = timer.as_mut().filter(|_| timed) {
-            timer.end_frame(&mut encoder);
+            timer.end_frame(encoder);
         }
         if let Some(lab) = self.lab.as_mut() {
-            lab.record(queue, &mut encoder);
+            lab.record(queue, encoder);
         }
-        self.renderer.blit(&mut encoder, &view, format);
-        self.readbacks.record(device, &mut encoder, &self.renderer, actions.verify);
-        if actions.screenshot {
-            let path = readbacks::next_screenshot_path(std::path::Path::new("."));
-            let rgba = wgpu::TextureFormat::Rgba8Unorm;
-            let image = PendingImage::new(device, width, height, rgba, path, false);
-            self.renderer.blit(&mut encoder, &image.target.view(), rgba);
-            image.target.copy(&mut encoder);
-            self.readbacks.push_image(image);
-        }
+        timed
+    }
 
-        // The panel on top of the splats.
+    /// Blits the frame into an image of the window's size and queues its readback to `path`; with `panel`, the
+    /// panel is drawn over it by the caller first (the whole window as a person sees it). Returns the image's view
+    /// for that.
+    fn record_image(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        path: PathBuf,
+        format: wgpu::TextureFormat,
+        panel: Option<&mut Vec<wgpu::TextureView>>,
+    ) -> Option<PendingImage> {
+        let (width, height) = (self.surface.config.width, self.surface.config.height);
+        let image = PendingImage::new(&self.ctx.device, width, height, format, path, panel.is_some());
+        let target = image.target.view();
+        self.renderer.blit(encoder, &target, format);
+        match panel {
+            Some(targets) => {
+                targets.push(target);
+                Some(image)
+            }
+            None => {
+                image.target.copy(encoder);
+                self.readbacks.push_image(image);
+                None
+            }
+        }
+    }
+
+    /// The panel over the splats on `view` (and on the window screenshot's image, when one is asked for). Returns
+    /// egui's own command buffers, to submit before the frame's.
+    fn record_panel(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        view: wgpu::TextureView,
+        window_screenshot: Option<PathBuf>,
+    ) -> Vec<wgpu::CommandBuffer> {
+        let (width, height, format) =
+            (self.surface.config.width, self.surface.config.height, self.surface.config.format);
+        let mut targets = vec![view];
+        let window_image =
+            window_screenshot.and_then(|path| self.record_image(encoder, path, format, Some(&mut targets)));
+        let (device, queue) = (&self.ctx.device, &self.ctx.queue);
         let cache = self.panel_cache.as_ref().expect("laid out before the first frame");
         let (paint_jobs, pixels_per_point) = (&cache.paint_jobs, cache.pixels_per_point);
         let screen = egui_wgpu::ScreenDescriptor { size_in_pixels: [width, height], pixels_per_point };
-        let mut command_buffers = self.egui_renderer.update_buffers(device, queue, &mut encoder, paint_jobs, &screen);
-        let mut targets = vec![view];
-        let mut window_image = None;
-        if let Some(path) = window_screenshot {
-            // The whole window as a person sees it: the splats and the panel, drawn again into a copyable texture.
-            let image = PendingImage::new(device, width, height, format, path, true);
-            let target = image.target.view();
-            self.renderer.blit(&mut encoder, &target, format);
-            targets.push(target);
-            window_image = Some(image);
-        }
+        let command_buffers = self.egui_renderer.update_buffers(device, queue, encoder, paint_jobs, &screen);
         for target in &targets {
             let mut pass = encoder
                 .begin_render_pass(&wgpu::RenderPassDescriptor {
@@ -834,20 +809,40 @@ impl Running {
             self.egui_renderer.render(&mut pass, paint_jobs, &screen);
         }
         if let Some(image) = window_image {
-            image.target.copy(&mut encoder);
+            image.target.copy(encoder);
             self.readbacks.push_image(image);
         }
-        command_buffers.push(encoder.finish());
-        queue.submit(command_buffers);
-        if let Some(timer) = self.timings.timer.as_mut().filter(|_| timed) {
-            timer.after_submit();
-        }
-        if let Some(lab) = self.lab.as_mut() {
-            lab.after_submit();
-        }
-        self.readbacks.after_submit();
-        for id in std::mem::take(&mut self.egui_free) {
-            self.egui_renderer.free_texture(&id);
-        }
+        command_buffers
+    }
+}
+
+/// The panel as the viewer opens: the command line's settings, the device's unavailable algorithms.
+fn initial_panel(
+    options: &ViewerOptions,
+    ctx: &GpuContext,
+    sh_degree: u32,
+    up: UpAxis,
+    views: Vec<(String, CameraFile)>,
+) -> PanelState {
+    let unavailable: Vec<_> = crate::sort::SortAlgorithm::ALL
+        .into_iter()
+        .filter_map(|a| a.unavailable_reason(ctx.device.features()).map(|reason| (a, reason)))
+        .collect();
+    PanelState {
+        algorithm: options.algorithm,
+        sort: options.sort,
+        draw: options.draw.unwrap_or(crate::render::DrawPath::for_adapter(&ctx.info)),
+        compare: options.compare.clone(),
+        compare_every: options.compare_every.clamp(1, 30),
+        unavailable,
+        sh_degree,
+        splat_scale: 1.0,
+        background: [0.0; 3],
+        up,
+        vsync: true,
+        camera_path: "camera.json".into(),
+        show_iterations: false,
+        open_path: String::new(),
+        views: if views.len() > 1 { views } else { Vec::new() },
     }
 }

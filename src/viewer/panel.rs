@@ -8,7 +8,7 @@ use egui_plot::{Bar, BarChart, Corner, Legend, Line, Plot, PlotPoint, PlotPoints
 
 use crate::lab::{Choice, CompareReport};
 
-use crate::render::DrawPath;
+use crate::render::{DrawPath, RenderSettings};
 use crate::sort::{SortAlgorithm, SortConfig, StatusTable};
 use crate::timing::{FrameTimings, PassKind};
 use crate::viewer::controls::UpAxis;
@@ -213,6 +213,21 @@ pub struct PanelState {
     pub open_path: String,
     /// The views of a trainer's cameras.json given with `--camera` (name, camera), to jump between.
     pub views: Vec<(String, crate::camera::CameraFile)>,
+}
+
+impl PanelState {
+    /// The renderer's settings as the panel has them, with the compute path's pair cap (None: the device's default).
+    pub fn render_settings(&self, tile_pair_cap: Option<u32>) -> RenderSettings {
+        RenderSettings {
+            algorithm: self.algorithm,
+            sort: self.sort,
+            draw: self.draw,
+            tile_pair_cap,
+            sh_degree: self.sh_degree,
+            splat_scale: self.splat_scale,
+            background: self.background,
+        }
+    }
 }
 
 /// Facts the panel shows.

@@ -15,8 +15,8 @@ use std::path::Path;
 
 use glam::{Quat, Vec3};
 
-use super::ply_header::{Encoding, Header, PropertyType, ScalarType};
-use super::rows::{sh_from_channel_major, sh_rest_channel_major, usable_scale};
+use super::ply_header::{ElementDef, Encoding, Header, PropertyType, ScalarType};
+use super::rows::{Splat, sh_from_channel_major, sh_rest_channel_major, usable_scale};
 use super::{Scene, SceneError, SceneInfo, sh_coeffs_for_degree};
 
 const CHUNK_SIZE: u64 = 256;
@@ -77,182 +77,278 @@ pub fn load_compressed(
 ) -> Result<Scene, SceneError> {
     let start = std::time::Instant::now();
     let display = path.display().to_string();
-    let bad = |message: String| SceneError::Unsupported {
-        path: display.clone(),
-        message: format!("compressed PLY: {message}"),
-    };
-    if header.encoding != Encoding::BinaryLittleEndian {
-        return Err(bad("only binary little-endian files exist; this one is not".into()));
-    }
-    let find = |name: &str| header.elements.iter().position(|e| e.name == name);
-    let (Some(chunk_index), Some(vertex_index)) = (find("chunk"), find("vertex")) else {
-        return Err(bad("needs `chunk` and `vertex` elements".into()));
-    };
-    let sh_index = find("sh");
-    if header.elements.len() != 2 + usize::from(sh_index.is_some()) {
-        return Err(bad("holds elements other than `chunk`, `vertex` and `sh`".into()));
-    }
-    // Every element's columns, by name, with their type checked.
-    let columns = |index: usize, names: &[&str], ty: ScalarType| -> Result<Vec<usize>, SceneError> {
-        let element = &header.elements[index];
-        names
-            .iter()
-            .map(|name| match element.property(name) {
-                Some(i) if element.properties[i].ty == PropertyType::Scalar(ty) => Ok(i),
-                Some(i) => Err(bad(format!("`{name}` is {}", element.properties[i].ty.describe()))),
-                None => Err(bad(format!("`{}` lacks `{name}`", element.name))),
-            })
-            .collect()
-    };
-    let chunk_def = &header.elements[chunk_index];
-    let has_colors = chunk_def.property("min_r").is_some();
-    let mut chunk_names: Vec<&str> = CHUNK_BOUNDS.to_vec();
-    if has_colors {
-        chunk_names.extend(CHUNK_COLORS);
-    }
-    let chunk_columns = columns(chunk_index, &chunk_names, ScalarType::F32)?;
-    let vertex_columns = columns(vertex_index, &PACKED, ScalarType::U32)?;
-    let count = header.elements[vertex_index].count;
-    if count == 0 {
-        return Err(SceneError::Empty { path: display });
-    }
-    if chunk_def.count != count.div_ceil(CHUNK_SIZE) {
-        return Err(bad(format!("{} chunks for {count} splats (one per 256 is needed)", chunk_def.count)));
-    }
-    let (sh_degree, sh_columns) = match sh_index {
-        None => (0, Vec::new()),
-        Some(index) => {
-            let element = &header.elements[index];
-            let degree = match element.properties.len() {
-                9 => 1,
-                24 => 2,
-                45 => 3,
-                n => return Err(bad(format!("{n} SH properties; 9, 24 or 45 are SH degrees 1 to 3"))),
-            };
-            if element.count != count {
-                return Err(bad(format!("{} SH rows for {count} splats", element.count)));
-            }
-            let names: Vec<String> = (0..element.properties.len()).map(|i| format!("f_rest_{i}")).collect();
-            let names: Vec<&str> = names.iter().map(String::as_str).collect();
-            (degree, columns(index, &names, ScalarType::U8)?)
-        }
-    };
-
-    // Every element's size, checked against the bytes present before anything is read.
-    let mut sizes = Vec::new();
-    for element in &header.elements {
-        let mut offsets = Vec::new();
-        let mut row = 0u64;
-        for property in &element.properties {
-            let PropertyType::Scalar(ty) = property.ty else {
-                return Err(bad(format!("list property `{}`", property.name)));
-            };
-            offsets.push(row as usize);
-            row += ty.size();
-        }
-        let bytes = element.count.checked_mul(row).ok_or_else(|| bad("element sizes overflow".into()))?;
-        sizes.push((bytes, row as usize, offsets));
-    }
-    let body = sizes.iter().try_fold(0u64, |sum, (bytes, ..)| sum.checked_add(*bytes));
-    let available = file_bytes.saturating_sub(header.bytes);
-    match body {
-        Some(needed) if needed <= available => {}
-        needed => {
-            return Err(SceneError::Truncated {
-                path: display,
-                declared: count,
-                needed: needed.unwrap_or(u64::MAX),
-                available,
-            });
-        }
-    }
-    file.seek(std::io::SeekFrom::Start(header.bytes))
-        .map_err(|error| SceneError::Io { path: display.clone(), error })?;
-    let mut tables = Vec::new();
-    for (bytes, row, offsets) in sizes {
-        let mut data = vec![0u8; bytes as usize];
-        file.read_exact(&mut data).map_err(|error| SceneError::Io { path: display.clone(), error })?;
-        tables.push(Table { bytes: data, row, offsets });
-    }
+    let layout = Layout::of(&display, header)?;
+    let tables = read_tables(&display, &mut file, file_bytes, header, layout.count)?;
     progress(0.5);
-
-    let chunks = &tables[chunk_index];
-    let vertices = &tables[vertex_index];
-    let n = count as usize;
-    let coeffs = sh_coeffs_for_degree(sh_degree);
-    let mut scene = Scene { sh_degree, ..Default::default() };
-    scene.positions.reserve(n);
-    scene.sh.reserve(n * coeffs);
-    let unorm = |value: u32, bits: u32| (value & ((1 << bits) - 1)) as f32 / ((1u32 << bits) - 1) as f32;
-    let unpack_11_10_11 = |v: u32| Vec3::new(unorm(v >> 21, 11), unorm(v >> 11, 10), unorm(v, 11));
-    let mut dropped = 0;
-    for i in 0..n {
-        let c = i / CHUNK_SIZE as usize;
-        let bound = |k: usize| chunks.f32(c, chunk_columns[k]);
-        let lerp = |lo: Vec3, hi: Vec3, t: Vec3| lo + (hi - lo) * t;
-        let position = lerp(
-            Vec3::new(bound(0), bound(1), bound(2)),
-            Vec3::new(bound(3), bound(4), bound(5)),
-            unpack_11_10_11(vertices.u32(i, vertex_columns[0])),
-        );
-        let log_scale = lerp(
-            Vec3::new(bound(6), bound(7), bound(8)),
-            Vec3::new(bound(9), bound(10), bound(11)),
-            unpack_11_10_11(vertices.u32(i, vertex_columns[2])),
-        );
-        let scale = log_scale.map(f32::exp);
-        let packed = vertices.u32(i, vertex_columns[1]);
-        let small = [20, 10, 0].map(|shift| (unorm(packed >> shift, 10) - 0.5) * std::f32::consts::SQRT_2);
-        let largest = (1.0 - small.iter().map(|v| v * v).sum::<f32>()).max(0.0).sqrt();
-        // The components in PLY order (w, x, y, z), the largest at the index the top two bits name.
-        let mut wxyz = [0.0; 4];
-        let which = (packed >> 30) as usize;
-        let mut rest = small.iter();
-        for (k, slot) in wxyz.iter_mut().enumerate() {
-            *slot = if k == which { largest } else { *rest.next().expect("three") };
-        }
-        let rotation = Quat::from_xyzw(wxyz[1], wxyz[2], wxyz[3], wxyz[0]);
-        if !position.is_finite() || !usable_scale(scale) || rotation.length() == 0.0 {
-            dropped += 1;
-            continue;
-        }
-        let color = vertices.u32(i, vertex_columns[3]);
-        let mut rgb = [unorm(color >> 24, 8), unorm(color >> 16, 8), unorm(color >> 8, 8)];
-        if has_colors {
-            for (k, channel) in rgb.iter_mut().enumerate() {
-                *channel = bound(12 + k) + (bound(15 + k) - bound(12 + k)) * *channel;
-            }
-        }
-        let dc = rgb.map(|v| (v - 0.5) / SH_C0);
-        if !dc.iter().all(|v| v.is_finite()) {
-            dropped += 1;
-            continue;
-        }
-        scene.positions.push(position);
-        scene.scales.push(scale);
-        scene.rotations.push(rotation.normalize());
-        scene.opacities.push(unorm(color, 8));
-        let base = scene.sh.len();
-        scene.sh.resize(base + coeffs, [0.0; 3]);
-        let rest = |j: usize| sh_index.map_or(0.0, |index| sh_value(tables[index].u8(i, sh_columns[j])));
-        sh_from_channel_major(&mut scene.sh[base..], dc, rest);
-    }
+    let (mut scene, dropped) = decode_splats(&layout, &tables);
     progress(1.0);
     if scene.is_empty() {
         return Err(SceneError::AllInvalid { path: display, count: dropped });
     }
+    let chunks = &tables[layout.chunk_index];
     scene.info = SceneInfo {
         path: path.to_path_buf(),
         format: format!(
             "PlayCanvas compressed PLY ({} chunks{})",
             chunks.bytes.len() / chunks.row.max(1),
-            if has_colors { ", chunk colour ranges" } else { "" }
+            if layout.has_colors { ", chunk colour ranges" } else { "" }
         ),
         file_bytes,
         load_secs: start.elapsed().as_secs_f64(),
         dropped_invalid: dropped,
     };
     Ok(scene)
+}
+
+/// The error for a file this reader cannot take, its message prefixed with the format's name.
+fn unsupported(path: &str, message: impl std::fmt::Display) -> SceneError {
+    SceneError::Unsupported { path: path.into(), message: format!("compressed PLY: {message}") }
+}
+
+/// Which element is which in a compressed PLY, and the column of each value read from them.
+struct Layout {
+    chunk_index: usize,
+    vertex_index: usize,
+    sh_index: Option<usize>,
+    /// Whether chunks carry colour ranges (newer files).
+    has_colors: bool,
+    /// The `CHUNK_BOUNDS` columns, then the `CHUNK_COLORS` ones where `has_colors`.
+    chunk_columns: Vec<usize>,
+    /// The `PACKED` columns.
+    vertex_columns: Vec<usize>,
+    sh_degree: u32,
+    /// The `f_rest_*` columns of the `sh` element, in order (empty without one).
+    sh_columns: Vec<usize>,
+    /// The number of splats.
+    count: u64,
+}
+
+impl Layout {
+    /// Checks the header's elements, their columns and counts (nothing is read from the body yet).
+    fn of(display: &str, header: &Header) -> Result<Self, SceneError> {
+        if header.encoding != Encoding::BinaryLittleEndian {
+            return Err(unsupported(display, "only binary little-endian files exist; this one is not"));
+        }
+        let find = |name: &str| header.elements.iter().position(|e| e.name == name);
+        let (Some(chunk_index), Some(vertex_index)) = (find("chunk"), find("vertex")) else {
+            return Err(unsupported(display, "needs `chunk` and `vertex` elements"));
+        };
+        let sh_index = find("sh");
+        if header.elements.len() != 2 + usize::from(sh_index.is_some()) {
+            return Err(unsupported(display, "holds elements other than `chunk`, `vertex` and `sh`"));
+        }
+        let chunk_def = &header.elements[chunk_index];
+        let has_colors = chunk_def.property("min_r").is_some();
+        let mut chunk_names: Vec<&str> = CHUNK_BOUNDS.to_vec();
+        if has_colors {
+            chunk_names.extend(CHUNK_COLORS);
+        }
+        let chunk_columns = columns(display, chunk_def, &chunk_names, ScalarType::F32)?;
+        let vertex_columns = columns(display, &header.elements[vertex_index], &PACKED, ScalarType::U32)?;
+        let count = header.elements[vertex_index].count;
+        if count == 0 {
+            return Err(SceneError::Empty { path: display.into() });
+        }
+        if chunk_def.count != count.div_ceil(CHUNK_SIZE) {
+            return Err(unsupported(
+                display,
+                format!("{} chunks for {count} splats (one per 256 is needed)", chunk_def.count),
+            ));
+        }
+        let (sh_degree, sh_columns) = match sh_index {
+            None => (0, Vec::new()),
+            Some(index) => sh_layout(display, &header.elements[index], count)?,
+        };
+        Ok(Self {
+            chunk_index,
+            vertex_index,
+            sh_index,
+            has_colors,
+            chunk_columns,
+            vertex_columns,
+            sh_degree,
+            sh_columns,
+            count,
+        })
+    }
+}
+
+/// The columns of `element` named `names`, in that order, each checked to be a scalar of type `ty`.
+fn columns(display: &str, element: &ElementDef, names: &[&str], ty: ScalarType) -> Result<Vec<usize>, SceneError> {
+    names
+        .iter()
+        .map(|name| match element.property(name) {
+            Some(i) if element.properties[i].ty == PropertyType::Scalar(ty) => Ok(i),
+            Some(i) => Err(unsupported(display, format!("`{name}` is {}", element.properties[i].ty.describe()))),
+            None => Err(unsupported(display, format!("`{}` lacks `{name}`", element.name))),
+        })
+        .collect()
+}
+
+/// The SH degree and `f_rest_*` columns of the `sh` element, checked to hold one row per splat.
+fn sh_layout(display: &str, element: &ElementDef, count: u64) -> Result<(u32, Vec<usize>), SceneError> {
+    let degree = match element.properties.len() {
+        9 => 1,
+        24 => 2,
+        45 => 3,
+        n => return Err(unsupported(display, format!("{n} SH properties; 9, 24 or 45 are SH degrees 1 to 3"))),
+    };
+    if element.count != count {
+        return Err(unsupported(display, format!("{} SH rows for {count} splats", element.count)));
+    }
+    let names: Vec<String> = (0..element.properties.len()).map(|i| format!("f_rest_{i}")).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    Ok((degree, columns(display, element, &names, ScalarType::U8)?))
+}
+
+/// Every element's rows, in header order. Their sizes are checked against the bytes present before anything is
+/// allocated or read, so a lying header costs an error, not memory.
+fn read_tables(
+    display: &str,
+    file: &mut std::fs::File,
+    file_bytes: u64,
+    header: &Header,
+    count: u64,
+) -> Result<Vec<Table>, SceneError> {
+    let sizes = header.elements.iter().map(|element| table_size(display, element)).collect::<Result<Vec<_>, _>>()?;
+    let body = sizes.iter().try_fold(0u64, |sum, (bytes, ..)| sum.checked_add(*bytes));
+    let available = file_bytes.saturating_sub(header.bytes);
+    match body {
+        Some(needed) if needed <= available => {}
+        needed => {
+            return Err(SceneError::Truncated {
+                path: display.into(),
+                declared: count,
+                needed: needed.unwrap_or(u64::MAX),
+                available,
+            });
+        }
+    }
+    let io = |error| SceneError::Io { path: display.into(), error };
+    file.seek(std::io::SeekFrom::Start(header.bytes)).map_err(io)?;
+    let mut tables = Vec::new();
+    for (bytes, row, offsets) in sizes {
+        let mut data = vec![0u8; bytes as usize];
+        file.read_exact(&mut data).map_err(io)?;
+        tables.push(Table { bytes: data, row, offsets });
+    }
+    Ok(tables)
+}
+
+/// An element's size in the body: its total bytes, the bytes of one row and each property's offset in a row. An
+/// error for a list property (rows would differ in size) or a size that overflows.
+fn table_size(display: &str, element: &ElementDef) -> Result<(u64, usize, Vec<usize>), SceneError> {
+    let mut offsets = Vec::new();
+    let mut row = 0u64;
+    for property in &element.properties {
+        let PropertyType::Scalar(ty) = property.ty else {
+            return Err(unsupported(display, format!("list property `{}`", property.name)));
+        };
+        offsets.push(row as usize);
+        row += ty.size();
+    }
+    let bytes = element.count.checked_mul(row).ok_or_else(|| unsupported(display, "element sizes overflow"))?;
+    Ok((bytes, row as usize, offsets))
+}
+
+/// Decodes every splat from the tables, chunk by chunk, dropping those with non-finite or degenerate values. Returns
+/// the scene (its `info` left for the caller) and the number of splats dropped.
+fn decode_splats(layout: &Layout, tables: &[Table]) -> (Scene, usize) {
+    let chunks = &tables[layout.chunk_index];
+    let vertices = &tables[layout.vertex_index];
+    let n = layout.count as usize;
+    let chunk_size = CHUNK_SIZE as usize;
+    let coeffs = sh_coeffs_for_degree(layout.sh_degree);
+    let mut scene = Scene { sh_degree: layout.sh_degree, ..Default::default() };
+    scene.positions.reserve(n);
+    scene.sh.reserve(n * coeffs);
+    let mut dropped = 0;
+    for (c, first) in (0..n).step_by(chunk_size).enumerate() {
+        let bounds = ChunkBounds::read(chunks, layout, c);
+        for i in first..(first + chunk_size).min(n) {
+            let Some((splat, dc)) = decode_splat(&bounds, vertices, &layout.vertex_columns, i) else {
+                dropped += 1;
+                continue;
+            };
+            scene.positions.push(splat.position);
+            scene.scales.push(splat.scale);
+            scene.rotations.push(splat.rotation);
+            scene.opacities.push(splat.opacity);
+            let base = scene.sh.len();
+            scene.sh.resize(base + coeffs, [0.0; 3]);
+            let rest =
+                |j: usize| layout.sh_index.map_or(0.0, |index| sh_value(tables[index].u8(i, layout.sh_columns[j])));
+            sh_from_channel_major(&mut scene.sh[base..], dc, rest);
+        }
+    }
+    (scene, dropped)
+}
+
+/// One chunk's ranges: the packed positions, log-scales and (in newer files) colours are fractions of them.
+struct ChunkBounds {
+    position: (Vec3, Vec3),
+    log_scale: (Vec3, Vec3),
+    color: Option<([f32; 3], [f32; 3])>,
+}
+
+impl ChunkBounds {
+    /// Chunk `c`'s ranges, from its row of the `chunk` table.
+    fn read(chunks: &Table, layout: &Layout, c: usize) -> Self {
+        let bound = |k: usize| chunks.f32(c, layout.chunk_columns[k]);
+        let vec3 = |k: usize| Vec3::new(bound(k), bound(k + 1), bound(k + 2));
+        let color = layout.has_colors.then(|| ([12, 13, 14].map(bound), [15, 16, 17].map(bound)));
+        Self { position: (vec3(0), vec3(3)), log_scale: (vec3(6), vec3(9)), color }
+    }
+}
+
+/// Splat `i` from its packed vertex row and its chunk's ranges, with its DC colour (the SH's first coefficient); None
+/// for non-finite or degenerate values.
+fn decode_splat(bounds: &ChunkBounds, vertices: &Table, columns: &[usize], i: usize) -> Option<(Splat, [f32; 3])> {
+    let lerp = |(lo, hi): (Vec3, Vec3), t: Vec3| lo + (hi - lo) * t;
+    let position = lerp(bounds.position, unpack_11_10_11(vertices.u32(i, columns[0])));
+    let log_scale = lerp(bounds.log_scale, unpack_11_10_11(vertices.u32(i, columns[2])));
+    let scale = log_scale.map(f32::exp);
+    let rotation = unpack_rotation(vertices.u32(i, columns[1]));
+    if !position.is_finite() || !usable_scale(scale) || rotation.length() == 0.0 {
+        return None;
+    }
+    let color = vertices.u32(i, columns[3]);
+    let mut rgb = [unorm(color >> 24, 8), unorm(color >> 16, 8), unorm(color >> 8, 8)];
+    if let Some((lo, hi)) = bounds.color {
+        for (k, channel) in rgb.iter_mut().enumerate() {
+            *channel = lo[k] + (hi[k] - lo[k]) * *channel;
+        }
+    }
+    let dc = rgb.map(|v| (v - 0.5) / SH_C0);
+    if !dc.iter().all(|v| v.is_finite()) {
+        return None;
+    }
+    Some((Splat { position, scale, rotation: rotation.normalize(), opacity: unorm(color, 8) }, dc))
+}
+
+/// The low `bits` bits of `value` as a fraction of their largest value, in [0, 1].
+fn unorm(value: u32, bits: u32) -> f32 {
+    (value & ((1u32 << bits) - 1)) as f32 / ((1u32 << bits) - 1) as f32
+}
+
+/// Three fractions packed in 11, 10 and 11 bits (x in the top bits).
+fn unpack_11_10_11(v: u32) -> Vec3 {
+    Vec3::new(unorm(v >> 21, 11), unorm(v >> 11, 10), unorm(v, 11))
+}
+
+/// A rotation from its packed word: the top two bits name the largest component, the other three follow in 10 bits
+/// each, and the largest is rebuilt from them. Not normalized (the caller checks for zero length first).
+fn unpack_rotation(packed: u32) -> Quat {
+    let small = [20, 10, 0].map(|shift| (unorm(packed >> shift, 10) - 0.5) * std::f32::consts::SQRT_2);
+    let largest = (1.0 - small.iter().map(|v| v * v).sum::<f32>()).max(0.0).sqrt();
+    // The components in PLY order (w, x, y, z), the largest at the index the top two bits name.
+    let mut wxyz = [0.0; 4];
+    let which = (packed >> 30) as usize;
+    let mut rest = small.iter();
+    for (k, slot) in wxyz.iter_mut().enumerate() {
+        *slot = if k == which { largest } else { *rest.next().expect("three") };
+    }
+    Quat::from_xyzw(wxyz[1], wxyz[2], wxyz[3], wxyz[0])
 }
 
 /// An SH value from its 8-bit code: (fraction - 0.5) * 8, codes 0 and 255 exactly -4 and 4.

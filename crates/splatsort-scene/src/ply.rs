@@ -20,7 +20,7 @@ use std::time::Instant;
 use glam::Vec3;
 
 pub use super::ply_header::Encoding;
-use super::ply_header::{ElementDef, MAX_HEADER_BYTES, PropertyType, ScalarType, excerpt, parse_header};
+use super::ply_header::{ElementDef, Header, MAX_HEADER_BYTES, PropertyType, ScalarType, excerpt, parse_header};
 use super::rows::{Rows, Splat, sh_from_channel_major, sh_rest_channel_major, usable_scale};
 use super::{Scene, SceneError, SceneInfo, sh_coeffs_for_degree};
 
@@ -81,16 +81,8 @@ fn layout(path: &str, element: &ElementDef) -> Result<Layout, SceneError> {
 pub fn load_ply(path: &Path, progress: &mut dyn FnMut(f32)) -> Result<Scene, SceneError> {
     let start_time = Instant::now();
     let display = path.display().to_string();
-    let io = |error| SceneError::Io { path: display.clone(), error };
     let (file, file_bytes) = super::open_regular_file(path)?;
-    let mut start = Vec::new();
-    (&file).take(MAX_HEADER_BYTES as u64).read_to_end(&mut start).map_err(io)?;
-    if !start.starts_with(b"ply\n") && !start.starts_with(b"ply\r\n") {
-        return Err(SceneError::NotPly { path: display });
-    }
-    let header =
-        parse_header(&start).map_err(|e| SceneError::Header { path: display.clone(), message: e.to_string() })?;
-    drop(start);
+    let header = read_header(&display, &file)?;
     let body_bytes = file_bytes.saturating_sub(header.bytes);
 
     let Some(vertex_index) = header.elements.iter().position(|e| e.name == "vertex") else {
@@ -104,64 +96,19 @@ pub fn load_ply(path: &Path, progress: &mut dyn FnMut(f32)) -> Result<Scene, Sce
     if vertex.count == 0 {
         return Err(SceneError::Empty { path: display });
     }
-    let truncated = |needed: u64| SceneError::Truncated {
-        path: display.clone(),
-        declared: vertex.count,
-        needed,
-        available: body_bytes,
-    };
 
     let (scene, dropped, format) = match header.encoding {
         Encoding::BinaryLittleEndian | Encoding::BinaryBigEndian => {
-            // Every size is checked arithmetic: an overflow is a lying header, like a size past the file's end.
-            let mut skip = 0u64;
-            for element in &header.elements[..vertex_index] {
-                let row = element.binary_row_bytes().ok_or_else(|| SceneError::Unsupported {
-                    path: display.clone(),
-                    message: format!(
-                        "element `{}` before `vertex` has a list property, so the splats cannot be found in a binary \
-                         body",
-                        element.name
-                    ),
-                })?;
-                skip = element.count.checked_mul(row).and_then(|b| skip.checked_add(b)).unwrap_or(u64::MAX);
-            }
-            let row_bytes = vertex.binary_row_bytes().ok_or_else(|| {
-                let list = vertex.properties.iter().find(|p| matches!(p.ty, PropertyType::List { .. }));
-                SceneError::Unsupported {
-                    path: display.clone(),
-                    message: format!(
-                        "list property `{}` in the vertex element of a binary splat file",
-                        list.map_or("?", |p| p.name.as_str())
-                    ),
-                }
-            })?;
-            let needed = vertex.count.checked_mul(row_bytes).and_then(|b| b.checked_add(skip)).unwrap_or(u64::MAX);
-            if needed > body_bytes {
-                return Err(truncated(needed));
-            }
-            let big_endian = header.encoding == Encoding::BinaryBigEndian;
-            let body = BinaryBody {
-                offset: header.bytes + skip,
-                count: vertex.count as usize,
-                row_bytes: row_bytes as usize,
-                big_endian,
-            };
+            let body = binary_body(&display, &header, vertex_index, body_bytes)?;
             let (scene, dropped) = read_binary(path, vertex, &layout, body, progress)?;
-            (scene, dropped, if big_endian { "binary big-endian PLY" } else { "binary little-endian PLY" })
+            (scene, dropped, if body.big_endian { "binary big-endian PLY" } else { "binary little-endian PLY" })
         }
         Encoding::Ascii => {
-            // Each value takes at least two bytes (a digit and a separator; the last one may lack its separator).
-            let min_bytes = vertex
-                .count
-                .checked_mul(vertex.properties.len() as u64)
-                .and_then(|v| v.checked_mul(2))
-                .unwrap_or(u64::MAX);
-            if min_bytes > body_bytes.saturating_add(1) {
-                return Err(truncated(min_bytes));
-            }
+            check_ascii_size(&display, vertex, body_bytes)?;
             let mut reader = BufReader::with_capacity(1 << 20, file);
-            reader.seek(std::io::SeekFrom::Start(header.bytes)).map_err(io)?;
+            reader
+                .seek(std::io::SeekFrom::Start(header.bytes))
+                .map_err(|error| SceneError::Io { path: display.clone(), error })?;
             let (scene, dropped) = read_ascii(&display, reader, &header.elements[..=vertex_index], &layout, progress)?;
             (scene, dropped, "ASCII PLY")
         }
@@ -182,6 +129,74 @@ pub fn load_ply(path: &Path, progress: &mut dyn FnMut(f32)) -> Result<Scene, Sce
         dropped_invalid: dropped,
     };
     Ok(scene)
+}
+
+/// Reads the file's first bytes (up to `MAX_HEADER_BYTES`) and parses the header from them; an error if the file
+/// does not start with a `ply` line.
+fn read_header(display: &str, file: &std::fs::File) -> Result<Header, SceneError> {
+    let mut start = Vec::new();
+    file.take(MAX_HEADER_BYTES as u64)
+        .read_to_end(&mut start)
+        .map_err(|error| SceneError::Io { path: display.into(), error })?;
+    if !start.starts_with(b"ply\n") && !start.starts_with(b"ply\r\n") {
+        return Err(SceneError::NotPly { path: display.into() });
+    }
+    parse_header(&start).map_err(|e| SceneError::Header { path: display.into(), message: e.to_string() })
+}
+
+/// The error for a body too short for the `vertex` count the header declares.
+fn truncated(display: &str, vertex: &ElementDef, needed: u64, available: u64) -> SceneError {
+    SceneError::Truncated { path: display.into(), declared: vertex.count, needed, available }
+}
+
+/// Where the splats are in a binary body: after the rows of the elements before `vertex`. Both those rows and the
+/// vertex rows must have a fixed size (no list properties), and the vertex rows must end within the `body_bytes`
+/// after the header.
+fn binary_body(display: &str, header: &Header, vertex_index: usize, body_bytes: u64) -> Result<BinaryBody, SceneError> {
+    let vertex = &header.elements[vertex_index];
+    // Every size is checked arithmetic: an overflow is a lying header, like a size past the file's end.
+    let mut skip = 0u64;
+    for element in &header.elements[..vertex_index] {
+        let row = element.binary_row_bytes().ok_or_else(|| SceneError::Unsupported {
+            path: display.into(),
+            message: format!(
+                "element `{}` before `vertex` has a list property, so the splats cannot be found in a binary body",
+                element.name
+            ),
+        })?;
+        skip = element.count.checked_mul(row).and_then(|b| skip.checked_add(b)).unwrap_or(u64::MAX);
+    }
+    let row_bytes = vertex.binary_row_bytes().ok_or_else(|| {
+        let list = vertex.properties.iter().find(|p| matches!(p.ty, PropertyType::List { .. }));
+        SceneError::Unsupported {
+            path: display.into(),
+            message: format!(
+                "list property `{}` in the vertex element of a binary splat file",
+                list.map_or("?", |p| p.name.as_str())
+            ),
+        }
+    })?;
+    let needed = vertex.count.checked_mul(row_bytes).and_then(|b| b.checked_add(skip)).unwrap_or(u64::MAX);
+    if needed > body_bytes {
+        return Err(truncated(display, vertex, needed, body_bytes));
+    }
+    Ok(BinaryBody {
+        offset: header.bytes + skip,
+        count: vertex.count as usize,
+        row_bytes: row_bytes as usize,
+        big_endian: header.encoding == Encoding::BinaryBigEndian,
+    })
+}
+
+/// Checks that an ASCII body of `body_bytes` can hold the vertex rows at all, before anything is allocated for them.
+fn check_ascii_size(display: &str, vertex: &ElementDef, body_bytes: u64) -> Result<(), SceneError> {
+    // Each value takes at least two bytes (a digit and a separator; the last one may lack its separator).
+    let min_bytes =
+        vertex.count.checked_mul(vertex.properties.len() as u64).and_then(|v| v.checked_mul(2)).unwrap_or(u64::MAX);
+    if min_bytes > body_bytes.saturating_add(1) {
+        return Err(truncated(display, vertex, min_bytes, body_bytes));
+    }
+    Ok(())
 }
 
 /// Where the splats are in a binary file.

@@ -199,15 +199,7 @@ pub fn parse_header(start: &[u8]) -> Result<Header, HeaderError> {
                 if encoding.is_some() {
                     return Err(bad("a second format line"));
                 }
-                encoding = Some(match *keyword {
-                    "ascii" => Encoding::Ascii,
-                    "binary_little_endian" => Encoding::BinaryLittleEndian,
-                    "binary_big_endian" => Encoding::BinaryBigEndian,
-                    _ => return Err(bad("unknown format; PLY has ascii, binary_little_endian, binary_big_endian")),
-                });
-                if !matches!(*version, "1.0" | "1") {
-                    return Err(bad("unsupported version; splatsort reads PLY 1.0"));
-                }
+                encoding = Some(parse_format(keyword, version).map_err(bad)?);
             }
             ["format", ..] => return Err(bad("a format line is `format <encoding> 1.0`")),
             ["element", name, count] => {
@@ -224,20 +216,7 @@ pub fn parse_header(start: &[u8]) -> Result<Header, HeaderError> {
             }
             ["element", ..] => return Err(bad("an element line is `element <name> <count>`")),
             ["property", rest @ ..] => {
-                let (ty, name) = match rest {
-                    [ty, name] => match ScalarType::parse(ty) {
-                        Some(s) => (PropertyType::Scalar(s), *name),
-                        None => return Err(bad("unknown property type")),
-                    },
-                    ["list", count, item, name] => match (ScalarType::parse(count), ScalarType::parse(item)) {
-                        (Some(count), Some(item)) if count.integer_range().is_some() => {
-                            (PropertyType::List { count, item }, *name)
-                        }
-                        (Some(_), Some(_)) => return Err(bad("a list count must be an integer type")),
-                        _ => return Err(bad("unknown list type")),
-                    },
-                    _ => return Err(bad("a property line is `property <type> <name>`")),
-                };
+                let (ty, name) = parse_property(rest).map_err(bad)?;
                 let Some(element) = elements.last_mut() else {
                     return Err(bad("a property before any element"));
                 };
@@ -252,6 +231,38 @@ pub fn parse_header(start: &[u8]) -> Result<Header, HeaderError> {
     }
     let encoding = encoding.ok_or(HeaderError::NoFormat)?;
     Ok(Header { encoding, elements, bytes: at as u64 })
+}
+
+/// The encoding a `format` line's words name, checked to be PLY 1.0; otherwise what is wrong with the line.
+fn parse_format(keyword: &str, version: &str) -> Result<Encoding, &'static str> {
+    let encoding = match keyword {
+        "ascii" => Encoding::Ascii,
+        "binary_little_endian" => Encoding::BinaryLittleEndian,
+        "binary_big_endian" => Encoding::BinaryBigEndian,
+        _ => return Err("unknown format; PLY has ascii, binary_little_endian, binary_big_endian"),
+    };
+    if !matches!(version, "1.0" | "1") {
+        return Err("unsupported version; splatsort reads PLY 1.0");
+    }
+    Ok(encoding)
+}
+
+/// The type and name a `property` line's words after `property` declare; otherwise what is wrong with the line.
+fn parse_property<'a>(words: &[&'a str]) -> Result<(PropertyType, &'a str), &'static str> {
+    match words {
+        [ty, name] => match ScalarType::parse(ty) {
+            Some(s) => Ok((PropertyType::Scalar(s), *name)),
+            None => Err("unknown property type"),
+        },
+        ["list", count, item, name] => match (ScalarType::parse(count), ScalarType::parse(item)) {
+            (Some(count), Some(item)) if count.integer_range().is_some() => {
+                Ok((PropertyType::List { count, item }, *name))
+            }
+            (Some(_), Some(_)) => Err("a list count must be an integer type"),
+            _ => Err("unknown list type"),
+        },
+        _ => Err("a property line is `property <type> <name>`"),
+    }
 }
 
 #[cfg(test)]

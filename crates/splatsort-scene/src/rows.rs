@@ -50,7 +50,7 @@ where
     D: Fn(&[u8], &mut [[f32; 3]]) -> Option<Splat> + Sync,
 {
     let display = path.display().to_string();
-    let Rows { offset, count, row_bytes, sh_degree } = rows;
+    let Rows { count, row_bytes, sh_degree, .. } = rows;
     let coeffs = sh_coeffs_for_degree(sh_degree);
     let mut out = Scene {
         positions: vec![Vec3::ZERO; count],
@@ -64,64 +64,15 @@ where
     let mut valid = vec![true; count];
     let rows_done = AtomicUsize::new(0);
 
-    // Reads rows `first..first + slots.valid.len()` into the given slices.
-    let read_half = |first: usize, slots: Slots<'_>| -> Result<(), SceneError> {
-        let io = |e: std::io::Error| SceneError::Body {
-            path: display.clone(),
-            message: format!("reading splat {first}: {e}"),
-        };
-        let mut file = std::fs::File::open(path).map_err(io)?;
-        file.seek(std::io::SeekFrom::Start(offset + (first * row_bytes) as u64)).map_err(io)?;
-        let rows_per_block = (BLOCK_BYTES / row_bytes).max(1);
-        let total = slots.valid.len();
-        let mut block = vec![0u8; rows_per_block.min(total).max(1) * row_bytes];
-        let mut done = 0;
-        while done < total {
-            let n = rows_per_block.min(total - done);
-            let bytes = &mut block[..n * row_bytes];
-            file.read_exact(bytes).map_err(io)?;
-            for (k, row) in bytes.chunks_exact(row_bytes).enumerate() {
-                let i = done + k;
-                match decode(row, &mut slots.sh[i * coeffs..(i + 1) * coeffs]) {
-                    Some(splat) => {
-                        slots.positions[i] = splat.position;
-                        slots.scales[i] = splat.scale;
-                        slots.rotations[i] = splat.rotation;
-                        slots.opacities[i] = splat.opacity;
-                    }
-                    None => slots.valid[i] = false,
-                }
-            }
-            done += n;
-            rows_done.fetch_add(n, Ordering::Relaxed);
-        }
-        Ok(())
-    };
-
     let half = count / 2;
-    let (p0, p1) = out.positions.split_at_mut(half);
-    let (s0, s1) = out.scales.split_at_mut(half);
-    let (r0, r1) = out.rotations.split_at_mut(half);
-    let (o0, o1) = out.opacities.split_at_mut(half);
-    let (h0, h1) = out.sh.split_at_mut(half * coeffs);
-    let (v0, v1) = valid.split_at_mut(half);
-    let first = Slots { positions: p0, scales: s0, rotations: r0, opacities: o0, sh: h0, valid: v0 };
-    let second = Slots { positions: p1, scales: s1, rotations: r1, opacities: o1, sh: h1, valid: v1 };
+    let (first, second) = split_slots(&mut out, &mut valid, half, coeffs);
     let big = count as u64 * row_bytes as u64 > 64 << 20;
     let (a, b) = std::thread::scope(|scope| {
-        let worker = scope.spawn(|| read_half(half, second));
-        let mine = scope.spawn(|| read_half(0, first));
+        let worker = scope.spawn(|| read_half(path, rows, &decode, half, second, &rows_done));
+        let mine = scope.spawn(|| read_half(path, rows, &decode, 0, first, &rows_done));
         // Progress from this thread while the workers read.
-        let mut next_log = 0.25;
-        while !(worker.is_finished() && mine.is_finished()) {
-            let fraction = rows_done.load(Ordering::Relaxed) as f32 / count.max(1) as f32;
-            progress(fraction);
-            if big && fraction >= next_log && fraction < 1.0 {
-                log::info!("{display}: {:.0}% of {count} splats read", fraction * 100.0);
-                next_log += 0.25;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(2));
-        }
+        let finished = || worker.is_finished() && mine.is_finished();
+        report_progress(&display, count, big, &rows_done, progress, finished);
         (mine.join(), worker.join())
     });
     let thread_died = |_| SceneError::Body { path: display.clone(), message: "a reader thread panicked".into() };
@@ -133,6 +84,88 @@ where
         out.retain(&valid);
     }
     Ok((out, dropped))
+}
+
+/// Splits the output arrays and the validity flags at row `half`: the first thread's share, then the second's.
+fn split_slots<'a>(out: &'a mut Scene, valid: &'a mut [bool], half: usize, coeffs: usize) -> (Slots<'a>, Slots<'a>) {
+    let (p0, p1) = out.positions.split_at_mut(half);
+    let (s0, s1) = out.scales.split_at_mut(half);
+    let (r0, r1) = out.rotations.split_at_mut(half);
+    let (o0, o1) = out.opacities.split_at_mut(half);
+    let (h0, h1) = out.sh.split_at_mut(half * coeffs);
+    let (v0, v1) = valid.split_at_mut(half);
+    let first = Slots { positions: p0, scales: s0, rotations: r0, opacities: o0, sh: h0, valid: v0 };
+    let second = Slots { positions: p1, scales: s1, rotations: r1, opacities: o1, sh: h1, valid: v1 };
+    (first, second)
+}
+
+/// One thread's work: reads rows `first..first + slots.valid.len()` of `path` through its own file handle, in
+/// blocks, decodes each into `slots` (or flags it invalid) and counts the rows done in `rows_done`.
+fn read_half<D>(
+    path: &Path,
+    rows: Rows,
+    decode: &D,
+    first: usize,
+    slots: Slots<'_>,
+    rows_done: &AtomicUsize,
+) -> Result<(), SceneError>
+where
+    D: Fn(&[u8], &mut [[f32; 3]]) -> Option<Splat>,
+{
+    let Rows { offset, row_bytes, sh_degree, .. } = rows;
+    let coeffs = sh_coeffs_for_degree(sh_degree);
+    let io = |e: std::io::Error| SceneError::Body {
+        path: path.display().to_string(),
+        message: format!("reading splat {first}: {e}"),
+    };
+    let mut file = std::fs::File::open(path).map_err(io)?;
+    file.seek(std::io::SeekFrom::Start(offset + (first * row_bytes) as u64)).map_err(io)?;
+    let rows_per_block = (BLOCK_BYTES / row_bytes).max(1);
+    let total = slots.valid.len();
+    let mut block = vec![0u8; rows_per_block.min(total).max(1) * row_bytes];
+    let mut done = 0;
+    while done < total {
+        let n = rows_per_block.min(total - done);
+        let bytes = &mut block[..n * row_bytes];
+        file.read_exact(bytes).map_err(io)?;
+        for (k, row) in bytes.chunks_exact(row_bytes).enumerate() {
+            let i = done + k;
+            match decode(row, &mut slots.sh[i * coeffs..(i + 1) * coeffs]) {
+                Some(splat) => {
+                    slots.positions[i] = splat.position;
+                    slots.scales[i] = splat.scale;
+                    slots.rotations[i] = splat.rotation;
+                    slots.opacities[i] = splat.opacity;
+                }
+                None => slots.valid[i] = false,
+            }
+        }
+        done += n;
+        rows_done.fetch_add(n, Ordering::Relaxed);
+    }
+    Ok(())
+}
+
+/// Calls `progress` with the fraction of the `count` rows done until `finished` says both readers are, logging each
+/// quarter when the read is `big`.
+fn report_progress(
+    display: &str,
+    count: usize,
+    big: bool,
+    rows_done: &AtomicUsize,
+    progress: &mut dyn FnMut(f32),
+    finished: impl Fn() -> bool,
+) {
+    let mut next_log = 0.25;
+    while !finished() {
+        let fraction = rows_done.load(Ordering::Relaxed) as f32 / count.max(1) as f32;
+        progress(fraction);
+        if big && fraction >= next_log && fraction < 1.0 {
+            log::info!("{display}: {:.0}% of {count} splats read", fraction * 100.0);
+            next_log += 0.25;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
 }
 
 /// One thread's share of the output arrays.
