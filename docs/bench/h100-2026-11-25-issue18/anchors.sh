@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Issue 18, final build (the sort crate with shared kernels) against the anchors in the same call: OneSweep
+# key-value and keys-only at 2^20, 2^22, 2^24 and 2^26, CUB (cub_bench) and VRDX (vrdx_peer_bench).
+set -u
+N=devbin/splatsort
+S="sort-bench --algorithm onesweep --repeat 30 --warmup-secs 1.5"
+SIZES=1048576,4194304,16777216,67108864
+run() { echo "### $*"; "$@" 2>&1 | grep -E "onesweep sort|span|^    total|error|differ|MISMATCH"; }
+run $N $S --n $SIZES
+run $N $S --n $SIZES --keys-only
+nvcc -O3 -arch=sm_90 -o /tmp/cub_bench devbin/cub_bench.cu && /tmp/cub_bench 1048576 4194304 16777216 67108864
+devbin/vrdx_peer_bench --sizes 1048576,4194304,16777216,67108864 --iters 30 --heat-ms 1500 2>&1 | grep "^| "
