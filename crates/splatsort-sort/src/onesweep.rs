@@ -326,13 +326,8 @@ pub struct OnesweepSort {
 }
 
 impl OnesweepSort {
-    /// Makes the pipelines and buffers for `buffers`. The caller (`GpuSort::new`) has checked the SUBGROUP feature.
-    pub fn new(device: &wgpu::Device, buffers: &SortBuffers, config: SortConfig) -> Result<Self, SortError> {
-        Self::with_kernels(&SortKernels::new(device), buffers, config)
-    }
-
     /// Makes the buffers for `buffers`, with the pipelines of `kernels` (compiled for this tile and key width the
-    /// first time one is asked for).
+    /// first time one is asked for). The caller (`GpuSort::with_kernels`) has checked the SUBGROUP feature.
     pub fn with_kernels(kernels: &SortKernels, buffers: &SortBuffers, config: SortConfig) -> Result<Self, SortError> {
         let device = kernels.device();
         let config = crate::SortAlgorithm::Onesweep.check(config)?;

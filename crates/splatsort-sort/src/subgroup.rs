@@ -99,13 +99,8 @@ pub struct SubgroupSort {
 }
 
 impl SubgroupSort {
-    /// Makes the pipelines and the count table for `buffers`. The caller (`GpuSort::new`) has checked that the
-    /// device has subgroups.
-    pub fn new(device: &wgpu::Device, buffers: &SortBuffers, config: SortConfig) -> Result<Self, SortError> {
-        Self::with_kernels(&SortKernels::new(device), buffers, config)
-    }
-
-    /// Makes the count table for `buffers`, with the pipelines of `kernels`.
+    /// Makes the count table for `buffers`, with the pipelines of `kernels`. The caller (`GpuSort::with_kernels`)
+    /// has checked that the device has subgroups.
     pub fn with_kernels(kernels: &SortKernels, buffers: &SortBuffers, config: SortConfig) -> Result<Self, SortError> {
         let device = kernels.device();
         let config = Self::check(config)?;

@@ -116,13 +116,8 @@ fn table_bytes(capacity: u32, config: SortConfig) -> u64 {
 }
 
 impl TutorialSort {
-    /// Makes the pipelines and the temporary buffers for `buffers`. Fails, before any GPU work, when they would pass
-    /// the device's limits.
-    pub fn new(device: &wgpu::Device, buffers: &SortBuffers, config: SortConfig) -> Result<Self, SortError> {
-        Self::with_kernels(&SortKernels::new(device), buffers, config)
-    }
-
-    /// Makes the temporary buffers for `buffers`, with the pipelines of `kernels`.
+    /// Makes the temporary buffers for `buffers`, with the pipelines of `kernels`. Fails, before any GPU work, when
+    /// they would pass the device's limits.
     pub fn with_kernels(kernels: &SortKernels, buffers: &SortBuffers, config: SortConfig) -> Result<Self, SortError> {
         let device = kernels.device();
         let config = crate::SortAlgorithm::Tutorial.check(config)?;
