@@ -252,6 +252,65 @@ fn tiles_big_splats_empty_tiles_and_odd_sizes() {
     assert_matches_reference("a 1x1 image", &big, &tiny, RenderSettings::default(), lit);
 }
 
+/// Splats for the binning tests: tiny, huge, thin and rotated (in the image plane and out of it), faint (a small
+/// coverage radius), across tile borders and reaching in from outside the image.
+fn binning_splats() -> Vec<Splat> {
+    let thin = |angle_deg: f32, tilt_deg: f32, position: [f32; 3], opacity: f32| Splat {
+        position: Vec3::from(position),
+        scale: Vec3::new(0.7, 0.015, 0.03),
+        rotation: Quat::from_rotation_x(tilt_deg.to_radians()) * Quat::from_rotation_z(angle_deg.to_radians()),
+        opacity,
+        color: [0.9, 0.4, 0.2],
+    };
+    vec![
+        splat([0.013, 0.021, 0.0], 0.003, 0.9, [1.0, 1.0, 1.0]),
+        splat([0.1, -0.05, 0.5], 2.5, 0.6, [0.2, 0.3, 0.9]),
+        thin(31.0, 0.0, [0.0, 0.0, 0.0], 0.9),
+        thin(-58.0, 40.0, [0.3, 0.2, -0.4], 0.9),
+        thin(73.0, -25.0, [-0.5, 0.3, 0.2], 0.05),
+        thin(12.0, 0.0, [1.75, -0.9, 0.0], 0.8),
+        splat([-0.3, 0.4, 0.0], 0.12, 0.01, [0.5, 0.9, 0.5]),
+        splat([-1.9, 0.0, 0.1], 0.25, 0.95, [0.9, 0.9, 0.2]),
+        splat([0.4, 1.2, 0.0], 0.08, 0.7, [0.3, 0.3, 0.3]),
+    ]
+}
+
+#[test]
+fn tile_pairs_equal_the_exact_ellipse_binning() {
+    // Each splat alone, then all together: the GPU's pairs equal the CPU reference's exact ellipse-tile count (the
+    // tiles whose pixel centres the ellipse reaches), which for the thin rotated splats is well under the count of
+    // their bounding boxes' tiles, so a looser binning would fail here.
+    let ctx = common::context();
+    let splats = binning_splats();
+    let cam = camera(203, 141, [0.0, 0.0, -3.0], [0.0, 0.0, 0.0]);
+    let settings = RenderSettings { draw: DrawPath::Compute, ..Default::default() };
+    let kernels = render::RenderKernels::new(&ctx.device);
+    let gpu_pairs = |scene: &Scene| {
+        common::checked(ctx, "binning", || {
+            let mut renderer = SplatRenderer::with_kernels(&kernels, &ctx.queue, scene, settings).expect("renderer");
+            render::render_image(&ctx.device, &ctx.queue, &mut renderer, &cam, None).expect("frame");
+            renderer.counts_blocking(&ctx.device, &ctx.queue).tile_pairs
+        })
+    };
+    let (mut exact_total, mut box_total) = (0, 0);
+    for (i, s) in splats.iter().enumerate() {
+        let scene = scene_of(std::slice::from_ref(s), 0, |_, _| [0.0; 3]);
+        let projected = cpu::project(&scene, 0, &cam, &settings).expect("every test splat is visible");
+        let exact = cpu::tile_count(&projected, cam.width, cam.height);
+        assert!(exact > 0, "splat {i} touches a tile");
+        assert_eq!(gpu_pairs(&scene), exact, "splat {i}: GPU pairs against the exact binning");
+        exact_total += exact;
+        box_total += cpu::bounding_box_tile_count(&projected, cam.width, cam.height);
+    }
+    assert!(box_total * 3 > exact_total * 4, "the set tells the ellipse from its box: {exact_total} / {box_total}");
+    let all = scene_of(&splats, 0, |_, _| [0.0; 3]);
+    assert_eq!(gpu_pairs(&all), exact_total, "all the splats at once");
+    eprintln!("binning splats: {exact_total} pairs, their boxes' tiles {box_total}");
+    // And the image is the reference's (the huge splat lights every pixel: 8-bit rounding alone averages a quarter
+    // step, as in `tiles_big_splats_empty_tiles_and_odd_sizes`).
+    assert_matches_reference("binning splats", &all, &cam, RenderSettings::default(), (0.3, 1.0));
+}
+
 #[test]
 fn every_pixel_saturating_early_matches() {
     // Forty nearly opaque layers over the whole view: every pixel stops early on the compute path (transmittance

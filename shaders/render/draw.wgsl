@@ -1,7 +1,8 @@
 // Draws sorted splats as screen-space quads with the Gaussian falloff, back to front, premultiplied alpha "over".
 // Instance k draws the k-th splat of the sorted order (farthest first) as the rectangle around its ellipse that
 // `render/project.wgsl` fitted along the ellipse's axes. Needs render/common.wgsl.
-// alpha = min(0.99, opacity * exp(-0.5 d^T Sigma2D^-1 d)); fragments with alpha < 1/255 are skipped.
+// A fragment is drawn when its centre is inside the splat's coverage ellipse (render/common.wgsl), with
+// alpha = min(0.99, opacity * exp(-0.5 d^T Sigma2D^-1 d)).
 
 @group(0) @binding(0) var<uniform> frame: FrameUniforms;
 @group(0) @binding(1) var<storage, read> projected: array<Projected>;
@@ -10,7 +11,8 @@
 struct VertexOut {
     @builtin(position) position: vec4<f32>,
     @location(0) @interpolate(flat) center: vec2<f32>,
-    @location(1) @interpolate(flat) conic: vec3<f32>,
+    // The conic, and the squared coverage radius k^2.
+    @location(1) @interpolate(flat) conic: vec4<f32>,
     @location(2) @interpolate(flat) color: vec4<f32>,
 }
 
@@ -29,7 +31,7 @@ fn vs_main(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance
     let ndc = vec2<f32>(pixel.x / frame.viewport.x * 2.0 - 1.0, 1.0 - pixel.y / frame.viewport.y * 2.0);
     out.position = vec4<f32>(ndc, 0.0, 1.0);
     out.center = p.center;
-    out.conic = vec3<f32>(p.conic_xy, p.conic_z);
+    out.conic = vec4<f32>(p.conic_xy, p.conic_z, p.radius2);
     out.color = vec4<f32>(unpack2x16float(p.color_rg), unpack2x16float(p.color_b_opacity));
     return out;
 }
@@ -38,13 +40,10 @@ fn vs_main(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance
 fn fs_main(in: VertexOut) -> @location(0) vec4<f32> {
     // in.position.xy is the pixel centre (i + 0.5, j + 0.5).
     let d = in.position.xy - in.center;
-    let power = -0.5 * (in.conic.x * d.x * d.x + in.conic.z * d.y * d.y) - in.conic.y * d.x * d.y;
-    if (power > 0.0) {
+    let distance2 = in.conic.x * d.x * d.x + in.conic.z * d.y * d.y + 2.0 * in.conic.y * d.x * d.y;
+    if (!(distance2 <= in.conic.w)) {
         discard;
     }
-    let alpha = min(0.99, in.color.a * exp(power));
-    if (alpha < 1.0 / 255.0) {
-        discard;
-    }
+    let alpha = min(0.99, in.color.a * exp(-0.5 * distance2));
     return vec4<f32>(in.color.rgb * alpha, alpha);
 }

@@ -3,10 +3,11 @@
 //
 // Per splat: camera-space centre; 2D covariance = J W Sigma W^T J^T + 0.3 I, with J evaluated at the centre clamped
 // to 1.3x the half field of view; its inverse (the conic); colour = SH at the view direction + 0.5, clamped at 0.
-// The quad is the ellipse's bounding rectangle along its eigenvectors, with half-extents k sqrt(eigenvalue), where
-// k = min(3, sqrt(2 ln(255 opacity))): past k the alpha is under 1/255 (or past 3 sigma), so nothing outside the
-// quad would be drawn anyway. Culled: depth outside [near, far], opacity under 1/255, a quad that misses the image,
-// or a projected covariance that is not finite (counted, so the caller can say why a scene renders empty).
+// The splat covers its ellipse of Mahalanobis radius k = min(3, sqrt(2 ln(255 opacity))) (render/common.wgsl);
+// the quad is that ellipse's bounding rectangle along its eigenvectors (half-extents k sqrt(eigenvalue)), and the
+// compute path's tile count is the number of 16x16 tiles the ellipse itself touches. Culled: depth outside
+// [near, far], opacity under 1/255, an ellipse whose bounding box misses the image, or a projected covariance that
+// is not finite (counted, so the caller can say why a scene renders empty).
 // Keys sort ascending = farthest first. Visible splats are compacted, in splat order, for the sort: this pass writes each
 // visible splat's key and its rank among its workgroup's visible splats, and each workgroup's visible count; the
 // shared scan turns the counts into offsets and `render/compact.wgsl` moves the keys to their slots. Splat order (not an
@@ -139,7 +140,8 @@ fn project(i: u32) -> u32 {
         return NOT_VISIBLE;
     }
     let opacity = g0.w;
-    let k = min(3.0, sqrt(max(0.0, 2.0 * log(255.0 * opacity))));
+    let radius2 = coverage_radius2(opacity);
+    let k = sqrt(radius2);
     let mid = 0.5 * (a + c);
     let lambda_major = mid + sqrt(max(0.0, mid * mid - det));
     let lambda_minor = det / lambda_major;
@@ -148,25 +150,25 @@ fn project(i: u32) -> u32 {
     let v2 = vec2<f32>(lambda_major - c, b);
     var axis = select(v2, v1, dot(v1, v1) >= dot(v2, v2));
     axis = select(vec2<f32>(1.0, 0.0), normalize(axis), dot(axis, axis) > 0.0);
-    let major = axis * (k * sqrt(lambda_major));
-    let minor_extent = k * sqrt(lambda_minor);
-    let minor = vec2<f32>(-axis.y, axis.x) * minor_extent;
-    let half_box = abs(major) + abs(minor);
-    let center = frame.focal * p_cam.xy / depth + frame.principal;
-    if (!(k > 0.0) || any(center + half_box <= vec2<f32>(0.0)) || any(center - half_box >= frame.viewport)) {
-        projected[i] = out;
+    out.center = frame.focal * p_cam.xy / depth + frame.principal;
+    out.conic_xy = vec2<f32>(c / det, -b / det);
+    out.conic_z = a / det;
+    out.radius2 = radius2;
+    // The ellipse's bounding box: k sqrt(a), k sqrt(c) (the covariance's diagonal).
+    let half_box = k * sqrt(vec2<f32>(a, c));
+    if (!(k > 0.0) || any(out.center + half_box <= vec2<f32>(0.0)) || any(out.center - half_box >= frame.viewport)) {
+        projected[i] = Projected();
         return NOT_VISIBLE;
     }
 
     let dir = normalize(g0.xyz - frame.camera_position.xyz);
     let color = eval_sh(i, dir);
-    out.center = center;
-    out.conic_xy = vec2<f32>(c / det, -b / det);
-    out.conic_z = a / det;
-    out.major = major;
-    out.minor_extent = minor_extent;
+    out.major = axis * (k * sqrt(lambda_major));
+    out.minor_extent = k * sqrt(lambda_minor);
     out.color_rg = pack2x16float(color.rg);
     out.color_b_opacity = pack2x16float(vec2<f32>(color.b, opacity));
+    // From the values stored, so that the emit pass, which reads them back, bins the same ellipse.
+    out.tile_count = ellipse_tile_count(ellipse_of(out), image_tiles());
     projected[i] = out;
     return depth_key(depth);
 }

@@ -2,20 +2,21 @@
 // Needs render/common.wgsl. Fed by the depth sort (`depth_order`: splat indices, farthest first). Entry points, in
 // the order a frame records them:
 //
-// - `tile_count`: for the splat at each sorted position, the number of tiles its quad's bounding box touches;
+// - `tile_count`: for the splat at each sorted position, the number of tiles its ellipse touches (the projection
+//   counted them: `ellipse_tile_count` in render/common.wgsl);
 // - (the renderer's shared scan turns the counts into each position's first pair);
 // - `tile_prepare` (one thread): the number of pairs and the indirect arguments of what follows; past the cap on
 //   pairs, none are written and the frame goes to the quad draw;
-// - `tile_emit`: one thread per (tile id, sorted position) pair, in sorted-position order;
+// - `tile_emit`: one thread per (tile id, splat) pair, in sorted-position order;
 // - (splatsort's radix sort orders the pairs by tile id, stably: each tile's positions stay in depth order);
 // - `tile_ranges`: each tile's first and last pair;
 // - `rasterize`: one workgroup per tile walks its list from the nearest splat, 256 at a time through workgroup
-//   memory, blending with transmittance T: colour += T * alpha * rgb, T *= 1 - alpha. A pixel stops when T < 1e-4,
-//   the tile when all its pixels have stopped. Writes colour + T * background (only the background when the pairs
-//   passed the cap: the quad draw then draws over it).
+//   memory, blending with transmittance T: colour += T * alpha * rgb, T *= 1 - alpha. A pixel stops *before* the
+//   splat that would take T under 1e-4 (as 3DGS and gsplat do), the tile when all its pixels have stopped. Writes
+//   colour + T * background (only the background when the pairs passed the cap: the quad draw then draws over it).
 //
-// Coverage agrees with the quad draw: a pixel takes a splat when its centre is inside the quad the projection fitted
-// (the ellipse's axes, capped at 3 sigma), power <= 0, and alpha = min(0.99, opacity * exp(power)) >= 1/255.
+// Coverage is the quad draw's: a pixel takes a splat when its centre is inside the splat's coverage ellipse
+// (render/common.wgsl), and alpha = min(0.99, opacity * exp(-d^T conic d / 2)).
 
 const TILE: u32 = 16u;
 const GROUP: u32 = 256u; // TILE * TILE
@@ -67,7 +68,8 @@ struct TileArgs {
 @group(0) @binding(4) var<storage, read> visible: array<u32>;
 @group(0) @binding(5) var<storage, read_write> counts: array<u32>;
 @group(0) @binding(6) var<storage, read_write> pair_tiles: array<u32>;
-@group(0) @binding(7) var<storage, read_write> pair_positions: array<u32>;
+// Each pair's splat index (the sort's values).
+@group(0) @binding(7) var<storage, read_write> pair_splats: array<u32>;
 // The tile sort's count (its first word).
 @group(0) @binding(8) var<storage, read_write> pair_count: array<u32>;
 @group(0) @binding(9) var<storage, read_write> args: TileArgs;
@@ -80,23 +82,11 @@ fn linear_id(workgroup_id: vec3<u32>, num_workgroups: vec3<u32>, tid: u32) -> u3
     return (workgroup_id.x + workgroup_id.y * num_workgroups.x) * GROUP + tid;
 }
 
-// The tiles the quad of splat `p` touches: (first x, first y, last x + 1, last y + 1), empty for a culled splat.
-fn tile_rect(p: Projected) -> vec4<u32> {
-    if (p.minor_extent <= 0.0) {
-        return vec4<u32>(0u);
-    }
-    let minor = normalize(vec2<f32>(-p.major.y, p.major.x)) * p.minor_extent;
-    let extent = abs(p.major) + abs(minor);
-    let low = max(floor((p.center - extent) / f32(TILE)), vec2<f32>(0.0));
-    let high = min(floor((p.center + extent) / f32(TILE)) + 1.0, vec2<f32>(f32(tiles.tiles_x), f32(tiles.tiles_y)));
-    if (any(high <= low)) {
-        return vec4<u32>(0u);
-    }
-    return vec4<u32>(vec2<u32>(low), vec2<u32>(high));
-}
-
-fn rect_tiles(r: vec4<u32>) -> u32 {
-    return (r.z - r.x) * (r.w - r.y);
+// The tile id of the pairs an emit thread could not place (the count and the emit passes bin the same ellipse
+// with the same function, but in two modules, so a compiler may round them apart): past every real tile, so the
+// sort puts them last and `tile_ranges` leaves them out.
+fn sentinel_tile() -> u32 {
+    return tiles.tiles_x * tiles.tiles_y;
 }
 
 @compute @workgroup_size(GROUP)
@@ -111,7 +101,7 @@ fn tile_count(
     }
     var n = 0u;
     if (position < visible[0]) {
-        n = rect_tiles(tile_rect(projected[depth_order[position]]));
+        n = projected[depth_order[position]].tile_count;
     }
     counts[position] = n;
 }
@@ -153,7 +143,8 @@ fn tile_prepare() {
 }
 
 // One thread per pair (load-balanced: a splat over a thousand tiles costs no thread more than one over a single
-// tile): finds its sorted position by binary search in the scanned counts, then its tile in that splat's rectangle.
+// tile): finds its sorted position by binary search in the scanned counts, then its tile by walking the splat's
+// rows of tiles, and stores the splat's index (so the rasterizer reads the splat with one dependent load).
 @compute @workgroup_size(GROUP)
 fn tile_emit(
     @builtin(local_invocation_index) tid: u32,
@@ -176,11 +167,22 @@ fn tile_emit(
             high = mid;
         }
     }
-    let r = tile_rect(projected[depth_order[low]]);
-    let k = i - counts[low];
-    let width = r.z - r.x;
-    pair_tiles[i] = (r.y + k / width) * tiles.tiles_x + r.x + k % width;
-    pair_positions[i] = low;
+    let splat = depth_order[low];
+    let e = ellipse_of(projected[splat]);
+    var k = i - counts[low];
+    var tile = sentinel_tile();
+    let rows = ellipse_tile_rows(e, tiles.tiles_y);
+    for (var row = rows.x; row < rows.y; row++) {
+        let span = ellipse_row_tiles(e, row, tiles.tiles_x);
+        let width = span.y - span.x;
+        if (k < width) {
+            tile = row * tiles.tiles_x + span.x + k;
+            break;
+        }
+        k -= width;
+    }
+    pair_tiles[i] = tile;
+    pair_splats[i] = splat;
 }
 
 // Reads the sorted pairs (the tile sort's output pair, bound at the same bindings).
@@ -196,6 +198,9 @@ fn tile_ranges(
         return;
     }
     let tile = pair_tiles[i];
+    if (tile >= sentinel_tile()) {
+        return;
+    }
     if (i == 0u || pair_tiles[i - 1u] != tile) {
         ranges[tile].x = i;
     }
@@ -204,22 +209,66 @@ fn tile_ranges(
     }
 }
 
-// One batch of splats in workgroup memory.
-var<workgroup> batch_center: array<vec2<f32>, GROUP>;
-var<workgroup> batch_conic: array<vec4<f32>, GROUP>; // xy, z, then minor extent
-// The quad's major half-axis, and the unit vector of its minor axis.
-var<workgroup> batch_axes: array<vec4<f32>, GROUP>;
-var<workgroup> batch_color: array<vec4<f32>, GROUP>;
+// The pixel blocks of a tile: 8 blocks of 8x4 pixels (2 across, 4 down), each shaded by 32 consecutive
+// invocations, so that a 32-lane subgroup shades one compact block and skips, as one, the splats that miss it.
+const BLOCK_W: u32 = 8u;
+const BLOCK_H: u32 = 4u;
+const BLOCK_PIXELS: u32 = 32u; // BLOCK_W * BLOCK_H
+const BLOCKS_X: u32 = 2u; // TILE / BLOCK_W
+const BLOCKS_Y: u32 = 4u; // TILE / BLOCK_H
+const LOG2_E: f32 = 1.4426950408889634;
+
+// One batch of splats in workgroup memory, one compact record each: the centre, then
+// t(d) = q.x d.x^2 + q.y d.x d.y + q.z d.y^2 + log2(opacity) (the conic pre-scaled by -log2(e) / 2, so that
+// alpha = exp2(t)), the pixel test t >= cutoff (the coverage ellipse, with the opacity folded in), and the mask of
+// the tile's pixel blocks the ellipse touches; the colour, read only by pixels the splat covers.
+var<workgroup> batch_a: array<vec4<f32>, GROUP>; // centre x, centre y, q.x, q.y
+var<workgroup> batch_b: array<vec4<f32>, GROUP>; // q.z, log2(opacity), cutoff, block mask (bits)
+var<workgroup> batch_color: array<vec2<u32>, GROUP>; // f16 (r, g), (b, opacity)
 var<workgroup> pixels_done: atomic<u32>;
 
-@compute @workgroup_size(TILE, TILE)
-fn rasterize(
-    @builtin(local_invocation_index) tid: u32,
-    @builtin(local_invocation_id) local: vec3<u32>,
-    @builtin(workgroup_id) workgroup_id: vec3<u32>,
-) {
+// The pixel, within its tile, of invocation `tid`.
+fn tile_pixel(tid: u32) -> vec2<u32> {
+    let block = tid / BLOCK_PIXELS;
+    let within = tid % BLOCK_PIXELS;
+    return vec2<u32>(block % BLOCKS_X * BLOCK_W + within % BLOCK_W, block / BLOCKS_X * BLOCK_H + within / BLOCK_W);
+}
+
+// Bit b set when the ellipse touches pixel block b of the tile whose first pixel is `origin`.
+fn block_mask(e: Ellipse, origin: vec2<f32>) -> u32 {
+    var mask = 0u;
+    for (var by = 0u; by < BLOCKS_Y; by++) {
+        let y0 = origin.y + f32(by * BLOCK_H) + 0.5;
+        let span = strip_span(e, y0, y0 + f32(BLOCK_H - 1u));
+        for (var bx = 0u; bx < BLOCKS_X; bx++) {
+            let x0 = origin.x + f32(bx * BLOCK_W) + 0.5;
+            if (span.x <= x0 + f32(BLOCK_W - 1u) && span.y >= x0) {
+                mask |= 1u << (by * BLOCKS_X + bx);
+            }
+        }
+    }
+    return mask;
+}
+
+// Puts the splat of pair `pair` into the batch at `slot`.
+fn load_splat(slot: u32, pair: u32, origin: vec2<f32>) {
+    let p = projected[pair_splats[pair]];
+    let e = ellipse_of(p);
+    let opacity = unpack2x16float(p.color_b_opacity).y;
+    let log2_opacity = log2(opacity);
+    let q = -0.5 * LOG2_E * vec3<f32>(e.conic.x, 2.0 * e.conic.y, e.conic.z);
+    batch_a[slot] = vec4<f32>(e.center, q.xy);
+    let cutoff = -0.5 * LOG2_E * e.radius2 + log2_opacity;
+    batch_b[slot] = vec4<f32>(q.z, log2_opacity, cutoff, bitcast<f32>(block_mask(e, origin)));
+    batch_color[slot] = vec2<u32>(p.color_rg, p.color_b_opacity);
+}
+
+@compute @workgroup_size(GROUP)
+fn rasterize(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) workgroup_id: vec3<u32>) {
     let tile = workgroup_id.y * tiles.tiles_x + workgroup_id.x;
-    let pixel = workgroup_id.xy * TILE + local.xy;
+    let origin = workgroup_id.xy * TILE;
+    let pixel = origin + tile_pixel(tid);
+    let block = tid / BLOCK_PIXELS;
     let inside = pixel.x < u32(frame.viewport.x) && pixel.y < u32(frame.viewport.y);
     let centre = vec2<f32>(pixel) + 0.5;
     // Past the cap the quads draw this frame over the background written here.
@@ -247,38 +296,33 @@ fn rasterize(
         }
         let count = min(GROUP, end - range.x);
         if (tid < count) {
-            let p = projected[depth_order[pair_positions[end - 1u - tid]]];
-            batch_center[tid] = p.center;
-            batch_conic[tid] = vec4<f32>(p.conic_xy, p.conic_z, p.minor_extent);
-            batch_axes[tid] = vec4<f32>(p.major, normalize(vec2<f32>(-p.major.y, p.major.x)));
-            batch_color[tid] = vec4<f32>(unpack2x16float(p.color_rg), unpack2x16float(p.color_b_opacity));
+            load_splat(tid, end - 1u - tid, vec2<f32>(origin));
         }
         workgroupBarrier();
         if (!done) {
             for (var j = 0u; j < count; j++) {
-                let conic = batch_conic[j];
-                let d = centre - batch_center[j];
-                // Inside the quad: within the half-extent along each of the ellipse's axes.
-                let axes = batch_axes[j];
-                if (abs(dot(d, axes.xy)) > dot(axes.xy, axes.xy) || abs(dot(d, axes.zw)) > conic.w) {
+                let b = batch_b[j];
+                // Uniform in a 32-lane subgroup: its pixels are one block.
+                if ((bitcast<u32>(b.w) & (1u << block)) == 0u) {
                     continue;
                 }
-                let power = -0.5 * (conic.x * d.x * d.x + conic.z * d.y * d.y) - conic.y * d.x * d.y;
-                if (power > 0.0) {
+                let a = batch_a[j];
+                let d = centre - a.xy;
+                let t = a.z * d.x * d.x + a.w * d.x * d.y + b.x * d.y * d.y + b.y;
+                if (!(t >= b.z)) {
                     continue;
                 }
-                let c = batch_color[j];
-                let alpha = min(0.99, c.a * exp(power));
-                if (alpha < 1.0 / 255.0) {
-                    continue;
-                }
-                colour += transmittance * alpha * c.rgb;
-                transmittance *= 1.0 - alpha;
-                if (transmittance < STOP_TRANSMITTANCE) {
+                let alpha = min(0.99, exp2(t));
+                let next = transmittance * (1.0 - alpha);
+                if (next < STOP_TRANSMITTANCE) {
                     done = true;
                     atomicAdd(&pixels_done, 1u);
                     break;
                 }
+                let c = batch_color[j];
+                let rgb = vec3<f32>(unpack2x16float(c.x), unpack2x16float(c.y).x);
+                colour += transmittance * alpha * rgb;
+                transmittance = next;
             }
         }
         end -= count;

@@ -1,9 +1,13 @@
 //! The CPU reference renderer the GPU frame is tested against: the same 3DGS math in f64 with plain loops.
 //!
 //! Splats are projected as in `render/project.wgsl`, sorted by depth (farthest first, ties in index order, like the
-//! GPU's stable sort), and composited pixel by pixel over the background with the "over" operator. Each splat covers
-//! the pixels whose centres lie in the rectangle around its ellipse that the GPU quad covers: along the ellipse's
-//! axes, half-extents k sqrt(eigenvalue) with k = min(3, sqrt(2 ln(255 opacity))). Small scenes only.
+//! GPU's stable sort), and composited pixel by pixel front to back as the compute path does: a splat covers the
+//! pixels whose centres lie in its ellipse of Mahalanobis radius k = min(3, sqrt(2 ln(255 opacity))), and a pixel
+//! stops before the splat that would take its transmittance under 1e-4 (the rules of `render/common.wgsl` and
+//! `render/tiles.wgsl`). The quad path blends every covered splat back to front, so it can differ from this in a
+//! pixel that stops, by at most the transmittance left there (under 0.01: alpha is at most 0.99). Small scenes only.
+//!
+//! `tile_count` is the compute path's binning (`ellipse_tile_count`) in f64, for tests of the pair counts.
 
 use glam::{DMat3, DVec2, DVec3};
 
@@ -33,10 +37,8 @@ pub struct ProjectedSplat {
     pub center: DVec2,
     /// Inverse 2D covariance (a, b, c) of [[a, b], [b, c]].
     pub conic: DVec3,
-    /// Unit major axis of the ellipse, and the quad's half-extents along the major and minor axes (pixels).
-    pub axis: DVec2,
-    pub major_extent: f64,
-    pub minor_extent: f64,
+    /// k^2: the splat covers the pixel centres `d` from its centre with `d^T conic d <= radius2`.
+    pub radius2: f64,
     pub color: DVec3,
     pub opacity: f64,
 }
@@ -103,18 +105,12 @@ pub fn project(scene: &Scene, i: usize, camera: &Camera, settings: &RenderSettin
         return None;
     }
     let opacity = f64::from(scene.opacities[i]);
-    let k = (2.0 * (255.0 * opacity).ln()).max(0.0).sqrt().min(3.0);
-    let mid = 0.5 * (a + c);
-    let lambda_major = mid + (mid * mid - det).max(0.0).sqrt();
-    let lambda_minor = det / lambda_major;
-    let (v1, v2) = (DVec2::new(b, lambda_major - a), DVec2::new(lambda_major - c, b));
-    let axis = if v1.length_squared() >= v2.length_squared() { v1 } else { v2 };
-    let axis = if axis.length_squared() > 0.0 { axis.normalize() } else { DVec2::X };
-    let (major_extent, minor_extent) = (k * lambda_major.sqrt(), k * lambda_minor.sqrt());
-    let half_box = (axis * major_extent).abs() + (axis.perp() * minor_extent).abs();
+    let radius2 = (2.0 * (255.0 * opacity).ln()).clamp(0.0, 9.0);
+    // The ellipse's bounding box: k sqrt of the covariance's diagonal.
+    let half_box = DVec2::new(a, c).map(|v| (radius2 * v).sqrt());
     let center = DVec2::new(fx * p.x / depth + f64::from(camera.cx), fy * p.y / depth + f64::from(camera.cy));
     let size = DVec2::new(f64::from(camera.width), f64::from(camera.height));
-    if k <= 0.0 || (center + half_box).cmple(DVec2::ZERO).any() || (center - half_box).cmpge(size).any() {
+    if radius2 <= 0.0 || (center + half_box).cmple(DVec2::ZERO).any() || (center - half_box).cmpge(size).any() {
         return None;
     }
     let dir = (position - camera.position.as_dvec3()).normalize();
@@ -124,12 +120,80 @@ pub fn project(scene: &Scene, i: usize, camera: &Camera, settings: &RenderSettin
         depth,
         center,
         conic: DVec3::new(c / det, -b / det, a / det),
-        axis,
-        major_extent,
-        minor_extent,
+        radius2,
         color: eval_sh(scene.sh_of(i), degree, dir),
         opacity,
     })
+}
+
+impl ProjectedSplat {
+    /// `d^T conic d` for a pixel centre at offset `d` from the splat's centre.
+    fn distance2(&self, d: DVec2) -> f64 {
+        self.conic.x * d.x * d.x + 2.0 * self.conic.y * d.x * d.y + self.conic.z * d.y * d.y
+    }
+
+    /// Half-extents of the ellipse's axis-aligned bounding box.
+    fn half_box(&self) -> DVec2 {
+        let det = self.conic.x * self.conic.z - self.conic.y * self.conic.y;
+        DVec2::new(self.conic.z, self.conic.x).map(|v| (self.radius2 * v / det).sqrt())
+    }
+
+    /// The x range `[left, right]` the ellipse covers over the strip of pixel-centre rows `y0 <= y <= y1`, or None
+    /// (`strip_span` in render/common.wgsl).
+    fn strip_span(&self, y0: f64, y1: f64) -> Option<(f64, f64)> {
+        let (a, b) = (self.conic.x, self.conic.y);
+        let det = a * self.conic.z - b * b;
+        let y_max = (self.radius2 * a / det).sqrt();
+        let (low, high) = ((y0 - self.center.y).max(-y_max), (y1 - self.center.y).min(y_max));
+        if low > high {
+            return None;
+        }
+        let dy_right = -b * (self.radius2 / (det * self.conic.z)).sqrt();
+        let end = |dy: f64, sign: f64| (-b * dy + sign * (a * self.radius2 - det * dy * dy).max(0.0).sqrt()) / a;
+        let left = end((-dy_right).clamp(low, high), -1.0);
+        let right = end(dy_right.clamp(low, high), 1.0);
+        Some((self.center.x + left, self.center.x + right))
+    }
+}
+
+/// The 16x16-pixel tiles of a `width` x `height` image that the splat's ellipse touches: the compute path's exact
+/// ellipse-tile binning, row of tiles by row.
+pub fn tile_count(s: &ProjectedSplat, width: u32, height: u32) -> u32 {
+    let tile = f64::from(super::tile::TILE);
+    let (tiles_x, tiles_y) =
+        (f64::from(width.div_ceil(super::tile::TILE)), f64::from(height.div_ceil(super::tile::TILE)));
+    // Tile t holds the pixel centres 16 t + 0.5 ..= 16 t + 15.5.
+    let tiles_of = |low: f64, high: f64, limit: f64| {
+        let first = ((low - (tile - 0.5)) / tile).ceil().max(0.0);
+        let end = (((high - 0.5) / tile).floor() + 1.0).min(limit);
+        (first, end)
+    };
+    let half_y = s.half_box().y;
+    let (first_row, end_row) = tiles_of(s.center.y - half_y, s.center.y + half_y, tiles_y);
+    let mut count = 0.0;
+    let mut row = first_row;
+    while row < end_row {
+        let y0 = row * tile + 0.5;
+        if let Some((left, right)) = s.strip_span(y0, y0 + tile - 1.0) {
+            let (first, end) = tiles_of(left, right, tiles_x);
+            count += (end - first).max(0.0);
+        }
+        row += 1.0;
+    }
+    count as u32
+}
+
+/// The tiles the ellipse's axis-aligned bounding box touches: what a looser binning would emit (for tests).
+pub fn bounding_box_tile_count(s: &ProjectedSplat, width: u32, height: u32) -> u32 {
+    let tile = f64::from(super::tile::TILE);
+    let half_box = s.half_box();
+    let span = |low: f64, high: f64, size: u32| {
+        let first = ((low - (tile - 0.5)) / tile).ceil().max(0.0);
+        let end = (((high - 0.5) / tile).floor() + 1.0).min(f64::from(size.div_ceil(super::tile::TILE)));
+        (end - first).max(0.0)
+    };
+    let across = span(s.center.x - half_box.x, s.center.x + half_box.x, width);
+    (across * span(s.center.y - half_box.y, s.center.y + half_box.y, height)) as u32
 }
 
 /// Renders `scene` into RGB values in [0, 1], row-major.
@@ -140,35 +204,38 @@ pub fn render(scene: &Scene, camera: &Camera, settings: &RenderSettings) -> Vec<
     // Farthest first; a stable sort keeps index order among equal depths.
     splats.sort_by(|a, b| b.depth.total_cmp(&a.depth));
     let background = settings.background.map(f64::from);
-    let mut image = vec![background; width * height];
-    for s in &splats {
-        // Pixels whose centre (i + 0.5) lies in the splat's rectangle.
-        let half_box = (s.axis * s.major_extent).abs() + (s.axis.perp() * s.minor_extent).abs();
+    // Front to back: colour and transmittance per pixel, and whether it has stopped.
+    let mut accumulated = vec![([0.0f64; 3], 1.0f64, false); width * height];
+    for s in splats.iter().rev() {
+        let half_box = s.half_box();
         let x0 = (s.center.x - half_box.x - 0.5).ceil().max(0.0) as usize;
         let x1 = ((s.center.x + half_box.x - 0.5).ceil().min(width as f64)).max(0.0) as usize;
         let y0 = (s.center.y - half_box.y - 0.5).ceil().max(0.0) as usize;
         let y1 = ((s.center.y + half_box.y - 0.5).ceil().min(height as f64)).max(0.0) as usize;
         for y in y0..y1 {
             for x in x0..x1 {
-                let d = DVec2::new(x as f64 + 0.5, y as f64 + 0.5) - s.center;
-                if d.dot(s.axis).abs() > s.major_extent || d.dot(s.axis.perp()).abs() > s.minor_extent {
+                let (colour, transmittance, done) = &mut accumulated[y * width + x];
+                let distance2 = s.distance2(DVec2::new(x as f64 + 0.5, y as f64 + 0.5) - s.center);
+                if *done || distance2 > s.radius2 {
                     continue;
                 }
-                let power = -0.5 * (s.conic.x * d.x * d.x + s.conic.z * d.y * d.y) - s.conic.y * d.x * d.y;
-                if power > 0.0 {
+                let alpha = (s.opacity * (-0.5 * distance2).exp()).min(0.99);
+                let next = *transmittance * (1.0 - alpha);
+                if next < 1e-4 {
+                    *done = true;
                     continue;
                 }
-                let alpha = (s.opacity * power.exp()).min(0.99);
-                if alpha < 1.0 / 255.0 {
-                    continue;
+                for (k, channel) in colour.iter_mut().enumerate() {
+                    *channel += *transmittance * alpha * s.color[k];
                 }
-                let pixel = &mut image[y * width + x];
-                for (k, channel) in pixel.iter_mut().enumerate() {
-                    *channel = s.color[k] * alpha + (1.0 - alpha) * *channel;
-                }
+                *transmittance = next;
             }
         }
     }
+    let mut image: Vec<[f64; 3]> = accumulated
+        .iter()
+        .map(|(colour, transmittance, _)| std::array::from_fn(|k| colour[k] + transmittance * background[k]))
+        .collect();
     for pixel in &mut image {
         *pixel = pixel.map(|v| v.clamp(0.0, 1.0));
     }

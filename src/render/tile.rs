@@ -1,5 +1,5 @@
-//! The compute draw path (`shaders/render/tiles.wgsl`): splats binned to 16x16 tiles from the depth order, the
-//! (tile, position) pairs ordered by tile with splatsort's own radix sort (stable, so each tile's list stays in depth
+//! The compute draw path (`shaders/render/tiles.wgsl`): splats binned to the 16x16 tiles their ellipses touch, from
+//! the depth order; the (tile, splat) pairs ordered by tile with splatsort's own radix sort (stable, so each tile's list stays in depth
 //! order), each tile blended front to back in one workgroup with an early stop.
 //!
 //! Made when the compute path is first chosen: pipelines once, the count table and the pair buffers once per scene
@@ -57,9 +57,9 @@ pub fn default_pair_cap(device: &wgpu::Device, num_splats: u32) -> u32 {
     num_splats.saturating_mul(8).max(1 << 18).min(limit)
 }
 
-/// Key bits of a tile id for `tiles` tiles.
+/// Key bits of a tile id for `tiles` tiles, and the sentinel id `tiles` (the emit pass's pairs it could not place).
 fn tile_bits(tiles: u32) -> u32 {
-    (32 - tiles.saturating_sub(1).leading_zeros()).max(1)
+    (32 - tiles.leading_zeros()).max(1)
 }
 
 /// What the tile passes read from the rest of the frame.
@@ -298,7 +298,7 @@ impl TileRaster {
             key,
             count: group(
                 &self.pipelines.count,
-                &[(0, frame()), (1, settings()), (2, projected()), (3, order()), (4, visible()), (5, counts())],
+                &[(0, frame()), (2, projected()), (3, order()), (4, visible()), (5, counts())],
             ),
             prepare: group(
                 &self.pipelines.prepare,
@@ -327,6 +327,7 @@ impl TileRaster {
             ranges: group(
                 &self.pipelines.ranges,
                 &[
+                    (1, settings()),
                     (6, self.pairs.keys(out).as_entire_binding()),
                     (8, self.pairs.count().as_entire_binding()),
                     (10, self.ranges.as_entire_binding()),
@@ -338,7 +339,6 @@ impl TileRaster {
                     (0, frame()),
                     (1, settings()),
                     (2, projected()),
-                    (3, order()),
                     (7, self.pairs.values(out).as_entire_binding()),
                     (10, self.ranges.as_entire_binding()),
                     (11, view),
