@@ -294,6 +294,11 @@ pub fn framing_sphere(lo: Vec3, hi: Vec3) -> Result<(Vec3, f32), InvalidCamera> 
 /// A camera that frames a scene's bulk (bounds without the 1% outliers per axis): it looks at the centre from above
 /// and to the side, with `up` as the scene's up direction (3DGS scenes are usually -y up).
 pub fn frame_bounds(lo: Vec3, hi: Vec3, up: Vec3, width: u32, height: u32) -> Result<Camera, InvalidCamera> {
+    Camera::look_at(&framing_file(lo, hi, up, width, height)?)
+}
+
+/// The camera file of `frame_bounds`' view (to save it, so that another renderer can draw the same view).
+pub fn framing_file(lo: Vec3, hi: Vec3, up: Vec3, width: u32, height: u32) -> Result<CameraFile, InvalidCamera> {
     let (center, radius) = framing_sphere(lo, hi)?;
     let up = up.normalize_or(Vec3::NEG_Y);
     // A horizontal direction: any axis not along `up`.
@@ -302,7 +307,7 @@ pub fn frame_bounds(lo: Vec3, hi: Vec3, up: Vec3, width: u32, height: u32) -> Re
     let fov_y: f32 = 50.0;
     let distance = radius / (0.5 * fov_y.to_radians()).tan();
     let position = center - horizontal * distance * 0.8 + up * distance * 0.6;
-    let file = CameraFile {
+    Ok(CameraFile {
         width,
         height,
         position: position.to_array(),
@@ -311,8 +316,7 @@ pub fn frame_bounds(lo: Vec3, hi: Vec3, up: Vec3, width: u32, height: u32) -> Re
         fov_y_degrees: fov_y,
         near: (distance * 1e-4).max(1e-3),
         far: (distance * 100.0).max(DEFAULT_FAR),
-    };
-    Camera::look_at(&file)
+    })
 }
 
 /// The largest camera file read (a trainer's cameras.json of thousands of views is a few MB).

@@ -3,8 +3,10 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
+use glam::Vec3;
 
 use splatsort::bench::{self, RenderBenchResult};
+use splatsort::camera::framing_file;
 use splatsort::gpu::{AdapterPreference, GpuContext, describe_adapter};
 use splatsort::render::{DrawPath, FrameCounts, SplatRenderer};
 use splatsort::scene::{self, Scene};
@@ -61,6 +63,10 @@ pub(crate) struct RenderBenchArgs {
     /// Write the timed frames' GPU passes to this file as a Chrome trace (chrome://tracing, ui.perfetto.dev).
     #[arg(long)]
     pub(crate) trace: Option<PathBuf>,
+    /// Write the framed camera (without --camera) to this file as splatsort camera JSON, so that another renderer
+    /// can draw the same view.
+    #[arg(long, conflicts_with = "camera")]
+    pub(crate) save_camera: Option<PathBuf>,
     /// Print JSON instead of text.
     #[arg(long)]
     pub(crate) json: bool,
@@ -114,6 +120,12 @@ pub(crate) fn render_bench(args: RenderBenchArgs) -> anyhow::Result<()> {
     let scene = copies(scene, &args, &ctx)?;
     settings.draw = args.sort.draw.unwrap_or(DrawPath::for_adapter(&ctx.info));
     let camera = camera_for(&args.camera, &scene)?;
+    if let Some(path) = &args.save_camera {
+        let (lo, hi) = scene.robust_bounds();
+        let file = framing_file(lo, hi, Vec3::NEG_Y, args.camera.width, args.camera.height)?;
+        std::fs::write(path, serde_json::to_string_pretty(&file)?)
+            .with_context(|| format!("cannot write the camera to {}", path.display()))?;
+    }
     let mut renderer = SplatRenderer::new(&ctx.device, &ctx.queue, &scene, settings)
         .with_context(|| format!("cannot put {} on the GPU", args.scene.display()))?;
     let result = bench::run_render_bench(&ctx, &mut renderer, &camera, args.frames, args.warmup_secs)?;
