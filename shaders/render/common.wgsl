@@ -51,9 +51,11 @@ struct Projected {
 
 // ---- coverage: one rule for both draw paths, the binning and the CPU reference (render/cpu.rs) -----------------
 //
-// A splat covers the pixels whose centres lie in its ellipse of Mahalanobis radius k = min(3, sqrt(2 ln(255 o))):
-// past sqrt(2 ln(255 o)) its alpha o exp(-d^2 / 2) is under 1/255, and past 3 sigma nothing is drawn (3DGS's
-// extent). A covered pixel blends alpha = min(0.99, o exp(-d^T conic d / 2)).
+// A splat covers the pixels whose centres lie in its ellipse of Mahalanobis radius k = sqrt(2 ln(255 o)) (at most
+// 3.33 sigma): exactly the pixels where its alpha o exp(-d^2 / 2) is at least 1/255, the pixels 3DGS and gsplat
+// blend (they also bound a splat by a square of 3 sigma of its major axis; a bound tighter than the 1/255 ellipse,
+// such as 3 sigma along every axis, measurably darkens views from inside a scene). A covered pixel blends
+// alpha = min(0.99, o exp(-d^T conic d / 2)).
 
 // Side of a compute-path tile in pixels. Mirrors `TILE` in render/tile.rs.
 const TILE_SIZE: f32 = 16.0;
@@ -69,9 +71,9 @@ fn ellipse_of(p: Projected) -> Ellipse {
     return Ellipse(p.center, vec3<f32>(p.conic_xy, p.conic_z), p.radius2);
 }
 
-// The squared coverage radius k^2 for opacity `opacity` (0 when it is under 1/255: nothing to draw).
+// The squared coverage radius k^2 = 2 ln(255 opacity) (0 when the opacity is under 1/255: nothing to draw).
 fn coverage_radius2(opacity: f32) -> f32 {
-    return clamp(2.0 * log(255.0 * opacity), 0.0, 9.0);
+    return max(2.0 * log(255.0 * opacity), 0.0);
 }
 
 // Half-extents of the ellipse's axis-aligned bounding box: k sqrt(Sigma_xx), k sqrt(Sigma_yy), Sigma = conic^-1.

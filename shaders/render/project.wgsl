@@ -3,7 +3,7 @@
 //
 // Per splat: camera-space centre; 2D covariance = J W Sigma W^T J^T + 0.3 I, with J evaluated at the centre clamped
 // to 1.3x the half field of view; its inverse (the conic); colour = SH at the view direction + 0.5, clamped at 0.
-// The splat covers its ellipse of Mahalanobis radius k = min(3, sqrt(2 ln(255 opacity))) (render/common.wgsl);
+// The splat covers its ellipse of Mahalanobis radius k = sqrt(2 ln(255 opacity)) (render/common.wgsl);
 // the quad is that ellipse's bounding rectangle along its eigenvectors (half-extents k sqrt(eigenvalue)), and the
 // compute path's tile count is the number of 16x16 tiles the ellipse itself touches. Culled: depth outside
 // [near, far], opacity under 1/255, an ellipse whose bounding box misses the image, or a projected covariance that

@@ -2,7 +2,7 @@
 //!
 //! Splats are projected as in `render/project.wgsl`, sorted by depth (farthest first, ties in index order, like the
 //! GPU's stable sort), and composited pixel by pixel front to back as the compute path does: a splat covers the
-//! pixels whose centres lie in its ellipse of Mahalanobis radius k = min(3, sqrt(2 ln(255 opacity))), and a pixel
+//! pixels whose centres lie in its ellipse of Mahalanobis radius k = sqrt(2 ln(255 opacity)) (alpha >= 1/255), and a pixel
 //! stops before the splat that would take its transmittance under 1e-4 (the rules of `render/common.wgsl` and
 //! `render/tiles.wgsl`). The quad path blends every covered splat back to front, so it can differ from this in a
 //! pixel that stops, by at most the transmittance left there (under 0.01: alpha is at most 0.99). Small scenes only.
@@ -105,7 +105,7 @@ pub fn project(scene: &Scene, i: usize, camera: &Camera, settings: &RenderSettin
         return None;
     }
     let opacity = f64::from(scene.opacities[i]);
-    let radius2 = (2.0 * (255.0 * opacity).ln()).clamp(0.0, 9.0);
+    let radius2 = (2.0 * (255.0 * opacity).ln()).max(0.0);
     // The ellipse's bounding box: k sqrt of the covariance's diagonal.
     let half_box = DVec2::new(a, c).map(|v| (radius2 * v).sqrt());
     let center = DVec2::new(fx * p.x / depth + f64::from(camera.cx), fy * p.y / depth + f64::from(camera.cy));
