@@ -217,13 +217,15 @@ const BLOCK_PIXELS: u32 = 32u; // BLOCK_W * BLOCK_H
 const BLOCKS_X: u32 = 2u; // TILE / BLOCK_W
 const BLOCKS_Y: u32 = 4u; // TILE / BLOCK_H
 const LOG2_E: f32 = 1.4426950408889634;
+const BATCH_SLOTS: u32 = 260u; // GROUP + 4
 
 // One batch of splats in workgroup memory, one compact record each: the centre, then
 // t(d) = q.x d.x^2 + q.y d.x d.y + q.z d.y^2 + log2(opacity) (the conic pre-scaled by -log2(e) / 2, so that
 // alpha = exp2(t)), the pixel test t >= cutoff (the coverage ellipse, with the opacity folded in), and the mask of
 // the tile's pixel blocks the ellipse touches; the colour, read only by pixels the splat covers.
-var<workgroup> batch_a: array<vec4<f32>, GROUP>; // centre x, centre y, q.x, q.y
-var<workgroup> batch_b: array<vec4<f32>, GROUP>; // q.z, log2(opacity), cutoff, block mask (bits)
+// (Three records past a batch: the four-at-a-time reads of a batch's last splats stay in the arrays.)
+var<workgroup> batch_a: array<vec4<f32>, BATCH_SLOTS>; // centre x, centre y, q.x, q.y
+var<workgroup> batch_b: array<vec4<f32>, BATCH_SLOTS>; // q.z, log2(opacity), cutoff, block mask (bits)
 var<workgroup> batch_color: array<vec2<u32>, GROUP>; // f16 (r, g), (b, opacity)
 var<workgroup> pixels_done: atomic<u32>;
 
@@ -263,6 +265,35 @@ fn load_splat(slot: u32, pair: u32, origin: vec2<f32>) {
     batch_color[slot] = vec2<u32>(p.color_rg, p.color_b_opacity);
 }
 
+// One pixel's blend so far: its colour and transmittance.
+struct Pixel {
+    colour: vec3<f32>,
+    transmittance: f32,
+}
+
+// Blends splat `j` of the batch (its records `a` and `b`) into the pixel at `centre` of block `block`; true when
+// the pixel stops before it (it would take the transmittance under STOP_TRANSMITTANCE).
+fn blend_splat(px: ptr<function, Pixel>, j: u32, a: vec4<f32>, b: vec4<f32>, centre: vec2<f32>, block: u32) -> bool {
+    // Uniform in a 32-lane subgroup: its pixels are one block.
+    if ((bitcast<u32>(b.w) & (1u << block)) == 0u) {
+        return false;
+    }
+    let d = centre - a.xy;
+    let t = a.z * d.x * d.x + a.w * d.x * d.y + b.x * d.y * d.y + b.y;
+    if (!(t >= b.z)) {
+        return false;
+    }
+    let alpha = min(0.99, exp2(t));
+    let next = (*px).transmittance * (1.0 - alpha);
+    if (next < STOP_TRANSMITTANCE) {
+        return true;
+    }
+    let c = batch_color[j];
+    (*px).colour += (*px).transmittance * alpha * vec3<f32>(unpack2x16float(c.x), unpack2x16float(c.y).x);
+    (*px).transmittance = next;
+    return false;
+}
+
 @compute @workgroup_size(GROUP)
 fn rasterize(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) workgroup_id: vec3<u32>) {
     let tile = workgroup_id.y * tiles.tiles_x + workgroup_id.x;
@@ -281,8 +312,7 @@ fn rasterize(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) w
         atomicStore(&pixels_done, 0u);
     }
     workgroupBarrier();
-    var colour = vec3<f32>(0.0);
-    var transmittance = 1.0;
+    var px = Pixel(vec3<f32>(0.0), 1.0);
     var done = !inside;
     if (done) {
         atomicAdd(&pixels_done, 1u);
@@ -300,35 +330,36 @@ fn rasterize(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) w
         }
         workgroupBarrier();
         if (!done) {
-            for (var j = 0u; j < count; j++) {
-                let b = batch_b[j];
-                // Uniform in a 32-lane subgroup: its pixels are one block.
-                if ((bitcast<u32>(b.w) & (1u << block)) == 0u) {
-                    continue;
+            // Four splats' records read at once, so that their loads overlap; then blended one by one, in order.
+            for (var j = 0u; j < count; j += 4u) {
+                let b0 = batch_b[j];
+                let b1 = batch_b[j + 1u];
+                let b2 = batch_b[j + 2u];
+                let b3 = batch_b[j + 3u];
+                let a0 = batch_a[j];
+                let a1 = batch_a[j + 1u];
+                let a2 = batch_a[j + 2u];
+                let a3 = batch_a[j + 3u];
+                done = blend_splat(&px, j, a0, b0, centre, block);
+                if (!done && j + 1u < count) {
+                    done = blend_splat(&px, j + 1u, a1, b1, centre, block);
                 }
-                let a = batch_a[j];
-                let d = centre - a.xy;
-                let t = a.z * d.x * d.x + a.w * d.x * d.y + b.x * d.y * d.y + b.y;
-                if (!(t >= b.z)) {
-                    continue;
+                if (!done && j + 2u < count) {
+                    done = blend_splat(&px, j + 2u, a2, b2, centre, block);
                 }
-                let alpha = min(0.99, exp2(t));
-                let next = transmittance * (1.0 - alpha);
-                if (next < STOP_TRANSMITTANCE) {
-                    done = true;
+                if (!done && j + 3u < count) {
+                    done = blend_splat(&px, j + 3u, a3, b3, centre, block);
+                }
+                if (done) {
                     atomicAdd(&pixels_done, 1u);
                     break;
                 }
-                let c = batch_color[j];
-                let rgb = vec3<f32>(unpack2x16float(c.x), unpack2x16float(c.y).x);
-                colour += transmittance * alpha * rgb;
-                transmittance = next;
             }
         }
         end -= count;
     }
     if (inside) {
         let background = vec3<f32>(tiles.background_r, tiles.background_g, tiles.background_b);
-        textureStore(accumulation, pixel, vec4<f32>(colour + transmittance * background, 1.0));
+        textureStore(accumulation, pixel, vec4<f32>(px.colour + px.transmittance * background, 1.0));
     }
 }
