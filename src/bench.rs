@@ -195,13 +195,13 @@ const SPAN_BATCH: u32 = 256;
 /// The GPU time of `repeat` units recorded back to back by `record`, each after an untimed `prepare` and timed as
 /// one span by timestamps written into the command encoder around it (none inside it). None where encoder
 /// timestamps are not offered.
-fn span_run(
+fn span_run<E>(
     device: &wgpu::Device,
     queue: &wgpu::Queue,
     repeat: u32,
     prepare: impl Fn(&mut wgpu::CommandEncoder),
-    mut record: impl FnMut(&mut wgpu::CommandEncoder) -> Result<(), SortError>,
-) -> Result<Option<Stat>, SortError> {
+    mut record: impl FnMut(&mut wgpu::CommandEncoder) -> Result<(), E>,
+) -> Result<Option<Stat>, E> {
     if !device.features().contains(wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS) {
         return Ok(None);
     }
@@ -504,6 +504,9 @@ pub struct RenderBenchResult {
     /// The compute draw path: each of its passes (absent with the quad path).
     pub tiles: Vec<(PassKind, Stat)>,
     pub frame: Option<Stat>,
+    /// The frame as the viewer records it (no timestamps between its passes), timed as one span by timestamps
+    /// written into the command encoder around it: what a frame costs without the per-pass timing's breaks.
+    pub frame_span: Option<Stat>,
     pub draw_path: crate::render::DrawPath,
     pub gpu_times_unavailable: Option<String>,
     pub wall_ms_per_frame: f64,
@@ -563,6 +566,11 @@ pub fn run_render_bench(
                 .collect(),
         )
     });
+    let frame_span = if timings.is_some() {
+        span_run(device, queue, frames, |_| {}, |encoder| renderer.encode_frame(device, queue, encoder, camera, None, 0))?
+    } else {
+        None
+    };
     let (scene_bytes, sort_bytes) = renderer.allocated_bytes();
     Ok(RenderBenchResult {
         num_splats: renderer.scene().num_splats(),
@@ -580,6 +588,7 @@ pub fn run_render_bench(
             Vec::new()
         },
         frame,
+        frame_span,
         draw_path: renderer.settings().draw,
         gpu_times_unavailable: unavailable,
         wall_ms_per_frame,

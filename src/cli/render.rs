@@ -206,6 +206,7 @@ fn print_render_result(args: &RenderBenchArgs, ctx: &GpuContext, result: &Render
                 ("sort", result.sort),
                 ("draw", result.draw),
                 ("frame", result.frame),
+                ("frame (span)", result.frame_span),
             ] {
                 if let Some(s) = stat {
                     println!("    {name:<20} {:>10.3} {:>9.3}", s.median_ms, s.min_ms);
