@@ -567,7 +567,13 @@ pub fn run_render_bench(
         )
     });
     let frame_span = if timings.is_some() {
-        span_run(device, queue, frames, |_| {}, |encoder| renderer.encode_frame(device, queue, encoder, camera, None, 0))?
+        span_run(
+            device,
+            queue,
+            frames,
+            |_| {},
+            |encoder| renderer.encode_frame(device, queue, encoder, camera, None, 0),
+        )?
     } else {
         None
     };
