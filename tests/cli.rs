@@ -1,5 +1,6 @@
 //! The command line refuses bad arguments with a clear message (every numeric flag has its range in `--help`), and
-//! reports every write error: never a panic, a hang or an allocation sized by an unchecked number.
+//! reports every write error: never a panic, a hang or an allocation sized by an unchecked number; a failed write
+//! leaves the file it would have replaced.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -106,20 +107,67 @@ fn a_negative_first_coordinate_is_a_number_not_a_flag() {
 }
 
 #[test]
-fn write_errors_reach_the_user() {
-    if !Path::new("/dev/full").exists() {
-        eprintln!("skipped: no /dev/full here");
-        return;
+fn outputs_that_are_not_regular_files_are_refused() {
+    // A device (/dev/full), a directory and a FIFO: refused before anything is written, and the FIFO does not
+    // block (nothing reads it).
+    let dir = scratch("not-files");
+    let fifo = dir.join("out.ply");
+    let made = Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success());
+    let mut outputs = vec![(dir.display().to_string(), "a directory")];
+    if Path::new("/dev/full").exists() {
+        outputs.push(("/dev/full".into(), "a pipe, socket or device"));
     }
-    // A full disk: the PNG writer's error (at its last chunk or the flush) must not be dropped.
-    let output = splatsort(&["render", &demo(), "--out", "/dev/full", "--width", "64", "--height", "48"]);
-    let text = stderr(&output);
-    assert_eq!(output.status.code(), Some(2), "{text}");
-    assert!(text.contains("cannot write /dev/full"), "{text}");
-    assert!(!String::from_utf8_lossy(&output.stdout).contains("wrote"), "no claim of success");
-    let output = splatsort(&["crop", &demo(), "/dev/full", "--min", "0,0,0", "--max", "500,500,500"]);
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(stderr(&output).contains("cannot write /dev/full"), "{}", stderr(&output));
+    if made {
+        outputs.push((fifo.display().to_string(), "a pipe, socket or device"));
+    } else {
+        eprintln!("no mkfifo here: the FIFO case is skipped");
+    }
+    for (out, kind) in &outputs {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_splatsort"))
+            .args(["convert", &demo(), out])
+            .env("RUST_LOG", "warn")
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run splatsort");
+        let start = std::time::Instant::now();
+        while child.try_wait().expect("wait").is_none() {
+            if start.elapsed() > std::time::Duration::from_secs(120) {
+                let _ = child.kill();
+                panic!("convert to {out} hangs");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let output = child.wait_with_output().expect("output");
+        let text = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{out}: {text}");
+        assert!(text.contains(&format!("cannot write {out}: it is {kind}, not a regular file")), "{out}: {text}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_failed_write_leaves_the_file_it_would_replace() {
+    // Converting a scene onto itself with the file size limit (`ulimit -f`) far under the output's size: the write
+    // fails part way (the kernel stops the process), and the input must still be whole: the output goes to a
+    // temporary file renamed over it only when complete.
+    let dir = scratch("in-place");
+    let scene = dir.join("scene.ply");
+    std::fs::copy(demo(), &scene).expect("copy the demo scene");
+    let before = std::fs::read(&scene).expect("read");
+    let command = format!("ulimit -f 256 && exec \"{}\" convert \"$0\" \"$0\"", env!("CARGO_BIN_EXE_splatsort"));
+    let status = Command::new("bash").args(["-c", &command]).arg(&scene).env("RUST_LOG", "warn").status();
+    let Ok(status) = status else {
+        eprintln!("skipped: no bash here");
+        return;
+    };
+    assert!(!status.success(), "a 13 MB write under a 256 KiB limit fails");
+    assert!(std::fs::read(&scene).expect("read") == before, "the input is as it was");
+    // Without the limit the same conversion succeeds, in place, and loads back.
+    let output = splatsort(&["convert", scene.to_str().expect("utf-8 path"), scene.to_str().expect("utf-8 path")]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let back = splatsort::scene::load(&scene, &mut |_| {}).expect("loads back");
+    assert_eq!(back.len(), 55_599);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

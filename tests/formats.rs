@@ -166,6 +166,94 @@ fn spz_bytes(n: u32, declared: u32, version: u32) -> Vec<u8> {
     gzip(&raw)
 }
 
+/// A gzip SPZ of `n` points as `version` says, with `rotation_bytes` per rotation whatever the version, then
+/// `trailing` more bytes.
+fn spz_layout(n: usize, version: u32, rotation_bytes: usize, trailing: &[u8]) -> Vec<u8> {
+    let mut raw = Vec::new();
+    raw.extend(0x5053_474eu32.to_le_bytes());
+    raw.extend(version.to_le_bytes());
+    raw.extend((n as u32).to_le_bytes());
+    raw.extend([0u8, 12, 0, 0]);
+    raw.extend((0..9 * n).map(|i| (i * 7) as u8)); // positions
+    raw.extend(std::iter::repeat_n(200u8, n)); // alphas
+    raw.extend(std::iter::repeat_n(128u8, 3 * n)); // colours
+    raw.extend(std::iter::repeat_n(100u8, 3 * n)); // scales
+    if rotation_bytes == 3 {
+        raw.extend(std::iter::repeat_n(127u8, 3 * n)); // x, y, z near 0: near identity
+    } else {
+        // Smallest three: w (index 3) largest, the others 0.
+        raw.extend((0..n).flat_map(|_| (3u32 << 30).to_le_bytes()));
+    }
+    raw.extend_from_slice(trailing);
+    gzip(&raw)
+}
+
+#[test]
+fn counts_past_what_splatsort_handles_are_refused_before_any_allocation() {
+    // Sparse files (no disk space used): a 64 GiB .splat (2^31 splats) and a compressed PLY whose header declares
+    // 2^31 splats over a body that is all there. Each is refused with the count, without reading or allocating.
+    let dir = std::env::temp_dir().join(format!("splatsort-formats-sparse-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let big = dir.join("big.splat");
+    std::fs::File::create(&big).and_then(|f| f.set_len(64 << 30)).expect("a sparse file");
+    let error = load(&big, &mut |_| {}).unwrap_err();
+    assert!(matches!(error, SceneError::TooManySplats { count: 2_147_483_648, .. }), "{error}");
+    assert!(error.to_string().contains("big.splat"), "{error}");
+    let n = 1u64 << 31;
+    let header = String::from_utf8_lossy(&compressed_ply(10)).into_owned();
+    let end = header.find("end_header\n").expect("header") + "end_header\n".len();
+    let header = header[..end]
+        .replacen("element vertex 10", &format!("element vertex {n}"), 1)
+        .replacen("element chunk 1", &format!("element chunk {}", n / 256), 1)
+        .replacen("element sh 10", &format!("element sh {n}"), 1);
+    let path = dir.join("big.compressed.ply");
+    let mut file = std::fs::File::create(&path).expect("create");
+    file.write_all(header.as_bytes()).expect("write");
+    file.set_len(header.len() as u64 + n * (16 + 9) + n / 256 * 48).expect("a sparse body");
+    let error = load(&path, &mut |_| {}).unwrap_err();
+    assert!(matches!(error, SceneError::TooManySplats { count: 2_147_483_648, .. }), "{error}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn spz_output_fits_its_fractional_bits_to_the_scene_and_counts_what_it_clamps() {
+    let mut scene = load(&scratch("fit-seed.spz", &spz_bytes(10, 10, 2)), &mut |_| {}).expect("seed");
+    scene.positions[3] = glam::Vec3::new(5000.0, -1.5, 0.25);
+    scene.scales[7] = glam::Vec3::new(1000.0, 0.1, 0.1);
+    for version in [3, 4] {
+        let mut bytes = Vec::new();
+        let fit = splatsort::scene::spz::write_spz(&scene, version, &mut bytes).expect("write");
+        // 5000 needs 13 integer bits: 10 fractional bits of the 23.
+        assert_eq!(fit.fractional_bits, 10, "v{version}");
+        assert_eq!((fit.clamped_positions, fit.clamped_scales), (0, 1), "v{version}");
+        let back = load(&scratch(&format!("fit-v{version}.spz"), &bytes), &mut |_| {}).expect("reads back");
+        for (a, b) in back.positions.iter().zip(&scene.positions) {
+            assert!((*a - *b).abs().max_element() <= 0.5 / 1024.0 + 1e-6, "v{version}: {a} against {b}");
+        }
+    }
+    // A scene within ±2048 keeps Niantic's 12 bits.
+    scene.positions[3] = glam::Vec3::new(2000.0, -1.5, 0.25);
+    let fit = splatsort::scene::spz::write_spz(&scene, 3, &mut Vec::new()).expect("write");
+    assert_eq!(fit.fractional_bits, 12);
+}
+
+#[test]
+fn spz_versions_decide_the_rotation_encoding() {
+    // As Niantic's reader: version 2 has 3-byte rotations, version 3 4-byte ones, whatever the body's length says;
+    // a short body is refused; bytes after the attributes are left unread.
+    let load_len = |name: &str, bytes: Vec<u8>| load(&scratch(name, &bytes), &mut |_| {}).map(|s| s.len());
+    assert_eq!(load_len("v2.spz", spz_layout(10, 2, 3, &[])).expect("v2"), 10);
+    assert_eq!(load_len("v3.spz", spz_layout(10, 3, 4, &[])).expect("v3"), 10);
+    // A version 3 file one byte a point short (3-byte rotations): refused, not read with every rotation wrong.
+    let error = load_len("v3-short.spz", spz_layout(10, 3, 3, &[])).unwrap_err().to_string();
+    assert!(error.contains("v3-short.spz") && error.contains("truncated"), "{error}");
+    // Version 2 with trailing bytes, and a version 3 body under a version 2 header: read as version 2.
+    let scene = load(&scratch("v2-tail.spz", &spz_layout(10, 2, 3, &[9u8; 25])), &mut |_| {}).expect("v2 + tail");
+    assert_eq!(scene.len(), 10);
+    assert!(scene.rotations.iter().all(|q| q.w > 0.99), "the 3-byte rotations are near identity");
+    assert_eq!(load_len("v2-as-v3.spz", spz_layout(10, 2, 4, &[])).expect("read as v2"), 10);
+}
+
 #[test]
 fn bad_spz_and_splat_files_are_clear_errors() {
     // A well-formed small SPZ loads; the same with a lying count, a bomb-like count, a truncated stream, a damaged
@@ -200,12 +288,133 @@ fn bad_spz_and_splat_files_are_clear_errors() {
     assert!(matches!(error, SceneError::AllInvalid { count: 4, .. }), "{error}");
 }
 
+#[test]
+fn a_splat_file_whose_first_bytes_read_as_a_magic_is_still_splat() {
+    // A .splat has no header: its first bytes are the first splat's x, which can read as gzip's magic, "ply" or
+    // SPZ's "NGSP". The extension decides, so each loads as the one splat it is.
+    for (name, first_x) in [("gzip.splat", 0x3f80_8b1fu32), ("ply.splat", 0x3f79_6c70), ("ngsp.splat", 0x5053_474e)] {
+        let x = f32::from_bits(first_x);
+        assert!(x.is_finite(), "{name}: a finite x");
+        let mut bytes = Vec::new();
+        for v in [x, 0.5, -0.25, 0.1, 0.2, 0.3] {
+            bytes.extend(v.to_le_bytes());
+        }
+        bytes.extend([200u8, 100, 50, 255, 128, 128, 128, 255]);
+        let scene = load(&scratch(name, &bytes), &mut |_| {}).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(scene.len(), 1, "{name}");
+        assert_eq!(scene.positions[0].x.to_bits(), first_x, "{name}: the first x is the file's");
+    }
+}
+
 /// An SPZ v4 file of `n` points at SH degree 0 (five zstd streams), written by splatsort's writer.
 fn spz_v4_bytes(n: u32) -> Vec<u8> {
     let scene = load(&scratch("seed.spz", &spz_bytes(n, n, 2)), &mut |_| {}).expect("seed");
     let mut out = Vec::new();
     splatsort::scene::spz::write_spz(&scene, 4, &mut out).expect("write");
     out
+}
+
+/// One zstd frame holding `content` (at most 255 bytes) in a raw block, written by hand as the zstd format
+/// (RFC 8878) lays it out: single segment, a one-byte content size (`declared`, the content's own unless given),
+/// and the content checksum (the low 32 bits of XXH64) when `checksum`.
+fn zstd_frame(content: &[u8], checksum: bool, declared: Option<u8>) -> Vec<u8> {
+    assert!(content.len() <= 255);
+    let mut frame = 0xFD2F_B528u32.to_le_bytes().to_vec();
+    frame.push(0x20 | if checksum { 0x04 } else { 0 });
+    frame.push(declared.unwrap_or(content.len() as u8));
+    let block = 1u32 | ((content.len() as u32) << 3); // last block, raw
+    frame.extend(&block.to_le_bytes()[..3]);
+    frame.extend_from_slice(content);
+    if checksum {
+        frame.extend(&(twox_hash::XxHash64::oneshot(0, content) as u32).to_le_bytes());
+    }
+    frame
+}
+
+/// A skippable zstd frame of `len` bytes.
+fn skippable_frame(len: u32) -> Vec<u8> {
+    let mut frame = 0x184D_2A50u32.to_le_bytes().to_vec();
+    frame.extend(len.to_le_bytes());
+    frame.extend(std::iter::repeat_n(0xab, len as usize));
+    frame
+}
+
+/// An SPZ v4 file of 10 points at SH degree 0 whose five streams are `encode`'s frames of the given contents.
+fn spz_v4_from(contents: &[Vec<u8>; 5], encode: impl Fn(usize, &[u8]) -> Vec<u8>) -> Vec<u8> {
+    let streams: Vec<Vec<u8>> = contents.iter().enumerate().map(|(i, c)| encode(i, c)).collect();
+    let mut out = 0x5053_474eu32.to_le_bytes().to_vec();
+    out.extend(4u32.to_le_bytes());
+    out.extend(10u32.to_le_bytes());
+    out.extend([0u8, 12, 0, 5]);
+    out.extend(32u32.to_le_bytes());
+    out.extend([0u8; 12]);
+    for (stream, content) in streams.iter().zip(contents) {
+        out.extend((stream.len() as u64).to_le_bytes());
+        out.extend((content.len() as u64).to_le_bytes());
+    }
+    for stream in &streams {
+        out.extend(stream);
+    }
+    out
+}
+
+#[test]
+fn spz_v4_zstd_streams_are_checked_as_zstd_checks_them() {
+    // Ten points: positions, alphas, colours, scales, smallest-three rotations (identity).
+    let contents = [
+        (0..90).map(|i| (i * 7) as u8).collect::<Vec<u8>>(),
+        vec![200; 10],
+        vec![128; 30],
+        vec![100; 30],
+        (0..10).flat_map(|_| (3u32 << 30).to_le_bytes()).collect(),
+    ];
+    let load_bytes = |name: &str, bytes: &[u8]| load(&scratch(name, bytes), &mut |_| {});
+    let plain = load_bytes("frames.spz", &spz_v4_from(&contents, |_, c| zstd_frame(c, true, None))).expect("loads");
+    assert_eq!(plain.len(), 10);
+    // Several frames, with an empty frame and a skippable frame first: one stream, the same splats.
+    let split = spz_v4_from(&contents, |_, c| {
+        let mut s = skippable_frame(7);
+        s.extend(zstd_frame(&[], true, None));
+        s.extend(zstd_frame(&c[..c.len() / 2], true, None));
+        s.extend(zstd_frame(&c[c.len() / 2..], false, None));
+        s
+    });
+    let scene = load_bytes("frames-split.spz", &split).expect("several frames load");
+    assert_eq!(scene.positions, plain.positions);
+    assert_eq!(scene.opacities, plain.opacities);
+    // A flipped byte in a checksummed frame, a frame whose declared size is not its content's, and bytes after the
+    // last frame: each refused, naming the stream.
+    let flipped = spz_v4_from(&contents, |i, c| {
+        let mut frame = zstd_frame(c, true, None);
+        if i == 0 {
+            frame[12] ^= 0x10;
+        }
+        frame
+    });
+    let lying = spz_v4_from(&contents, |i, c| {
+        if i == 2 {
+            let mut s = zstd_frame(&c[..10], false, Some(11));
+            s.extend(zstd_frame(&c[10..], false, None));
+            s
+        } else {
+            zstd_frame(c, false, None)
+        }
+    });
+    let trailing = spz_v4_from(&contents, |i, c| {
+        let mut frame = zstd_frame(c, false, None);
+        if i == 3 {
+            frame.extend([1, 2, 3]);
+        }
+        frame
+    });
+    for (name, bytes, wanted) in [
+        ("checksum.spz", flipped, "zstd stream 0: frame 0's content checksum"),
+        ("frame-size.spz", lying, "zstd stream 2"),
+        ("after-frames.spz", trailing, "zstd stream 3: bytes after frame 1 are not a zstd frame"),
+    ] {
+        let error = load_bytes(name, &bytes).unwrap_err().to_string();
+        assert!(error.contains(name) && error.contains(wanted), "{name}: {error}");
+    }
 }
 
 /// A v4 file's table of contents entry `i` (compressed size, uncompressed size).
@@ -493,6 +702,16 @@ fn compressed_ply_small_bad_and_mutated() {
     }
     let error = load(&scratch("flat.compressed.ply", &flat), &mut |_| {}).unwrap_err();
     assert!(matches!(error, SceneError::AllInvalid { count: 10, .. }), "{error}");
+    // Position bounds of -3e38 and 3e38: `max - min` overflows f32, but the bounds are finite and so are the splats
+    // between them (splat-transform interpolates in f64).
+    let mut wide = compressed_ply(10);
+    for k in 0..6 {
+        let bound = if k < 3 { -3e38f32 } else { 3e38 };
+        wide[body + 4 * k..body + 4 * k + 4].copy_from_slice(&bound.to_le_bytes());
+    }
+    let scene = load(&scratch("wide.compressed.ply", &wide), &mut |_| {}).expect("finite bounds load");
+    assert_eq!(scene.len(), 10, "no splat is dropped");
+    assert!(scene.positions.iter().all(|p| p.is_finite() && p.abs().max_element() <= 3e38));
     let mut state = 0x0dd_ba11_u64;
     let mut next = move || {
         state ^= state << 13;

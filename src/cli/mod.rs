@@ -174,22 +174,39 @@ pub(crate) fn load(path: &Path) -> anyhow::Result<Scene> {
     Ok(scene)
 }
 
-/// Writes a file through a buffer and reports every error, the final flush's included (a full disk shows there).
+/// Writes a file whole or not at all: into a new temporary file beside `path`, through a buffer, flushed and synced
+/// (a full disk may only say so then), then renamed over `path`. A failed write leaves what was at `path` (the
+/// input itself, when a scene is converted in place) as it was, and removes the temporary file. Only a regular file
+/// (or a new path) is written: a FIFO would block, and a directory or device is no place for a scene. (std's
+/// `create_new` and `rename` are all this needs: a temporary-file crate would add random names and drop guards.)
 pub(crate) fn write_file(
     path: &Path,
     write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
 ) -> anyhow::Result<()> {
-    let file = std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    if let Ok(metadata) = std::fs::metadata(path)
+        && !metadata.is_file()
+    {
+        let kind = if metadata.is_dir() { "a directory" } else { "a pipe, socket or device" };
+        bail!("cannot write {}: it is {kind}, not a regular file", path.display());
+    }
+    let name = path.file_name().with_context(|| format!("cannot write {}: it names no file", path.display()))?;
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let temp = dir.join(format!(".{}.{}.splatsort-tmp", name.to_string_lossy(), std::process::id()));
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&temp)
+        .with_context(|| format!("cannot create {} (to write {})", temp.display(), path.display()))?;
     let mut out = std::io::BufWriter::new(file);
-    let finish = |out: &mut std::io::BufWriter<std::fs::File>| {
-        std::io::Write::flush(out)?;
-        // A disk that fills up may only say so when the data reaches it; devices like /dev/null cannot sync.
-        match out.get_ref().sync_all() {
-            Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => Ok(()),
-            other => other,
-        }
-    };
-    write(&mut out).and_then(|()| finish(&mut out)).with_context(|| format!("cannot write {}", path.display()))
+    let written = write(&mut out)
+        .and_then(|()| std::io::Write::flush(&mut out))
+        .and_then(|()| out.get_ref().sync_all())
+        .and_then(|()| std::fs::rename(&temp, path));
+    if let Err(error) = written {
+        let _ = std::fs::remove_file(&temp);
+        return Err(error).with_context(|| format!("cannot write {}", path.display()));
+    }
+    Ok(())
 }
 
 pub(crate) fn write_scene(scene: &Scene, path: &Path) -> anyhow::Result<()> {

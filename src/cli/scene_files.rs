@@ -59,7 +59,10 @@ pub(crate) fn info(path: &Path) -> anyhow::Result<()> {
     println!("  format      {}", scene.info.format);
     println!("  splats      {}", scene.len());
     if scene.info.dropped_invalid > 0 {
-        println!("  dropped     {} splats with NaN or infinite values", scene.info.dropped_invalid);
+        println!(
+            "  dropped     {} splats with NaN or infinite values, or no extent (a zero scale or quaternion)",
+            scene.info.dropped_invalid
+        );
     }
     println!("  SH degree   {}", scene.sh_degree);
     println!("  bounds      min {lo:.3}, max {hi:.3}");
@@ -100,12 +103,28 @@ pub(crate) fn convert(args: ConvertArgs) -> anyhow::Result<()> {
     let name = output.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
     let extension =
         if name.ends_with(".compressed.ply") { Some("compressed.ply") } else { name.rsplit_once('.').map(|(_, e)| e) };
+    let mut fit = None;
     write_file(&output, |out| match extension {
-        Some("spz") => scene::spz::write_spz(&scene, spz_version, out),
+        Some("spz") => scene::spz::write_spz(&scene, spz_version, out).map(|f| fit = Some(f)),
         Some("compressed.ply") => scene::compressed::write_compressed_ply(&scene, out),
         Some("splat") => scene::splat::write_splat(&scene, out),
         _ => scene::write_ply(&scene, out, PlyEncoding::BinaryLittleEndian),
     })?;
+    if let Some(fit) = fit {
+        if fit.fractional_bits != 12 {
+            println!(
+                "SPZ positions use {} fractional bits (not the usual 12): the scene reaches past ±2048",
+                fit.fractional_bits
+            );
+        }
+        if fit.clamped_positions > 0 || fit.clamped_scales > 0 {
+            eprintln!(
+                "warning: SPZ cannot hold every value: {} splats had a coordinate clamped to ±8,388,607 and {} a \
+                 scale clamped to [4.5e-5, 379]",
+                fit.clamped_positions, fit.clamped_scales
+            );
+        }
+    }
     println!(
         "wrote {} splats (SH degree {}) from {} ({}) to {}",
         scene.len(),

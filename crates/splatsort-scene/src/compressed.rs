@@ -17,7 +17,7 @@ use glam::{Quat, Vec3};
 
 use super::ply_header::{ElementDef, Encoding, Header, PropertyType, ScalarType};
 use super::rows::{Splat, sh_from_channel_major, sh_rest_channel_major, usable_scale};
-use super::{Scene, SceneError, SceneInfo, sh_coeffs_for_degree};
+use super::{MAX_TILED_SPLATS, Scene, SceneError, SceneInfo, sh_coeffs_for_degree};
 
 const CHUNK_SIZE: u64 = 256;
 const SH_C0: f32 = 0.282_094_8;
@@ -78,9 +78,16 @@ pub fn load_compressed(
     let start = std::time::Instant::now();
     let display = path.display().to_string();
     let layout = Layout::of(&display, header)?;
+    if layout.count > MAX_TILED_SPLATS {
+        return Err(SceneError::TooManySplats { path: display, count: layout.count });
+    }
     let tables = read_tables(&display, &mut file, file_bytes, header, layout.count)?;
     progress(0.5);
-    let (mut scene, dropped) = decode_splats(&layout, &tables);
+    let (mut scene, dropped) = decode_splats(&layout, &tables).map_err(|bytes| SceneError::OutOfMemory {
+        path: display.clone(),
+        count: layout.count,
+        bytes,
+    })?;
     progress(1.0);
     if scene.is_empty() {
         return Err(SceneError::AllInvalid { path: display, count: dropped });
@@ -228,7 +235,14 @@ fn read_tables(
     file.seek(std::io::SeekFrom::Start(header.bytes)).map_err(io)?;
     let mut tables = Vec::new();
     for (bytes, row, offsets) in sizes {
-        let mut data = vec![0u8; bytes as usize];
+        // Reserved fallibly: a sparse file can hold more rows than this machine's memory.
+        let mut data = Vec::new();
+        data.try_reserve_exact(bytes as usize).map_err(|_| SceneError::OutOfMemory {
+            path: display.into(),
+            count,
+            bytes,
+        })?;
+        data.resize(bytes as usize, 0);
         file.read_exact(&mut data).map_err(io)?;
         tables.push(Table { bytes: data, row, offsets });
     }
@@ -252,16 +266,21 @@ fn table_size(display: &str, element: &ElementDef) -> Result<(u64, usize, Vec<us
 }
 
 /// Decodes every splat from the tables, chunk by chunk, dropping those with non-finite or degenerate values. Returns
-/// the scene (its `info` left for the caller) and the number of splats dropped.
-fn decode_splats(layout: &Layout, tables: &[Table]) -> (Scene, usize) {
+/// the scene (its `info` left for the caller) and the number of splats dropped, or the bytes that could not be
+/// reserved.
+fn decode_splats(layout: &Layout, tables: &[Table]) -> Result<(Scene, usize), u64> {
     let chunks = &tables[layout.chunk_index];
     let vertices = &tables[layout.vertex_index];
     let n = layout.count as usize;
     let chunk_size = CHUNK_SIZE as usize;
     let coeffs = sh_coeffs_for_degree(layout.sh_degree);
     let mut scene = Scene { sh_degree: layout.sh_degree, ..Default::default() };
-    scene.positions.reserve(n);
-    scene.sh.reserve(n * coeffs);
+    let too_big = |_| (n as u64).saturating_mul(40 + 12 * coeffs as u64);
+    scene.positions.try_reserve_exact(n).map_err(too_big)?;
+    scene.scales.try_reserve_exact(n).map_err(too_big)?;
+    scene.rotations.try_reserve_exact(n).map_err(too_big)?;
+    scene.opacities.try_reserve_exact(n).map_err(too_big)?;
+    scene.sh.try_reserve_exact(n * coeffs).map_err(too_big)?;
     let mut dropped = 0;
     for (c, first) in (0..n).step_by(chunk_size).enumerate() {
         let bounds = ChunkBounds::read(chunks, layout, c);
@@ -281,7 +300,7 @@ fn decode_splats(layout: &Layout, tables: &[Table]) -> (Scene, usize) {
             sh_from_channel_major(&mut scene.sh[base..], dc, rest);
         }
     }
-    (scene, dropped)
+    Ok((scene, dropped))
 }
 
 /// One chunk's ranges: the packed positions, log-scales and (in newer files) colours are fractions of them.
@@ -304,7 +323,8 @@ impl ChunkBounds {
 /// Splat `i` from its packed vertex row and its chunk's ranges, with its DC colour (the SH's first coefficient); None
 /// for non-finite or degenerate values.
 fn decode_splat(bounds: &ChunkBounds, vertices: &Table, columns: &[usize], i: usize) -> Option<(Splat, [f32; 3])> {
-    let lerp = |(lo, hi): (Vec3, Vec3), t: Vec3| lo + (hi - lo) * t;
+    let lerp =
+        |(lo, hi): (Vec3, Vec3), t: Vec3| Vec3::from_array(std::array::from_fn(|k| lerp_f64(lo[k], hi[k], t[k])));
     let position = lerp(bounds.position, unpack_11_10_11(vertices.u32(i, columns[0])));
     let log_scale = lerp(bounds.log_scale, unpack_11_10_11(vertices.u32(i, columns[2])));
     let scale = log_scale.map(f32::exp);
@@ -316,7 +336,7 @@ fn decode_splat(bounds: &ChunkBounds, vertices: &Table, columns: &[usize], i: us
     let mut rgb = [unorm(color >> 24, 8), unorm(color >> 16, 8), unorm(color >> 8, 8)];
     if let Some((lo, hi)) = bounds.color {
         for (k, channel) in rgb.iter_mut().enumerate() {
-            *channel = lo[k] + (hi[k] - lo[k]) * *channel;
+            *channel = lerp_f64(lo[k], hi[k], *channel);
         }
     }
     let dc = rgb.map(|v| (v - 0.5) / SH_C0);
@@ -324,6 +344,13 @@ fn decode_splat(bounds: &ChunkBounds, vertices: &Table, columns: &[usize], i: us
         return None;
     }
     Some((Splat { position, scale, rotation: rotation.normalize(), opacity: unorm(color, 8) }, dc))
+}
+
+/// `lo (1 - t) + hi t` in f64, as splat-transform's reader computes it (JavaScript numbers): finite bounds near the
+/// f32 range's ends give a finite value, where `lo + (hi - lo) t` in f32 would overflow in `hi - lo`.
+fn lerp_f64(lo: f32, hi: f32, t: f32) -> f32 {
+    let t = f64::from(t);
+    (f64::from(lo) * (1.0 - t) + f64::from(hi) * t) as f32
 }
 
 /// The low `bits` bits of `value` as a fraction of their largest value, in [0, 1].

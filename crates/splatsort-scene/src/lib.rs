@@ -1,6 +1,6 @@
 //! Gaussian splat scenes: the model every format loads into, and the loaders.
 //!
-//! How it works: `load` looks at a file's first bytes (`SceneFormat::sniff`; the extension only for `.splat`, which
+//! How it works: `load` looks at a file's first bytes (`SceneFormat::sniff`; the extension first for `.splat`, which
 //! has no magic) and hands it to the loader of its format, one module each (`ply`: the 3DGS trainer's PLY, handing
 //! PlayCanvas's compressed PLY to `compressed`; `spz`:
 //! Niantic's SPZ v2-v4; `splat`: antimatter15's `.splat`). Fixed-row bodies (binary PLY, `.splat`) are read by the
@@ -106,8 +106,12 @@ pub enum SceneError {
          show"
     )]
     AllInvalid { path: String, count: usize },
-    #[error("{path}: bad PLY body: {message}")]
+    #[error("{path}: bad data in the body: {message}")]
     Body { path: String, message: String },
+    #[error("{path}: the file holds {count} splats, more than the {MAX_TILED_SPLATS} splatsort handles")]
+    TooManySplats { path: String, count: u64 },
+    #[error("{path}: {count} splats need {bytes} bytes of memory at once, more than this machine could give")]
+    OutOfMemory { path: String, count: u64, bytes: u64 },
 }
 
 /// Loads a scene, choosing the format from the file's first bytes. `progress` is called with the fraction read so
@@ -132,11 +136,15 @@ pub enum SceneFormat {
 }
 
 impl SceneFormat {
-    /// The format of `path`, from its first bytes: `ply`, a gzip stream or SPZ's magic; otherwise `.splat` by
-    /// its extension.
+    /// The format of `path`: `.splat` by its extension (it has no header, and its first bytes are a float that
+    /// may read as any magic: 1 in 65,536 first x values starts like gzip), then by its first bytes: `ply`, a gzip
+    /// stream or SPZ's magic.
     pub fn sniff(path: &Path) -> Result<Self, SceneError> {
         let display = path.display().to_string();
         let (file, _) = open_regular_file(path)?;
+        if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("splat")) {
+            return Ok(Self::Splat);
+        }
         let mut head = Vec::with_capacity(4);
         std::io::Read::take(file, 4)
             .read_to_end(&mut head)
@@ -146,9 +154,6 @@ impl SceneFormat {
         }
         if head.starts_with(&[0x1f, 0x8b]) || spz::is_raw_header(&head) {
             return Ok(Self::Spz);
-        }
-        if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("splat")) {
-            return Ok(Self::Splat);
         }
         Err(SceneError::Unsupported {
             path: display,

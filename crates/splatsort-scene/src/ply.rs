@@ -119,7 +119,11 @@ pub fn load_ply(path: &Path, progress: &mut dyn FnMut(f32)) -> Result<Scene, Sce
         return Err(SceneError::AllInvalid { path: display, count: dropped });
     }
     if dropped > 0 {
-        log::warn!("{display}: dropped {dropped} of {} splats with NaN or infinite values", vertex.count);
+        log::warn!(
+            "{display}: dropped {dropped} of {} splats with NaN or infinite values, or no extent (a zero scale or \
+             quaternion)",
+            vertex.count
+        );
     }
     scene.info = SceneInfo {
         path: path.to_path_buf(),

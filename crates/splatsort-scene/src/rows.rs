@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use glam::{Quat, Vec3};
 
-use super::{Scene, SceneError, SceneInfo, sh_coeffs_for_degree};
+use super::{MAX_TILED_SPLATS, Scene, SceneError, SceneInfo, sh_coeffs_for_degree};
 
 /// Bytes per read: large enough that a read costs far more than its call, small enough to stay in cache.
 const BLOCK_BYTES: usize = 8 << 20;
@@ -52,16 +52,22 @@ where
     let display = path.display().to_string();
     let Rows { count, row_bytes, sh_degree, .. } = rows;
     let coeffs = sh_coeffs_for_degree(sh_degree);
+    if count as u64 > MAX_TILED_SPLATS {
+        return Err(SceneError::TooManySplats { path: display, count: count as u64 });
+    }
+    // Reserved fallibly: a count the machine cannot hold is an error, not an abort.
+    let oom =
+        |bytes: usize| SceneError::OutOfMemory { path: display.clone(), count: count as u64, bytes: bytes as u64 };
     let mut out = Scene {
-        positions: vec![Vec3::ZERO; count],
-        scales: vec![Vec3::ZERO; count],
-        rotations: vec![Quat::IDENTITY; count],
-        opacities: vec![0.0; count],
-        sh: vec![[0.0; 3]; count * coeffs],
+        positions: filled(count, Vec3::ZERO).map_err(oom)?,
+        scales: filled(count, Vec3::ZERO).map_err(oom)?,
+        rotations: filled(count, Quat::IDENTITY).map_err(oom)?,
+        opacities: filled(count, 0.0).map_err(oom)?,
+        sh: filled(count * coeffs, [0.0; 3]).map_err(oom)?,
         sh_degree,
         info: SceneInfo::default(),
     };
-    let mut valid = vec![true; count];
+    let mut valid = filled(count, true).map_err(oom)?;
     let rows_done = AtomicUsize::new(0);
 
     let half = count / 2;
@@ -84,6 +90,14 @@ where
         out.retain(&valid);
     }
     Ok((out, dropped))
+}
+
+/// `len` copies of `value`, or the bytes that could not be reserved.
+fn filled<T: Clone>(len: usize, value: T) -> Result<Vec<T>, usize> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| len.saturating_mul(std::mem::size_of::<T>()))?;
+    v.resize(len, value);
+    Ok(v)
 }
 
 /// Splits the output arrays and the validity flags at row `half`: the first thread's share, then the second's.

@@ -23,11 +23,16 @@ use super::{MAX_SH_DEGREE, MAX_TILED_SPLATS, Scene, SceneError, SceneInfo, sh_co
 const MAGIC: u32 = 0x5053_474e; // "NGSP" little-endian
 const LEGACY_HEADER_BYTES: usize = 16;
 const HEADER_BYTES: usize = 32;
-/// Largest ratio of decompressed to compressed bytes accepted (SPZ compresses splats about 10x).
-const MAX_RATIO: u64 = 64;
+/// Largest ratio of a header's declared attribute bytes to the file's bytes accepted before anything is allocated.
+/// Real files hold far less: the demo scene at SH degree 3 is 2.8 (version 3, 1.28 MB, and version 4, 1.27 MB,
+/// written by two tools); 16 leaves a margin of over 5x, and a 1.2 MB file can claim at most 19 MB of attributes.
+const MAX_RATIO: u64 = 16;
 const COLOR_SCALE: f32 = 0.15;
 /// Version 4's SH degree may be 4; splatsort draws degrees 0-3 and keeps the first 16 coefficients.
 const MAX_FILE_SH_DEGREE: u32 = 4;
+
+/// The header flag that says extension records follow (after the attributes in versions 2 and 3).
+const FLAG_EXTENSIONS: u8 = 0x2;
 
 /// Whether `bytes` (a file's first bytes) start a raw, uncompressed SPZ header: version 4's layout.
 pub fn is_raw_header(bytes: &[u8]) -> bool {
@@ -48,6 +53,7 @@ struct Header {
     count: u64,
     sh_degree: u32,
     fractional_bits: u32,
+    flags: u8,
 }
 
 impl Header {
@@ -61,6 +67,7 @@ impl Header {
             count: u64::from(le32(bytes, 8)),
             sh_degree: u32::from(bytes[12]),
             fractional_bits: u32::from(bytes[13]),
+            flags: bytes[14],
         };
         if header.sh_degree > MAX_FILE_SH_DEGREE {
             return Err(bad(format!("SH degree {}; SPZ goes up to {MAX_FILE_SH_DEGREE}", header.sh_degree)));
@@ -176,24 +183,30 @@ fn read_gzip(
             header.version
         )));
     }
-    let needed = |rotation_bytes: u64| header.count * header.bytes_per_point(rotation_bytes);
+    // The version decides the rotations, as in Niantic's reader: 3 bytes (x, y, z) in version 2, 4 (smallest three)
+    // from version 3. A body too short is refused; bytes after the attributes (extension records, or anything else)
+    // are left unread, as that reader leaves them, and said in the log.
+    let rotation_bytes = if header.version >= 3 { 4 } else { 3 };
+    let needed = header.count * header.bytes_per_point(rotation_bytes);
     let mut body = Vec::new();
-    // One byte past the larger layout, so a longer stream shows.
-    stream.take(needed(4) + 1).read_to_end(&mut body).map_err(|e| bad(format!("the gzip stream is damaged: {e}")))?;
-    // Rotations take 3 bytes as the reference writer makes version 2, and 4 (smallest three) as it makes version 3;
-    // the bytes the stream holds tell which.
-    let rotation_bytes = match body.len() as u64 {
-        n if n == needed(3) => 3,
-        n if n == needed(4) => 4,
-        n => {
-            return Err(SceneError::Truncated {
-                path: display.into(),
-                declared: header.count,
-                needed: needed(3),
-                available: n,
-            });
-        }
-    };
+    // One byte past the attributes, so a longer stream shows.
+    stream.take(needed + 1).read_to_end(&mut body).map_err(|e| bad(format!("the gzip stream is damaged: {e}")))?;
+    if (body.len() as u64) < needed {
+        return Err(SceneError::Truncated {
+            path: display.into(),
+            declared: header.count,
+            needed,
+            available: body.len() as u64,
+        });
+    }
+    if body.len() as u64 > needed {
+        body.truncate(needed as usize);
+        log::warn!(
+            "{display}: bytes after the SPZ version {} attributes{} were not read (as Niantic's reader does not)",
+            header.version,
+            if header.flags & FLAG_EXTENSIONS != 0 { " (extension records)" } else { "" }
+        );
+    }
     Ok((header, body, rotation_bytes))
 }
 
@@ -264,16 +277,61 @@ fn read_v4(bytes: &[u8], bad: &dyn Fn(String) -> SceneError, display: &str) -> R
     Ok((header, streams))
 }
 
-/// One zstd stream, which must inflate to exactly `want` bytes; it is read through a limit one byte past that, so
-/// a stream that inflates further costs no more memory.
+/// One attribute stream: zstd frames that must inflate to exactly `want` bytes in all, checked as zstd checks
+/// them: several frames are one stream (skippable frames are skipped), each frame's content checksum is verified
+/// where it has one and its declared content size where it declares one, and bytes after the last frame that are
+/// not a frame are refused. Decoded into `want + 1` bytes, so a stream that inflates further costs no more memory.
+/// (ruzstd's `decode_all` skips frames but neither verifies checksums nor sizes, hence this loop over its frames.)
 fn inflate_zstd(compressed: &[u8], want: u64) -> Result<Vec<u8>, String> {
-    let decoder = ruzstd::decoding::StreamingDecoder::new(compressed).map_err(|e| format!("bad frame ({e})"))?;
-    let mut out = Vec::with_capacity(want as usize);
-    decoder.take(want + 1).read_to_end(&mut out).map_err(|e| format!("damaged ({e})"))?;
-    match out.len() as u64 {
+    use ruzstd::decoding::errors::{FrameDecoderError, ReadFrameHeaderError};
+    use ruzstd::decoding::{BlockDecodingStrategy, FrameDecoder};
+    let mut out = vec![0u8; want as usize + 1];
+    let (mut written, mut frames) = (0usize, 0usize);
+    let mut input = compressed;
+    let mut decoder = FrameDecoder::new();
+    while !input.is_empty() {
+        match decoder.reset(&mut input) {
+            Ok(()) => {}
+            Err(FrameDecoderError::ReadFrameHeaderError(ReadFrameHeaderError::SkipFrame { length, .. })) => {
+                input = input.get(length as usize..).ok_or("a skippable frame runs past the stream")?;
+                continue;
+            }
+            Err(e) if frames == 0 => return Err(format!("bad frame ({e})")),
+            Err(e) => return Err(format!("bytes after frame {frames} are not a zstd frame ({e})")),
+        }
+        let start = written;
+        loop {
+            decoder
+                .decode_blocks(&mut input, BlockDecodingStrategy::UptoBytes(1 << 20))
+                .map_err(|e| format!("frame {frames} is damaged ({e})"))?;
+            written += decoder.read(&mut out[written..]).map_err(|e| format!("frame {frames} is damaged ({e})"))?;
+            if decoder.can_collect() != 0 {
+                return Err(format!("inflates past the {want} bytes the table declares"));
+            }
+            if decoder.is_finished() {
+                break;
+            }
+        }
+        if let (Some(stored), Some(computed)) = (decoder.get_checksum_from_data(), decoder.get_calculated_checksum())
+            && stored != computed
+        {
+            return Err(format!(
+                "frame {frames}'s content checksum is {stored:#010x}, but its content hashes to {computed:#010x}"
+            ));
+        }
+        let declared = decoder.content_size();
+        if declared != 0 && declared != (written - start) as u64 {
+            return Err(format!("frame {frames} declares {declared} bytes but holds {}", written - start));
+        }
+        frames += 1;
+    }
+    match written as u64 {
         n if n > want => Err(format!("inflates past the {want} bytes the table declares")),
         n if n < want => Err(format!("inflates to {n} bytes, not the {want} the table declares")),
-        _ => Ok(out),
+        _ => {
+            out.truncate(written);
+            Ok(out)
+        }
     }
 }
 
@@ -353,25 +411,50 @@ fn smallest_three(mut packed: u32) -> Quat {
     q[largest] = (1.0 - sum).max(0.0).sqrt();
     Quat::from_xyzw(q[0], q[1], q[2], q[3])
 }
-/// The streams of `scene` as SPZ packs them: 12 fractional bits (positions within ±2048), smallest-three
-/// rotations.
-fn pack(scene: &Scene) -> Streams {
+/// What `write_spz` had to do to fit a scene into SPZ's fixed-point fields.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SpzFit {
+    /// Fractional bits of the 24-bit positions: 12 (Niantic's writer's choice: within ±2048) unless the scene
+    /// reaches further, then as many as let its farthest coordinate fit.
+    pub fractional_bits: u32,
+    /// Splats with a coordinate past ±8,388,607 (the range at 0 fractional bits), clamped to it.
+    pub clamped_positions: usize,
+    /// Splats with a scale outside [4.5e-5, 379] (SPZ's 8-bit log scale: (ln s + 10) x 16), clamped to it.
+    pub clamped_scales: usize,
+}
+
+/// The fractional bits for positions up to `largest` in magnitude: 12, or fewer where the scene needs the range.
+fn fractional_bits_for(largest: f32) -> u32 {
+    (0..=12).rev().find(|&bits| largest * (1u32 << bits) as f32 <= 8_388_607.0).unwrap_or(0)
+}
+
+/// The streams of `scene` as SPZ packs them (positions with `fractional_bits`, smallest-three rotations), and the
+/// splats whose positions or scales were clamped.
+fn pack(scene: &Scene, fractional_bits: u32) -> (Streams, SpzFit) {
     let n = scene.len();
     let byte = |v: f32| v.round().clamp(0.0, 255.0) as u8;
     let coeffs = sh_coeffs_for_degree(scene.sh_degree);
     let mut streams = Streams::default();
+    let mut fit = SpzFit { fractional_bits, ..SpzFit::default() };
+    let unit = (1u32 << fractional_bits) as f32;
     for p in &scene.positions {
+        let mut clamped = false;
         for v in p.to_array() {
-            let fixed = (v * 4096.0).round().clamp(-8_388_608.0, 8_388_607.0) as i32;
+            let scaled = (v * unit).round();
+            clamped |= !(-8_388_608.0..=8_388_607.0).contains(&scaled);
+            let fixed = scaled.clamp(-8_388_608.0, 8_388_607.0) as i32;
             streams[0].extend(&fixed.to_le_bytes()[..3]);
         }
+        fit.clamped_positions += usize::from(clamped);
     }
     streams[1].extend(scene.opacities.iter().map(|&o| byte(o * 255.0)));
     for i in 0..n {
         streams[2].extend(scene.sh[i * coeffs].map(|c| byte((c * COLOR_SCALE + 0.5) * 255.0)));
     }
     for s in &scene.scales {
-        streams[3].extend(s.to_array().map(|v| byte((v.ln() + 10.0) * 16.0)));
+        let encoded = s.to_array().map(|v| ((v.ln() + 10.0) * 16.0).round());
+        fit.clamped_scales += usize::from(encoded.iter().any(|e| !(0.0..=255.0).contains(e)));
+        streams[3].extend(encoded.map(byte));
     }
     for q in &scene.rotations {
         streams[4].extend(pack_smallest_three(*q).to_le_bytes());
@@ -381,18 +464,20 @@ fn pack(scene: &Scene) -> Streams {
             streams[5].extend(c.map(|v| byte(v * 128.0 + 128.0)));
         }
     }
-    streams
+    (streams, fit)
 }
 
 /// Writes `scene` as SPZ `version` 3 (one gzip stream) or 4 (zstd streams): what `convert` writes for a `.spz`
-/// output, and a round trip for the tests. 12 fractional bits, so positions within ±2048; smallest-three rotations.
-pub fn write_spz(scene: &Scene, version: u32, out: &mut impl Write) -> std::io::Result<()> {
-    let streams = pack(scene);
+/// output, and a round trip for the tests. Positions with 12 fractional bits where they fit (±2048), fewer where the
+/// scene reaches further; smallest-three rotations. Returns what had to be fitted (the caller says so to the user).
+pub fn write_spz(scene: &Scene, version: u32, out: &mut impl Write) -> std::io::Result<SpzFit> {
+    let largest = scene.positions.iter().map(|p| p.abs().max_element()).filter(|v| v.is_finite()).fold(0.0, f32::max);
+    let (streams, fit) = pack(scene, fractional_bits_for(largest));
     let fields = |header: &mut Vec<u8>, version: u32| {
         header.extend(MAGIC.to_le_bytes());
         header.extend(version.to_le_bytes());
         header.extend((scene.len() as u32).to_le_bytes());
-        header.extend([scene.sh_degree as u8, 12, 0]);
+        header.extend([scene.sh_degree as u8, fit.fractional_bits as u8, 0]);
     };
     match version {
         3 => {
@@ -404,7 +489,8 @@ pub fn write_spz(scene: &Scene, version: u32, out: &mut impl Write) -> std::io::
             for stream in &streams {
                 encoder.write_all(stream)?;
             }
-            encoder.finish()?.flush()
+            encoder.finish()?.flush()?;
+            Ok(fit)
         }
         4 => {
             // The SH stream is left out at degree 0.
@@ -426,7 +512,8 @@ pub fn write_spz(scene: &Scene, version: u32, out: &mut impl Write) -> std::io::
             for stream in &compressed {
                 out.write_all(stream)?;
             }
-            out.flush()
+            out.flush()?;
+            Ok(fit)
         }
         _ => Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
