@@ -358,16 +358,21 @@ fn spz_v4_from(contents: &[Vec<u8>; 5], encode: impl Fn(usize, &[u8]) -> Vec<u8>
     out
 }
 
-#[test]
-fn spz_v4_zstd_streams_are_checked_as_zstd_checks_them() {
-    // Ten points: positions, alphas, colours, scales, smallest-three rotations (identity).
-    let contents = [
+/// The five attribute streams of ten points at SH degree 0: positions, alphas, colours, scales and smallest-three
+/// rotations (identity).
+fn v4_contents() -> [Vec<u8>; 5] {
+    [
         (0..90).map(|i| (i * 7) as u8).collect::<Vec<u8>>(),
         vec![200; 10],
         vec![128; 30],
         vec![100; 30],
         (0..10).flat_map(|_| (3u32 << 30).to_le_bytes()).collect(),
-    ];
+    ]
+}
+
+#[test]
+fn spz_v4_zstd_streams_are_checked_as_zstd_checks_them() {
+    let contents = v4_contents();
     let load_bytes = |name: &str, bytes: &[u8]| load(&scratch(name, bytes), &mut |_| {});
     let plain = load_bytes("frames.spz", &spz_v4_from(&contents, |_, c| zstd_frame(c, true, None))).expect("loads");
     assert_eq!(plain.len(), 10);
@@ -521,6 +526,16 @@ fn mutated_spz_and_splat_files_never_panic() {
     let seeds = [
         ("m.spz", spz_bytes(40, 40, 2)),
         ("m4.spz", spz_v4_bytes(40)),
+        // Checksummed frames, several per stream, with a skippable frame first.
+        (
+            "m4f.spz",
+            spz_v4_from(&v4_contents(), |_, c| {
+                let mut s = skippable_frame(3);
+                s.extend(zstd_frame(&c[..c.len() / 2], true, None));
+                s.extend(zstd_frame(&c[c.len() / 2..], true, None));
+                s
+            }),
+        ),
         ("m.splat", {
             let mut v = Vec::new();
             for i in 0..40u8 {

@@ -235,14 +235,14 @@ fn read_tables(
     file.seek(std::io::SeekFrom::Start(header.bytes)).map_err(io)?;
     let mut tables = Vec::new();
     for (bytes, row, offsets) in sizes {
-        // Reserved fallibly: a sparse file can hold more rows than this machine's memory.
-        let mut data = Vec::new();
-        data.try_reserve_exact(bytes as usize).map_err(|_| SceneError::OutOfMemory {
+        // Probed fallibly first (a sparse file can hold more rows than this machine's memory), then allocated
+        // zeroed by the allocator, without writing it.
+        Vec::<u8>::new().try_reserve_exact(bytes as usize).map_err(|_| SceneError::OutOfMemory {
             path: display.into(),
             count,
             bytes,
         })?;
-        data.resize(bytes as usize, 0);
+        let mut data = vec![0u8; bytes as usize];
         file.read_exact(&mut data).map_err(io)?;
         tables.push(Table { bytes: data, row, offsets });
     }
