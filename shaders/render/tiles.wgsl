@@ -8,7 +8,7 @@
 // - `tile_prepare` (one thread): the number of pairs and the indirect arguments of what follows; past the cap on
 //   pairs, none are written and the frame goes to the quad draw;
 // - `tile_emit`: one thread per (tile id, splat) pair, in sorted-position order;
-// - (splatsort's radix sort orders the pairs by tile id, stably: each tile's positions stay in depth order);
+// - (splatsort's radix sort orders the pairs by tile id, stably: each tile's splats stay in depth order);
 // - `tile_ranges`: each tile's first and last pair;
 // - `rasterize`: one workgroup per tile walks its list from the nearest splat, 256 at a time through workgroup
 //   memory, blending with transmittance T: colour += T * alpha * rgb, T *= 1 - alpha. A pixel stops *before* the
