@@ -57,8 +57,9 @@ struct Projected {
 // such as 3 sigma along every axis, measurably darkens views from inside a scene). A covered pixel blends
 // alpha = min(0.99, o exp(-d^T conic d / 2)).
 
-// Side of a compute-path tile in pixels. Mirrors `TILE` in render/tile.rs.
-const TILE_SIZE: f32 = 16.0;
+// Side of a compute-path tile in pixels. Mirrors `TILE` in render/tile.rs (checked by a test).
+const TILE: u32 = 16u;
+const TILE_SIZE: f32 = f32(TILE);
 
 struct Ellipse {
     center: vec2<f32>,
@@ -142,9 +143,4 @@ fn ellipse_tile_count(e: Ellipse, tiles: vec2<u32>) -> u32 {
         count += span.y - span.x;
     }
     return count;
-}
-
-// The image's tiles across and down.
-fn image_tiles() -> vec2<u32> {
-    return (vec2<u32>(frame.viewport) + vec2<u32>(u32(TILE_SIZE) - 1u)) / u32(TILE_SIZE);
 }

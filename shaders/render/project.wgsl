@@ -90,6 +90,11 @@ fn depth_key(depth: f32) -> u32 {
     return min(u32((1.0 - t) * f32(levels)), levels - 1u);
 }
 
+// The image's tiles across and down (as `TileSettings` has them for the compute path's passes).
+fn image_tiles() -> vec2<u32> {
+    return (vec2<u32>(frame.viewport) + vec2<u32>(TILE - 1u)) / TILE;
+}
+
 // Projects splat `i` into `projected`; returns its depth key, or NOT_VISIBLE when it is culled.
 fn project(i: u32) -> u32 {
     var out: Projected;

@@ -18,7 +18,6 @@
 // Coverage is the quad draw's: a pixel takes a splat when its centre is inside the splat's coverage ellipse
 // (render/common.wgsl), and alpha = min(0.99, opacity * exp(-d^T conic d / 2)).
 
-const TILE: u32 = 16u;
 const GROUP: u32 = 256u; // TILE * TILE
 const STOP_TRANSMITTANCE: f32 = 0.0001;
 

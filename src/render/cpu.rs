@@ -156,27 +156,34 @@ impl ProjectedSplat {
     }
 }
 
+/// The tiles `[first, end)` of a row or column of `tiles` tiles whose pixel centres (16 t + 0.5 ..= 16 t + 15.5)
+/// meet `[low, high]` (`span_tiles` in render/common.wgsl).
+fn tile_span(low: f64, high: f64, tiles: u32) -> (f64, f64) {
+    let tile = f64::from(super::tile::TILE);
+    let first = ((low - (tile - 0.5)) / tile).ceil().max(0.0);
+    let end = (((high - 0.5) / tile).floor() + 1.0).min(f64::from(tiles));
+    (first, end.max(first))
+}
+
+/// The tiles across and down of a `width` x `height` image.
+fn image_tiles(width: u32, height: u32) -> (u32, u32) {
+    (width.div_ceil(super::tile::TILE), height.div_ceil(super::tile::TILE))
+}
+
 /// The 16x16-pixel tiles of a `width` x `height` image that the splat's ellipse touches: the compute path's exact
 /// ellipse-tile binning, row of tiles by row.
 pub fn tile_count(s: &ProjectedSplat, width: u32, height: u32) -> u32 {
     let tile = f64::from(super::tile::TILE);
-    let (tiles_x, tiles_y) =
-        (f64::from(width.div_ceil(super::tile::TILE)), f64::from(height.div_ceil(super::tile::TILE)));
-    // Tile t holds the pixel centres 16 t + 0.5 ..= 16 t + 15.5.
-    let tiles_of = |low: f64, high: f64, limit: f64| {
-        let first = ((low - (tile - 0.5)) / tile).ceil().max(0.0);
-        let end = (((high - 0.5) / tile).floor() + 1.0).min(limit);
-        (first, end)
-    };
+    let (tiles_x, tiles_y) = image_tiles(width, height);
     let half_y = s.half_box().y;
-    let (first_row, end_row) = tiles_of(s.center.y - half_y, s.center.y + half_y, tiles_y);
+    let (first_row, end_row) = tile_span(s.center.y - half_y, s.center.y + half_y, tiles_y);
     let mut count = 0.0;
     let mut row = first_row;
     while row < end_row {
         let y0 = row * tile + 0.5;
         if let Some((left, right)) = s.strip_span(y0, y0 + tile - 1.0) {
-            let (first, end) = tiles_of(left, right, tiles_x);
-            count += (end - first).max(0.0);
+            let (first, end) = tile_span(left, right, tiles_x);
+            count += end - first;
         }
         row += 1.0;
     }
@@ -185,15 +192,11 @@ pub fn tile_count(s: &ProjectedSplat, width: u32, height: u32) -> u32 {
 
 /// The tiles the ellipse's axis-aligned bounding box touches: what a looser binning would emit (for tests).
 pub fn bounding_box_tile_count(s: &ProjectedSplat, width: u32, height: u32) -> u32 {
-    let tile = f64::from(super::tile::TILE);
+    let (tiles_x, tiles_y) = image_tiles(width, height);
     let half_box = s.half_box();
-    let span = |low: f64, high: f64, size: u32| {
-        let first = ((low - (tile - 0.5)) / tile).ceil().max(0.0);
-        let end = (((high - 0.5) / tile).floor() + 1.0).min(f64::from(size.div_ceil(super::tile::TILE)));
-        (end - first).max(0.0)
-    };
-    let across = span(s.center.x - half_box.x, s.center.x + half_box.x, width);
-    (across * span(s.center.y - half_box.y, s.center.y + half_box.y, height)) as u32
+    let (x0, x1) = tile_span(s.center.x - half_box.x, s.center.x + half_box.x, tiles_x);
+    let (y0, y1) = tile_span(s.center.y - half_box.y, s.center.y + half_box.y, tiles_y);
+    ((x1 - x0) * (y1 - y0)) as u32
 }
 
 /// Renders `scene` into RGB values in [0, 1], row-major.

@@ -16,7 +16,7 @@ use std::path::Path;
 use glam::{Quat, Vec3};
 
 use super::ply_header::{ElementDef, Encoding, Header, PropertyType, ScalarType};
-use super::rows::{Splat, sh_from_channel_major, sh_rest_channel_major, usable_scale};
+use super::rows::{Splat, filled, sh_from_channel_major, sh_rest_channel_major, usable_scale};
 use super::{MAX_TILED_SPLATS, Scene, SceneError, SceneInfo, sh_coeffs_for_degree};
 
 const CHUNK_SIZE: u64 = 256;
@@ -235,14 +235,9 @@ fn read_tables(
     file.seek(std::io::SeekFrom::Start(header.bytes)).map_err(io)?;
     let mut tables = Vec::new();
     for (bytes, row, offsets) in sizes {
-        // Probed fallibly first (a sparse file can hold more rows than this machine's memory), then allocated
-        // zeroed by the allocator, without writing it.
-        Vec::<u8>::new().try_reserve_exact(bytes as usize).map_err(|_| SceneError::OutOfMemory {
-            path: display.into(),
-            count,
-            bytes,
-        })?;
-        let mut data = vec![0u8; bytes as usize];
+        // A sparse file can hold more rows than this machine's memory.
+        let mut data =
+            filled(bytes as usize, 0u8).map_err(|_| SceneError::OutOfMemory { path: display.into(), count, bytes })?;
         file.read_exact(&mut data).map_err(io)?;
         tables.push(Table { bytes: data, row, offsets });
     }

@@ -95,7 +95,7 @@ where
 /// `len` copies of `value`, or the bytes that could not be reserved. The size is probed fallibly first (an
 /// impossible size is an error, not an abort); then `vec!` allocates, which for zero values takes zeroed pages from
 /// the allocator without writing them (filling the arrays element by element made a 1M-splat PLY load 18% slower).
-fn filled<T: Clone>(len: usize, value: T) -> Result<Vec<T>, usize> {
+pub(crate) fn filled<T: Clone>(len: usize, value: T) -> Result<Vec<T>, usize> {
     Vec::<T>::new().try_reserve_exact(len).map_err(|_| len.saturating_mul(std::mem::size_of::<T>()))?;
     Ok(vec![value; len])
 }
