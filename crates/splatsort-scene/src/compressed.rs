@@ -103,6 +103,7 @@ pub fn load_compressed(
         file_bytes,
         load_secs: start.elapsed().as_secs_f64(),
         dropped_invalid: dropped,
+        antialiased: false,
     };
     Ok(scene)
 }

@@ -59,6 +59,9 @@ pub struct SceneInfo {
     pub load_secs: f64,
     /// Splats dropped for NaN or infinite values, or no extent (a zero scale or quaternion).
     pub dropped_invalid: usize,
+    /// The file says the scene was trained with Mip-Splatting's 2D antialiasing filter (PLY comment, SPZ flag, SOG
+    /// meta), so it should be drawn with that filter.
+    pub antialiased: bool,
 }
 
 /// Why a scene could not be loaded. Every variant names the file.

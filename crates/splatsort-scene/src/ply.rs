@@ -131,6 +131,7 @@ pub fn load_ply(path: &Path, progress: &mut dyn FnMut(f32)) -> Result<Scene, Sce
         file_bytes,
         load_secs: start_time.elapsed().as_secs_f64(),
         dropped_invalid: dropped,
+        antialiased: false,
     };
     Ok(scene)
 }

@@ -157,6 +157,7 @@ pub fn load_spz(path: &Path, progress: &mut dyn FnMut(f32)) -> Result<Scene, Sce
         file_bytes,
         load_secs: start.elapsed().as_secs_f64(),
         dropped_invalid: scene.info.dropped_invalid,
+        antialiased: false,
     };
     Ok(scene)
 }
