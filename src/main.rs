@@ -52,7 +52,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::SortBench(args)) => cli::sort_bench::sort_bench(args),
         Some(Command::Render(args)) => cli::render::render_command(args),
         Some(Command::RenderBench(args)) => cli::render::render_bench(args),
-        Some(Command::Info(args)) => cli::scene_files::info(&args.scene),
+        Some(Command::Info(args)) => cli::scene_files::info(&args),
         Some(Command::Crop(args)) => cli::scene_files::crop(args),
         Some(Command::Tile(args)) => cli::scene_files::tile(args),
         Some(Command::Convert(args)) => cli::scene_files::convert(args),

@@ -411,13 +411,9 @@ mod reference {
         // Decode every row of every element up to and including the vertices.
         let body = &bytes[body_start..];
         let mut rows: Vec<Vec<f64>> = Vec::new();
-        let text;
-        let mut words: Box<dyn Iterator<Item = &str>> = if format == "ascii" {
-            text = String::from_utf8_lossy(body).into_owned();
-            Box::new(text.split_ascii_whitespace())
-        } else {
-            Box::new(std::iter::empty())
-        };
+        // ASCII: one row a line, every value of a row on its line and nothing else.
+        let text = if format == "ascii" { String::from_utf8_lossy(body).into_owned() } else { String::new() };
+        let mut lines = text.split('\n');
         let big = match format.as_str() {
             "ascii" => false,
             "binary_little_endian" => false,
@@ -434,6 +430,11 @@ mod reference {
             }
             for _ in 0..element.count {
                 let mut row = Vec::new();
+                let mut words = if format == "ascii" {
+                    lines.next()?.split_ascii_whitespace()
+                } else {
+                    "".split_ascii_whitespace()
+                };
                 for p in &element.properties {
                     let mut value =
                         |t| if format == "ascii" { ascii(&mut words, t) } else { binary(body, &mut at, t, big) };
@@ -450,6 +451,9 @@ mod reference {
                             row.push(0.0);
                         }
                     }
+                }
+                if words.next().is_some() {
+                    return None;
                 }
                 if e == vertex_index {
                     rows.push(row);

@@ -212,6 +212,36 @@ fn splats_behind_the_camera_and_across_the_border() {
 }
 
 #[test]
+fn antialiased_splats_fade_by_their_blurred_area() {
+    // Mip-Splatting's 2D filter: opacity x sqrt(det cov / det(cov + 0.3 I)). A splat far under a pixel (sigma 0.14
+    // px here) keeps about 6% of its opacity; one of many pixels keeps nearly all of it. Both draw paths against
+    // the reference with the filter on and off.
+    let splats = [
+        splat([-1.0, 0.0, 0.0], 0.008, 0.9, [1.0, 1.0, 1.0]),
+        splat([-0.6, 0.3, 0.0], 0.03, 0.9, [1.0, 0.5, 0.2]),
+        splat([0.8, 0.0, 0.0], 0.4, 0.9, [0.2, 0.6, 1.0]),
+    ];
+    let scene = scene_of(&splats, 0, |_, _| [0.0; 3]);
+    let cam = camera(96, 64, [0.0, 0.0, -4.0], [0.0, 0.0, 0.0]);
+    let on = RenderSettings { antialias: true, ..Default::default() };
+    let aa = assert_matches_reference("antialiased", &scene, &cam, on, SYNTHETIC);
+    let plain = assert_matches_reference("not antialiased", &scene, &cam, RenderSettings::default(), SYNTHETIC);
+    let centre = |image: &Image, position: Vec3| {
+        let p = cam.camera_from_world * (position - cam.position);
+        let (x, y) = (cam.fx * p.x / p.z + cam.cx, cam.fy * p.y / p.z + cam.cy);
+        image.pixel(x as u32, y as u32)
+    };
+    let (tiny_aa, tiny) = (centre(&aa, splats[0].position), centre(&plain, splats[0].position));
+    assert!(
+        u32::from(tiny_aa[0]) * 4 < u32::from(tiny[0]) && tiny_aa[0] > 0,
+        "a sub-pixel splat fades to a fraction with the filter: {tiny_aa:?} against {tiny:?}"
+    );
+    let (big_aa, big) = (centre(&aa, splats[2].position), centre(&plain, splats[2].position));
+    // Sigma 7 px: the blur adds 0.6% to the area, so the opacity loses 0.6% (about 1.5 steps here).
+    assert!(big_aa[2].abs_diff(big[2]) <= 3, "a large splat keeps its opacity: {big_aa:?} against {big:?}");
+}
+
+#[test]
 fn view_dependent_colour_from_sh_degrees_1_to_3() {
     for degree in 1..=3 {
         let scene = scene_of(

@@ -1,5 +1,6 @@
-//! Coverage-guided fuzzing of every scene loader: the first byte picks the file's extension (`.ply`, `.spz` or
-//! `.splat`; only `.splat` is chosen by extension, the others by content), the rest is the file. Any bytes must load
+//! Coverage-guided fuzzing of every scene loader: the first byte picks the file's extension (`.ply`, `.spz`, `.sog`,
+//! `.glb`, `.gltf`, `.json` or `.splat`; `.splat`, `.gltf` and `.json` (SOG's meta.json) are chosen by extension,
+//! the others by content), the rest is the file. Any bytes must load
 //! to finite splats or fail with a one-line error naming the file. Run with
 //! `cargo +nightly fuzz run scene_load` from the repository root (see fuzz/README.md).
 
@@ -9,7 +10,8 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&pick, body)) = data.split_first() else { return };
-    let extension = ["ply", "spz", "splat"][usize::from(pick) % 3];
+    const EXTENSIONS: [&str; 7] = ["ply", "spz", "sog", "glb", "gltf", "json", "splat"];
+    let extension = EXTENSIONS[usize::from(pick) % EXTENSIONS.len()];
     let path = std::env::temp_dir().join(format!("splatsort-fuzz-{}.{extension}", std::process::id()));
     if std::fs::write(&path, body).is_err() {
         return;

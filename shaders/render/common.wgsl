@@ -18,6 +18,8 @@ struct FrameUniforms {
     splat_scale: f32,
     // Where the scan of the per-workgroup visible counts leaves the total (the top scan level's total).
     count_index: u32,
+    // 1: Mip-Splatting's 2D filter with its opacity compensation (render/project.wgsl), for scenes trained with it.
+    antialias: u32,
 }
 
 // The draw-arguments buffer (`DrawArgs` in render/mod.rs, which a test checks against this): the indirect draw's

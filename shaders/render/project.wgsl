@@ -3,6 +3,8 @@
 //
 // Per splat: camera-space centre; 2D covariance = J W Sigma W^T J^T + 0.3 I, with J evaluated at the centre clamped
 // to 1.3x the half field of view; its inverse (the conic); colour = SH at the view direction + 0.5, clamped at 0.
+// Antialiased (Yu et al. 2024, Mip-Splatting's 2D filter, as gsplat's `antialiased` mode): the opacity is also
+// multiplied by sqrt(det(cov) / det(cov + 0.3 I)).
 // The splat covers its ellipse of Mahalanobis radius k = sqrt(2 ln(255 opacity)) (render/common.wgsl);
 // the quad is that ellipse's bounding rectangle along its eigenvectors (half-extents k sqrt(eigenvalue)), and the
 // compute path's tile count is the number of 16x16 tiles the ellipse itself touches. Culled: depth outside
@@ -17,6 +19,8 @@
 const WORKGROUP_SIZE: u32 = 256u;
 const SH_C0: f32 = 0.28209479177387814;
 const SH_C1: f32 = 0.4886025119029199;
+// The 3DGS low-pass filter: 0.3 px² added to the projected covariance's diagonal (at least a pixel's footprint).
+const LOW_PASS: f32 = 0.3;
 
 // The largest finite f32: a value is finite when its magnitude is at most this (NaN fails every comparison).
 const F32_MAX: f32 = 3.40282347e38;
@@ -131,10 +135,14 @@ fn project(i: u32) -> u32 {
     );
     let m = j * w;
     let cov = m * sigma * transpose(m);
-    let a = cov[0][0] + 0.3;
+    let a = cov[0][0] + LOW_PASS;
     let b = cov[0][1];
-    let c = cov[1][1] + 0.3;
+    let c = cov[1][1] + LOW_PASS;
     let det = a * c - b * b;
+    // Mip-Splatting's filter keeps the splat's energy: the blur widens it, so its opacity shrinks by the ratio of
+    // the ellipse areas (a splat smaller than a pixel fades rather than growing to one).
+    let det_unblurred = cov[0][0] * cov[1][1] - b * b;
+    let compensation = select(1.0, sqrt(max(det_unblurred, 0.0) / det), frame.antialias != 0u);
     if (!all(abs(vec4<f32>(a, b, c, det)) <= vec4<f32>(F32_MAX))) {
         atomicAdd(&draw_args.culled_nonfinite, 1u);
         projected[i] = out;
@@ -144,7 +152,7 @@ fn project(i: u32) -> u32 {
         projected[i] = out;
         return NOT_VISIBLE;
     }
-    let opacity = g0.w;
+    let opacity = g0.w * compensation;
     let radius2 = coverage_radius2(opacity);
     let k = sqrt(radius2);
     let mid = 0.5 * (a + c);

@@ -12,7 +12,7 @@ use anyhow::{Context, bail};
 use glam::Vec3;
 
 use splatsort::camera::{Camera, frame_bounds};
-use splatsort::render::{DrawPath, RenderSettings};
+use splatsort::render::{Antialias, DrawPath, RenderSettings};
 use splatsort::scene::{self, PlyEncoding, Scene};
 use splatsort::sort::onesweep::TileShape;
 use splatsort::sort::{KeyType, OnesweepOptions, SortAlgorithm, SortConfig, SortOrder, StatusTable};
@@ -69,6 +69,10 @@ pub(crate) struct SortArgs {
     /// raster on a CPU driver such as lavapipe, where the tiles are 3x slower).
     #[arg(long, value_enum)]
     pub(crate) draw: Option<DrawPath>,
+    /// Mip-Splatting's antialiasing filter: as the scene file says (auto: on for scenes trained with it, which look
+    /// wrong without it), or on or off.
+    #[arg(long, value_enum, default_value_t = Antialias::Auto)]
+    pub(crate) antialias: Antialias,
 }
 
 /// OneSweep's settings (other algorithms ignore them).
@@ -162,8 +166,8 @@ pub(crate) fn parse_colour(text: &str) -> Result<[f32; 3], String> {
     Ok(colour)
 }
 
-pub(crate) fn load(path: &Path) -> anyhow::Result<Scene> {
-    let scene = scene::load(path, &mut |_| {})?;
+pub(crate) fn load(path: &Path, lod: Option<usize>) -> anyhow::Result<Scene> {
+    let scene = scene::load_level(path, lod, &mut |_| {})?;
     log::info!(
         "loaded {}: {} splats, SH degree {}, {:.3} s",
         path.display(),
@@ -238,6 +242,8 @@ pub(crate) fn settings_for(sort: SortArgs, sh_degree: u32, background: [f32; 3])
         tile_pair_cap: None,
         sh_degree: sh_degree.min(scene::MAX_SH_DEGREE),
         splat_scale: 1.0,
+        // Resolved once the scene is loaded (`Antialias::resolve`).
+        antialias: false,
         background,
     })
 }

@@ -19,8 +19,11 @@ use super::{
 
 #[derive(clap::Args)]
 pub(crate) struct RenderArgs {
-    /// A 3DGS PLY file.
+    /// A scene file (any format splatsort reads).
     pub(crate) scene: PathBuf,
+    /// For an LOD bundle (lod-meta.json): the level of detail to open, 0 being the finest (the default).
+    #[arg(long)]
+    pub(crate) lod: Option<usize>,
     #[command(flatten)]
     pub(crate) camera: CameraArgs,
     /// Output PNG.
@@ -41,8 +44,11 @@ pub(crate) struct RenderArgs {
 
 #[derive(clap::Args)]
 pub(crate) struct RenderBenchArgs {
-    /// A 3DGS PLY file.
+    /// A scene file (any format splatsort reads).
     pub(crate) scene: PathBuf,
+    /// For an LOD bundle (lod-meta.json): the level of detail to open, 0 being the finest (the default).
+    #[arg(long)]
+    pub(crate) lod: Option<usize>,
     #[command(flatten)]
     pub(crate) camera: CameraArgs,
     #[command(flatten)]
@@ -74,7 +80,8 @@ pub(crate) struct RenderBenchArgs {
 
 pub(crate) fn render_command(args: RenderArgs) -> anyhow::Result<()> {
     let mut settings = settings_for(args.sort, args.sh_degree, args.background)?;
-    let scene = load(&args.scene)?;
+    let scene = load(&args.scene, args.lod)?;
+    settings.antialias = args.sort.antialias.resolve(scene.info.antialiased);
     let camera = camera_for(&args.camera, &scene)?;
     let ctx = GpuContext::headless(AdapterPreference::Hardware)?;
     settings.draw = args.sort.draw.unwrap_or(DrawPath::for_adapter(&ctx.info));
@@ -115,7 +122,8 @@ pub(crate) fn render_command(args: RenderArgs) -> anyhow::Result<()> {
 
 pub(crate) fn render_bench(args: RenderBenchArgs) -> anyhow::Result<()> {
     let mut settings = settings_for(args.sort, scene::MAX_SH_DEGREE, [0.0; 3])?;
-    let scene = load(&args.scene)?;
+    let scene = load(&args.scene, args.lod)?;
+    settings.antialias = args.sort.antialias.resolve(scene.info.antialiased);
     let ctx = GpuContext::headless(AdapterPreference::Hardware)?;
     let scene = copies(scene, &args, &ctx)?;
     settings.draw = args.sort.draw.unwrap_or(DrawPath::for_adapter(&ctx.info));

@@ -13,6 +13,9 @@ use super::{load, parse_point, write_file, write_scene};
 pub(crate) struct InfoArgs {
     /// A scene file (any format splatsort reads).
     pub(crate) scene: PathBuf,
+    /// For an LOD bundle (lod-meta.json): the level of detail to open, 0 being the finest (the default).
+    #[arg(long)]
+    pub(crate) lod: Option<usize>,
 }
 
 #[derive(clap::Args)]
@@ -44,15 +47,22 @@ pub(crate) struct TileArgs {
 pub(crate) struct ConvertArgs {
     /// The scene to read (its format is found from its content).
     input: PathBuf,
-    /// The file to write: `.ply` (default), `.compressed.ply` (PlayCanvas), `.spz` or `.splat` (SH degree 0).
+    /// For an LOD bundle (lod-meta.json): the level of detail to open, 0 being the finest (the default).
+    #[arg(long)]
+    lod: Option<usize>,
+
+    /// The file to write: `.ply` (default), `.compressed.ply` (PlayCanvas), `.spz`, `.sog` (PlayCanvas SOG bundle)
+    /// or `DIR/meta.json` (SOG's folder form), `.glb` or `.gltf` (+ its `.bin`; glTF with KHR_gaussian_splatting) or
+    /// `.splat` (SH degree 0).
     output: PathBuf,
     /// The SPZ version written for a `.spz` output: 4 (zstd streams, Niantic's default) or 3 (one gzip stream).
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(3..=4))]
     spz_version: u32,
 }
 
-pub(crate) fn info(path: &Path) -> anyhow::Result<()> {
-    let scene = load(path)?;
+pub(crate) fn info(args: &InfoArgs) -> anyhow::Result<()> {
+    let path = args.scene.as_path();
+    let scene = load(path, args.lod)?;
     let (lo, hi) = scene.bounds();
     let (rlo, rhi) = scene.robust_bounds();
     println!("{}", path.display());
@@ -65,6 +75,15 @@ pub(crate) fn info(path: &Path) -> anyhow::Result<()> {
         );
     }
     println!("  SH degree   {}", scene.sh_degree);
+    if scene::lod::is_lod_meta(path) {
+        for level in scene::lod::lod_levels(path)? {
+            let opened = if level.level == args.lod.unwrap_or(0) { " (opened)" } else { "" };
+            println!("  LOD {:<7} {} splats in {} chunks{opened}", level.level, level.splats, level.chunks);
+        }
+    }
+    if scene.info.antialiased {
+        println!("  kernel      antialiased: trained with Mip-Splatting's 2D filter, drawn with it (--antialias auto)");
+    }
     println!("  bounds      min {lo:.3}, max {hi:.3}");
     println!("  1-99%       min {rlo:.3}, max {rhi:.3}");
     println!("  file        {:.1} MiB", scene.info.file_bytes as f64 / 1048576.0);
@@ -77,7 +96,7 @@ pub(crate) fn crop(args: CropArgs) -> anyhow::Result<()> {
     if !min.cmple(max).all() {
         bail!("--min must be at most --max on every axis (got {min} and {max})");
     }
-    let scene = load(&input)?;
+    let scene = load(&input, None)?;
     let cropped = scene.crop(min, max);
     if cropped.is_empty() {
         bail!("no splat of {} lies inside the box", input.display());
@@ -89,7 +108,7 @@ pub(crate) fn crop(args: CropArgs) -> anyhow::Result<()> {
 
 pub(crate) fn tile(args: TileArgs) -> anyhow::Result<()> {
     let TileArgs { input, output, copies } = args;
-    let scene = load(&input)?;
+    let scene = load(&input, None)?;
     // The size is checked before anything is built, and the copies are streamed to the file.
     let total = scene.check_tiled_size(copies as usize)?;
     write_file(&output, |out| scene::write_ply_tiled(&scene, copies as usize, out, PlyEncoding::BinaryLittleEndian))?;
@@ -98,18 +117,40 @@ pub(crate) fn tile(args: TileArgs) -> anyhow::Result<()> {
 }
 
 pub(crate) fn convert(args: ConvertArgs) -> anyhow::Result<()> {
-    let ConvertArgs { input, output, spz_version } = args;
-    let scene = load(&input)?;
+    let ConvertArgs { input, lod, output, spz_version } = args;
+    let scene = load(&input, lod)?;
     let name = output.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
     let extension =
         if name.ends_with(".compressed.ply") { Some("compressed.ply") } else { name.rsplit_once('.').map(|(_, e)| e) };
     let mut fit = None;
-    write_file(&output, |out| match extension {
-        Some("spz") => scene::spz::write_spz(&scene, spz_version, out).map(|f| fit = Some(f)),
-        Some("compressed.ply") => scene::compressed::write_compressed_ply(&scene, out),
-        Some("splat") => scene::splat::write_splat(&scene, out),
-        _ => scene::write_ply(&scene, out, PlyEncoding::BinaryLittleEndian),
-    })?;
+    let mut sog = None;
+    if name == "meta.json" {
+        // SOG's folder form: meta.json and its images, written into the folder `output` names.
+        let dir = output.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        sog = Some(scene::sog::write_sog_folder(&scene, dir, &scene::sog::SogOptions::default())?);
+    } else if extension == Some("gltf") {
+        // The buffer first, so that a .gltf on disk always has its .bin.
+        let (bin_path, json, bin) = scene::gltf::gltf_files(&scene, &output)?;
+        write_file(&bin_path, |out| std::io::Write::write_all(out, &bin))?;
+        write_file(&output, |out| std::io::Write::write_all(out, &json))?;
+    } else {
+        write_file(&output, |out| match extension {
+            Some("glb") => scene::gltf::write_glb(&scene, out),
+            Some("sog") => {
+                scene::sog::write_sog(&scene, out, &scene::sog::SogOptions::default()).map(|r| sog = Some(r))
+            }
+            Some("spz") => scene::spz::write_spz(&scene, spz_version, out).map(|f| fit = Some(f)),
+            Some("compressed.ply") => scene::compressed::write_compressed_ply(&scene, out),
+            Some("splat") => scene::splat::write_splat(&scene, out),
+            _ => scene::write_ply(&scene, out, PlyEncoding::BinaryLittleEndian),
+        })?;
+    }
+    if let Some(report) = sog {
+        println!(
+            "SOG: SH palette of {} entries ({} k-means iterations), SH RMS error {:.4}",
+            report.palette_size, report.iterations, report.sh_rms_error
+        );
+    }
     if let Some(fit) = fit {
         if fit.fractional_bits != 12 {
             println!(

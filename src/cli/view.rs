@@ -8,8 +8,12 @@ use super::{MAX_SIDE, SortArgs, parse_choice};
 
 #[derive(clap::Args)]
 pub(crate) struct ViewArgs {
-    /// A 3DGS PLY file (default: the bundled demo scene).
+    /// A scene file in any format splatsort reads (default: the bundled demo scene).
     pub(crate) scene: Option<PathBuf>,
+    /// For an LOD bundle (lod-meta.json): the level of detail to open, 0 being the finest (the default; scenes
+    /// opened later in the window open at their finest).
+    #[arg(long)]
+    pub(crate) lod: Option<usize>,
     /// Start at this camera file's view: as written by "Save camera", or the 3DGS trainer's cameras.json (the panel
     /// lists its views to jump between; the first is the start).
     #[arg(long)]
@@ -55,6 +59,7 @@ pub(crate) fn view(args: ViewArgs) -> anyhow::Result<()> {
         .check(SortConfig::new(radix_bits, args.sort.key_bits)?.with_onesweep(args.sort.onesweep.options())?)?;
     let options = splatsort::viewer::ViewerOptions {
         scene: args.scene.unwrap_or_else(demo_scene_path),
+        lod: args.lod,
         camera: args.camera,
         frames: args.frames,
         screenshot: args.screenshot,
@@ -63,6 +68,7 @@ pub(crate) fn view(args: ViewArgs) -> anyhow::Result<()> {
         algorithm: args.sort.algorithm,
         sort,
         draw: args.sort.draw,
+        antialias: args.sort.antialias,
         compare: args.compare,
         compare_every: args.compare_every,
         open_during: args.open_during,

@@ -104,7 +104,9 @@ pub fn project(scene: &Scene, i: usize, camera: &Camera, settings: &RenderSettin
     if det <= 0.0 {
         return None;
     }
-    let opacity = f64::from(scene.opacities[i]);
+    let det_unblurred = cov2.x_axis.x * cov2.y_axis.y - b * b;
+    let compensation = if settings.antialias { (det_unblurred.max(0.0) / det).sqrt() } else { 1.0 };
+    let opacity = f64::from(scene.opacities[i]) * compensation;
     let radius2 = (2.0 * (255.0 * opacity).ln()).max(0.0);
     // The ellipse's bounding box: k sqrt of the covariance's diagonal.
     let half_box = DVec2::new(a, c).map(|v| (radius2 * v).sqrt());

@@ -137,6 +137,28 @@ impl FrameCounts {
     }
 }
 
+/// Whether splats are drawn with Mip-Splatting's 2D filter (`RenderSettings::antialias`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Antialias {
+    /// As the scene file says (`SceneInfo::antialiased`): on for scenes trained with the filter.
+    #[default]
+    Auto,
+    On,
+    Off,
+}
+
+impl Antialias {
+    /// Whether to draw with the filter, for a file that does or does not ask for it.
+    pub fn resolve(self, file_asks: bool) -> bool {
+        match self {
+            Self::Auto => file_asks,
+            Self::On => true,
+            Self::Off => false,
+        }
+    }
+}
+
 /// How sorted splats become pixels.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
@@ -170,6 +192,9 @@ pub struct RenderSettings {
     pub sh_degree: u32,
     /// Multiplies every splat's scale.
     pub splat_scale: f32,
+    /// Mip-Splatting's 2D filter: the projected covariance's 0.3 px² blur is paid for by scaling the opacity by
+    /// sqrt(det Σ / det(Σ + 0.3 I)), as for scenes trained with it (`Antialias::resolve` follows the file).
+    pub antialias: bool,
     pub background: [f32; 3],
 }
 
@@ -182,6 +207,7 @@ impl Default for RenderSettings {
             tile_pair_cap: None,
             sh_degree: 3,
             splat_scale: 1.0,
+            antialias: false,
             background: [0.0; 3],
         }
     }
@@ -220,6 +246,8 @@ struct FrameUniforms {
     sh_words: u32,
     splat_scale: f32,
     count_index: u32,
+    antialias: u32,
+    _padding: [u32; 3],
 }
 
 fn uniform_entry(binding: u32, visibility: wgpu::ShaderStages) -> wgpu::BindGroupLayoutEntry {
@@ -889,6 +917,8 @@ impl SplatRenderer {
             sh_words: sh_words(self.scene.sh_degree),
             splat_scale: s.splat_scale,
             count_index: self.visible_counts.total_index(),
+            antialias: u32::from(s.antialias),
+            _padding: [0; 3],
         }
     }
 
@@ -1045,6 +1075,7 @@ mod tests {
                 sh_words,
                 splat_scale,
                 count_index,
+                antialias,
             ]
         );
     }

@@ -22,6 +22,8 @@ pub struct Loaded {
     pub label: String,
     pub bounds: (glam::Vec3, glam::Vec3),
     pub sh_degree: u32,
+    /// The file asks for Mip-Splatting's filter.
+    pub antialiased: bool,
     /// Seconds from the start of the load to the renderer being ready.
     pub secs: f64,
     /// Of those, the renderer's construction (packing, upload, bind groups): what ran inside one frame, stalling
@@ -57,6 +59,7 @@ impl SceneLoader {
                         label: scene_label(&path, &scene),
                         bounds: scene.robust_bounds(),
                         sh_degree: scene.sh_degree,
+                        antialiased: scene.info.antialiased,
                         renderer,
                         path,
                         secs: start.elapsed().as_secs_f64(),

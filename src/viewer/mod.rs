@@ -55,6 +55,8 @@ use toasts::Toasts;
 #[derive(Clone, Debug)]
 pub struct ViewerOptions {
     pub scene: PathBuf,
+    /// The level of detail of an LOD bundle to open (None: the finest).
+    pub lod: Option<usize>,
     /// Start at this camera file's view: splatsort's camera file, or the trainer's cameras.json (its views are
     /// listed in the panel; the first is the start).
     pub camera: Option<PathBuf>,
@@ -69,6 +71,8 @@ pub struct ViewerOptions {
     pub sort: crate::sort::SortConfig,
     /// None: the faster path for the adapter (`DrawPath::for_adapter`).
     pub draw: Option<crate::render::DrawPath>,
+    /// Mip-Splatting's filter for every scene opened: as its file says, or forced on or off.
+    pub antialias: crate::render::Antialias,
     /// Sorts compared on the frame's keys from the start (ticked in the panel).
     pub compare: Vec<Choice>,
     /// Compare every this many frames.
@@ -135,7 +139,7 @@ pub enum ViewerError {
 
 /// Opens the window and runs until it is closed (or `frames` have been drawn).
 pub fn run(options: ViewerOptions) -> anyhow::Result<ViewerSummary> {
-    let scene = crate::scene::load(&options.scene, &mut |_| {})?;
+    let scene = crate::scene::load_level(&options.scene, options.lod, &mut |_| {})?;
     let views = match &options.camera {
         Some(path) => CameraFile::load_views(path)?,
         None => Vec::new(),
@@ -239,6 +243,9 @@ struct Running {
     scene_name: String,
     scene_bounds: (glam::Vec3, glam::Vec3),
     file_sh_degree: u32,
+    file_antialiased: bool,
+    /// The command line's choice, applied again to each scene opened.
+    antialias: crate::render::Antialias,
     timings: Timings,
     readbacks: Readbacks,
     lab: Option<SortLab>,
@@ -275,7 +282,8 @@ impl Running {
 
         let start_camera = views.first().map(|(_, c)| c.clone());
         let up = start_camera.as_ref().map_or(UpAxis::NegY, |c| UpAxis::nearest(glam::Vec3::from(c.up)));
-        let panel = initial_panel(options, &ctx, scene.sh_degree, up, views);
+        let mut panel = initial_panel(options, &ctx, scene.sh_degree, up, views);
+        panel.antialias = options.antialias.resolve(scene.info.antialiased);
         let renderer = SplatRenderer::new(&ctx.device, &ctx.queue, &scene, panel.render_settings(None))?;
         let bounds = scene.robust_bounds();
         let radius = crate::camera::framing_sphere(bounds.0, bounds.1).map_or(1.0, |(_, r)| r);
@@ -309,6 +317,8 @@ impl Running {
             scene_name: loader::scene_label(&options.scene, &scene),
             scene_bounds: bounds,
             file_sh_degree: scene.sh_degree,
+            file_antialiased: scene.info.antialiased,
+            antialias: options.antialias,
             renderer,
             timings: Timings {
                 timer,
@@ -401,6 +411,8 @@ impl Running {
         self.scene_name = loaded.label;
         self.file_sh_degree = loaded.sh_degree;
         self.panel.sh_degree = loaded.sh_degree;
+        self.file_antialiased = loaded.antialiased;
+        self.panel.antialias = self.antialias.resolve(loaded.antialiased);
         self.scene_bounds = loaded.bounds;
         self.frame_scene();
         self.readbacks.forget();
@@ -527,6 +539,7 @@ impl Running {
                 .then(|| (counts.map_or(0, |c| c.tile_pairs), self.renderer.tile_pair_cap().unwrap_or(0))),
             sort_temp_bytes: self.renderer.sort_temp_bytes(),
             file_sh_degree: self.file_sh_degree,
+            file_antialiased: self.file_antialiased,
             adapter: &self.adapter_label,
             scene_bytes,
             sort_bytes,
@@ -837,6 +850,7 @@ fn initial_panel(
         unavailable,
         sh_degree,
         splat_scale: 1.0,
+        antialias: false,
         background: [0.0; 3],
         up,
         vsync: true,

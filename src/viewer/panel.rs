@@ -200,6 +200,8 @@ pub struct PanelState {
     pub unavailable: Vec<(SortAlgorithm, String)>,
     pub sh_degree: u32,
     pub splat_scale: f32,
+    /// Mip-Splatting's 2D filter (`RenderSettings::antialias`); set from the file when a scene opens.
+    pub antialias: bool,
     pub background: [f32; 3],
     pub up: UpAxis,
     pub vsync: bool,
@@ -225,6 +227,7 @@ impl PanelState {
             tile_pair_cap,
             sh_degree: self.sh_degree,
             splat_scale: self.splat_scale,
+            antialias: self.antialias,
             background: self.background,
         }
     }
@@ -238,6 +241,8 @@ pub struct PanelInfo<'a> {
     /// Splats culled because their projected covariance is not finite.
     pub culled_nonfinite: u32,
     pub file_sh_degree: u32,
+    /// The scene's file says it was trained with Mip-Splatting's filter.
+    pub file_antialiased: bool,
     pub adapter: &'a str,
     pub scene_bytes: u64,
     pub sort_bytes: u64,
@@ -441,6 +446,14 @@ fn scene_section(ui: &mut egui::Ui, state: &mut PanelState, info: &PanelInfo<'_>
     }
     ui.add(egui::Slider::new(&mut state.sh_degree, 0..=info.file_sh_degree).text("SH degree used"));
     ui.add(egui::Slider::new(&mut state.splat_scale, 0.1..=2.0).text("splat scale"));
+    let antialias_hint = if info.file_antialiased {
+        "The file says the scene was trained with Mip-Splatting's 2D filter: it looks wrong without it."
+    } else {
+        "Mip-Splatting's 2D filter (the projected splat blurred by 0.3 px², its opacity scaled to keep its energy). \
+         The file does not ask for it."
+    };
+    let label = if info.file_antialiased { "antialiased (the file asks for it)" } else { "antialiased" };
+    ui.checkbox(&mut state.antialias, label).on_hover_text(antialias_hint);
     ui.horizontal(|ui| {
         ui.label("background");
         ui.color_edit_button_rgb(&mut state.background);

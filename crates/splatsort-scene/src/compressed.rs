@@ -103,7 +103,7 @@ pub fn load_compressed(
         file_bytes,
         load_secs: start.elapsed().as_secs_f64(),
         dropped_invalid: dropped,
-        antialiased: false,
+        antialiased: header.antialiased,
     };
     Ok(scene)
 }
@@ -419,7 +419,11 @@ pub fn write_compressed_ply(scene: &Scene, out: &mut impl std::io::Write) -> std
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by_cached_key(|&i| morton(scene.positions[i], lo, hi));
     let chunks = n.div_ceil(CHUNK_SIZE as usize);
-    writeln!(out, "ply\nformat binary_little_endian 1.0\nelement chunk {chunks}")?;
+    writeln!(out, "ply\nformat binary_little_endian 1.0")?;
+    if scene.info.antialiased {
+        writeln!(out, "comment SplatRenderMode: mip")?;
+    }
+    writeln!(out, "element chunk {chunks}")?;
     for name in CHUNK_BOUNDS.iter().chain(&CHUNK_COLORS) {
         writeln!(out, "property float {name}")?;
     }

@@ -1,18 +1,23 @@
 //! Gaussian splat scenes: the model every format loads into, and the loaders.
 //!
-//! How it works: `load` looks at a file's first bytes (`SceneFormat::sniff`; the extension first for `.splat`, which
-//! has no magic) and hands it to the loader of its format, one module each (`ply`: the 3DGS trainer's PLY, handing
-//! PlayCanvas's compressed PLY to `compressed`; `spz`:
-//! Niantic's SPZ v2-v4; `splat`: antimatter15's `.splat`). Fixed-row bodies (binary PLY, `.splat`) are read by the
-//! shared two-thread block reader of `rows`, which also holds the SH reordering between files and `Scene`. Every loader returns the same `Scene` (linear scales, sigmoid
-//! opacities, unit quaternions, SH coefficient-major) or a `SceneError` that names the file. Loaders check every
+//! How it works: `load` looks at a file's first bytes (`SceneFormat::sniff`; the extension first for the formats
+//! without a magic: `.splat`, `.gltf` and `.json`) and hands it to the loader of its format, one module each (`ply`:
+//! the 3DGS trainer's PLY, handing PlayCanvas's compressed PLY to `compressed`; `spz`: Niantic's SPZ v2-v4; `sog`:
+//! PlayCanvas's SOG v1-v2, bundle or folder; `lod`: splat-transform's LOD bundles of SOG chunks; `gltf`: glTF 2.0
+//! with KHR_gaussian_splatting; `splat`: antimatter15's `.splat`). Fixed-row bodies (binary PLY, `.splat`) are read
+//! by the shared two-thread block reader of `rows`, which also holds the SH reordering between files and `Scene`.
+//! Every loader returns the same `Scene` (linear scales, sigmoid opacities, unit quaternions, SH coefficient-major,
+//! the file's axes; whether it was trained antialiased) or a `SceneError` that names the file. Loaders check every
 //! number a file declares against the bytes it holds before allocating from it, and drop (and count) splats with
 //! NaN or infinite values.
 
 pub mod compressed;
+pub mod gltf;
+pub mod lod;
 pub mod ply;
 pub mod ply_header;
 mod rows;
+pub mod sog;
 pub mod splat;
 pub mod spz;
 
@@ -120,10 +125,26 @@ pub enum SceneError {
 /// Loads a scene, choosing the format from the file's first bytes. `progress` is called with the fraction read so
 /// far (for progress bars).
 pub fn load(path: &Path, progress: &mut dyn FnMut(f32)) -> Result<Scene, SceneError> {
-    match SceneFormat::sniff(path)? {
+    load_level(path, None, progress)
+}
+
+/// `load`, choosing the level of detail of an LOD bundle (`lod-meta.json`): None for the finest (level 0). A level
+/// given for any other file is an error.
+pub fn load_level(path: &Path, lod: Option<usize>, progress: &mut dyn FnMut(f32)) -> Result<Scene, SceneError> {
+    let format = SceneFormat::sniff(path)?;
+    if let Some(level) = lod.filter(|_| format != SceneFormat::Lod) {
+        return Err(SceneError::Unsupported {
+            path: path.display().to_string(),
+            message: format!("level of detail {level} asked for, but only an LOD bundle (lod-meta.json) has levels"),
+        });
+    }
+    match format {
         SceneFormat::Ply => load_ply(path, progress),
         SceneFormat::Spz => spz::load_spz(path, progress),
         SceneFormat::Splat => splat::load_splat(path, progress),
+        SceneFormat::Gltf => gltf::load_gltf(path, progress),
+        SceneFormat::Sog => sog::load_sog(path, progress),
+        SceneFormat::Lod => lod::load_lod(path, lod, progress),
     }
 }
 
@@ -136,6 +157,12 @@ pub enum SceneFormat {
     Spz,
     /// antimatter15's `.splat`: no header, so known by its extension.
     Splat,
+    /// glTF 2.0 with `KHR_gaussian_splatting`: binary `.glb` (magic `glTF`) or `.gltf` JSON (by its extension).
+    Gltf,
+    /// PlayCanvas SOG: a `.sog` bundle (a ZIP archive), or the folder form's `meta.json` (by its extension).
+    Sog,
+    /// splat-transform's LOD bundle: `lod-meta.json`, a tree of SOG chunks per level of detail.
+    Lod,
 }
 
 impl SceneFormat {
@@ -145,8 +172,15 @@ impl SceneFormat {
     pub fn sniff(path: &Path) -> Result<Self, SceneError> {
         let display = path.display().to_string();
         let (file, _) = open_regular_file(path)?;
-        if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("splat")) {
+        let extension_is = |name: &str| path.extension().is_some_and(|e| e.eq_ignore_ascii_case(name));
+        if extension_is("splat") {
             return Ok(Self::Splat);
+        }
+        if extension_is("gltf") {
+            return Ok(Self::Gltf);
+        }
+        if extension_is("json") {
+            return Ok(if lod::is_lod_meta(path) { Self::Lod } else { Self::Sog });
         }
         let mut head = Vec::with_capacity(4);
         std::io::Read::take(file, 4)
@@ -158,10 +192,17 @@ impl SceneFormat {
         if head.starts_with(&[0x1f, 0x8b]) || spz::is_raw_header(&head) {
             return Ok(Self::Spz);
         }
+        if gltf::is_glb(&head) {
+            return Ok(Self::Gltf);
+        }
+        if sog::is_zip(&head) {
+            return Ok(Self::Sog);
+        }
         Err(SceneError::Unsupported {
             path: display,
             message: "not a splat scene splatsort reads: it opens the 3DGS trainer's PLY (starts with \"ply\"), \
-                      SPZ (versions 2-4), PlayCanvas compressed PLY and antimatter15 .splat (by its extension)"
+                      SPZ (versions 2-4), PlayCanvas compressed PLY, SOG (.sog, a folder's meta.json, or an LOD bundle's lod-meta.json), glTF with KHR_gaussian_splatting (.glb, or \
+                      .gltf by its extension) and antimatter15 .splat (by its extension)"
                 .into(),
         })
     }

@@ -109,7 +109,8 @@ pub fn load_ply(path: &Path, progress: &mut dyn FnMut(f32)) -> Result<Scene, Sce
             reader
                 .seek(std::io::SeekFrom::Start(header.bytes))
                 .map_err(|error| SceneError::Io { path: display.clone(), error })?;
-            let (scene, dropped) = read_ascii(&display, reader, &header.elements[..=vertex_index], &layout, progress)?;
+            let elements = &header.elements[..=vertex_index];
+            let (scene, dropped) = read_ascii(&display, reader, header.lines as u64 + 1, elements, &layout, progress)?;
             (scene, dropped, "ASCII PLY")
         }
     };
@@ -131,7 +132,7 @@ pub fn load_ply(path: &Path, progress: &mut dyn FnMut(f32)) -> Result<Scene, Sce
         file_bytes,
         load_secs: start_time.elapsed().as_secs_f64(),
         dropped_invalid: dropped,
-        antialiased: false,
+        antialiased: header.antialiased,
     };
     Ok(scene)
 }
@@ -284,15 +285,31 @@ fn sh_into(sh: &mut [[f32; 3]], required: &[f32; 14], rest: &[f32]) {
 }
 
 /// Whitespace-separated values of an ASCII body, read through a bounded buffer.
+/// The values of an ASCII body, with the line each is on: ASCII PLY puts each element on a line of its own, so a
+/// line with a value too many or too few is an error, not a shift of every later splat's values.
 struct Tokens<R> {
     reader: R,
     token: Vec<u8>,
+    /// The file's line at the reading position.
+    line: u64,
+    /// The line the last value returned is on.
+    token_line: u64,
+    /// Line breaks between the last value returned and the one before it.
+    breaks: u64,
+    /// Line breaks already read after the last value (the one that ended it).
+    pending_breaks: u64,
 }
 
 impl<R: BufRead> Tokens<R> {
+    fn new(reader: R, first_line: u64) -> Self {
+        let token = Vec::with_capacity(MAX_TOKEN_BYTES);
+        Self { reader, token, line: first_line, token_line: first_line, breaks: 0, pending_breaks: 0 }
+    }
+
     /// The next value, or None at the end of the file.
     fn next(&mut self) -> Result<Option<&[u8]>, String> {
         self.token.clear();
+        self.breaks = std::mem::take(&mut self.pending_breaks);
         loop {
             let buf = self.reader.fill_buf().map_err(|e| format!("cannot read: {e}"))?;
             if buf.is_empty() {
@@ -303,16 +320,23 @@ impl<R: BufRead> Tokens<R> {
             for &byte in buf {
                 used += 1;
                 if byte.is_ascii_whitespace() {
+                    let newline = u64::from(byte == b'\n');
+                    self.line += newline;
                     if !self.token.is_empty() {
+                        self.pending_breaks = newline;
                         complete = true;
                         break;
                     }
+                    self.breaks += newline;
                 } else if self.token.len() == MAX_TOKEN_BYTES {
                     return Err(format!(
                         "a value longer than {MAX_TOKEN_BYTES} characters: `{}`",
                         excerpt(&self.token)
                     ));
                 } else {
+                    if self.token.is_empty() {
+                        self.token_line = self.line;
+                    }
                     self.token.push(byte);
                 }
             }
@@ -344,31 +368,64 @@ impl<R: BufRead> Tokens<R> {
 fn read_ascii(
     path: &str,
     reader: impl BufRead,
+    first_line: u64,
     elements: &[ElementDef],
     layout: &Layout,
     progress: &mut dyn FnMut(f32),
 ) -> Result<(Scene, usize), SceneError> {
     let (vertex, before) = elements.split_last().expect("elements end with the vertex element");
-    let mut tokens = Tokens { reader, token: Vec::with_capacity(MAX_TOKEN_BYTES) };
+    let mut tokens = Tokens::new(reader, first_line);
     let body_error = |element: &str, row: u64, property: &str, message: String| SceneError::Body {
         path: path.into(),
         message: format!("{element} {row}, property `{property}`: {message}"),
     };
-    // One row's values, by property index (lists are checked and skipped; splats never need them).
+    let line_error = |line: u64, message: String| SceneError::Body {
+        path: path.into(),
+        message: format!("line {line}: {message} (ASCII PLY puts each element on a line of its own)"),
+    };
+    // Whether a value was read yet: the body's first line follows the header's without a blank line between.
+    let mut started = false;
+    // One row's values, by property index (lists are checked and skipped; splats never need them). Each row must
+    // start a line of its own and end it.
     let mut values = vec![0f32; vertex.properties.len()];
-    let read_row = |tokens: &mut Tokens<_>, element: &ElementDef, row: u64, values: &mut [f32]| {
+    let mut read_row = |tokens: &mut Tokens<_>, element: &ElementDef, row: u64, values: &mut [f32]| {
+        let mut read = 0usize;
+        let mut value = |tokens: &mut Tokens<_>, ty: ScalarType, property: &str| {
+            let fail = |message| body_error(&element.name, row, property, message);
+            let v = tokens.scalar(ty).map_err(fail)?;
+            let expected_breaks = u64::from(read == 0 && started);
+            if tokens.breaks > expected_breaks {
+                return Err(if read > 0 {
+                    line_error(
+                        tokens.token_line - tokens.breaks,
+                        format!("{} {row} ends after {read} values, short of its properties", element.name),
+                    )
+                } else {
+                    line_error(tokens.token_line - 1, "a blank line in the body".into())
+                });
+            }
+            if tokens.breaks < expected_breaks {
+                return Err(line_error(
+                    tokens.token_line,
+                    format!("more values than the {} properties of a {} row", element.properties.len(), element.name),
+                ));
+            }
+            started = true;
+            read += 1;
+            Ok(v)
+        };
         for (slot, property) in values.iter_mut().zip(&element.properties) {
-            let fail = |message| body_error(&element.name, row, &property.name, message);
             match property.ty {
-                PropertyType::Scalar(ty) => *slot = tokens.scalar(ty).map_err(fail)?,
+                PropertyType::Scalar(ty) => *slot = value(tokens, ty, &property.name)?,
                 PropertyType::List { count, item } => {
-                    let length = tokens.scalar(count).map_err(fail)?;
+                    let length = value(tokens, count, &property.name)?;
                     if length < 0.0 {
-                        return Err(fail(format!("a list of negative length {length}")));
+                        let message = format!("a list of negative length {length}");
+                        return Err(body_error(&element.name, row, &property.name, message));
                     }
                     // Each item takes a byte at least, so a lying length ends at the end of the file.
                     for _ in 0..length as u64 {
-                        tokens.scalar(item).map_err(fail)?;
+                        value(tokens, item, &property.name)?;
                     }
                 }
             }
@@ -417,6 +474,12 @@ fn read_ascii(
             progress(row as f32 / count as f32);
         }
     }
+    // The last row ends its line too: a value after it on the same line is one too many.
+    // (What follows belongs to later elements, which are not read: only whether it starts a new line matters.)
+    if tokens.next().is_ok_and(|value| value.is_some()) && vertex.count > 0 && tokens.breaks == 0 {
+        let message = format!("more values than the {} properties of a vertex row", vertex.properties.len());
+        return Err(line_error(tokens.token_line, message));
+    }
     Ok((scene, dropped))
 }
 
@@ -440,7 +503,12 @@ pub fn write_ply_tiled(
     names.extend((0..rest).map(|i| format!("f_rest_{i}")));
     names.extend(["opacity", "scale_0", "scale_1", "scale_2", "rot_0", "rot_1", "rot_2", "rot_3"].map(String::from));
     let total = scene.len() as u64 * copies as u64;
-    writeln!(out, "ply\nformat {} 1.0\nelement vertex {total}", encoding.keyword())?;
+    writeln!(out, "ply\nformat {} 1.0", encoding.keyword())?;
+    if scene.info.antialiased {
+        // Brush's spelling, which splat-transform writes too.
+        writeln!(out, "comment SplatRenderMode: mip")?;
+    }
+    writeln!(out, "element vertex {total}")?;
     for name in &names {
         writeln!(out, "property float {name}")?;
     }

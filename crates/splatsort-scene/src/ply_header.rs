@@ -143,6 +143,25 @@ pub struct Header {
     pub elements: Vec<ElementDef>,
     /// Length of the header in bytes, `end_header` line included: where the body starts.
     pub bytes: u64,
+    /// Lines in the header, `end_header` included (the body's first line is the next).
+    pub lines: usize,
+    /// A comment says the splats were trained with Mip-Splatting's 2D filter (`antialiased_comment`).
+    pub antialiased: bool,
+}
+
+/// What a header comment says of the splats' kernel: Some(true) for an antialiased (Mip-Splatting) scene, Some(false)
+/// for another kernel, None for a comment about something else. Brush writes `SplatRenderMode: mip` (or `default`,
+/// `2dgs`), Postshot `antialiased 1` (or 0); case and spaces do not matter, and the last such comment wins.
+pub fn antialiased_comment(comment: &str) -> Option<bool> {
+    let comment = comment.trim().to_ascii_lowercase();
+    if let Some(mode) = comment.strip_prefix("splatrendermode:") {
+        return Some(mode.trim() == "mip");
+    }
+    let words: Vec<&str> = comment.split_ascii_whitespace().collect();
+    match words.as_slice() {
+        ["antialiased", flag] => Some(*flag == "1"),
+        _ => None,
+    }
 }
 
 /// At most `EXCERPT_CHARS` of `bytes`, printable, for quoting bad input in a one-line error.
@@ -169,6 +188,7 @@ pub enum HeaderError {
 /// the whole file when shorter).
 pub fn parse_header(start: &[u8]) -> Result<Header, HeaderError> {
     let mut encoding = None;
+    let mut antialiased = false;
     let mut elements: Vec<ElementDef> = Vec::new();
     let mut at = 0usize;
     let mut line_number = 0usize;
@@ -194,7 +214,11 @@ pub fn parse_header(start: &[u8]) -> Result<Header, HeaderError> {
         }
         match words.as_slice() {
             [] => return Err(bad("an empty line")),
-            ["comment" | "obj_info", ..] => {}
+            ["comment", ..] => {
+                let rest = text.trim_start().strip_prefix("comment").unwrap_or_default();
+                antialiased = antialiased_comment(rest).unwrap_or(antialiased);
+            }
+            ["obj_info", ..] => {}
             ["format", keyword, version] => {
                 if encoding.is_some() {
                     return Err(bad("a second format line"));
@@ -230,7 +254,7 @@ pub fn parse_header(start: &[u8]) -> Result<Header, HeaderError> {
         }
     }
     let encoding = encoding.ok_or(HeaderError::NoFormat)?;
-    Ok(Header { encoding, elements, bytes: at as u64 })
+    Ok(Header { encoding, elements, bytes: at as u64, lines: line_number, antialiased })
 }
 
 /// The encoding a `format` line's words name, checked to be PLY 1.0; otherwise what is wrong with the line.

@@ -31,6 +31,8 @@ const COLOR_SCALE: f32 = 0.15;
 /// Version 4's SH degree may be 4; splatsort draws degrees 0-3 and keeps the first 16 coefficients.
 const MAX_FILE_SH_DEGREE: u32 = 4;
 
+/// The header flag of scenes trained with Mip-Splatting's 2D filter (Niantic's `FlagAntialiased`).
+const FLAG_ANTIALIASED: u8 = 0x1;
 /// The header flag that says extension records follow (after the attributes in versions 2 and 3).
 const FLAG_EXTENSIONS: u8 = 0x2;
 
@@ -157,7 +159,7 @@ pub fn load_spz(path: &Path, progress: &mut dyn FnMut(f32)) -> Result<Scene, Sce
         file_bytes,
         load_secs: start.elapsed().as_secs_f64(),
         dropped_invalid: scene.info.dropped_invalid,
-        antialiased: false,
+        antialiased: header.flags & FLAG_ANTIALIASED != 0,
     };
     Ok(scene)
 }
@@ -478,7 +480,8 @@ pub fn write_spz(scene: &Scene, version: u32, out: &mut impl Write) -> std::io::
         header.extend(MAGIC.to_le_bytes());
         header.extend(version.to_le_bytes());
         header.extend((scene.len() as u32).to_le_bytes());
-        header.extend([scene.sh_degree as u8, fit.fractional_bits as u8, 0]);
+        let flags = if scene.info.antialiased { FLAG_ANTIALIASED } else { 0 };
+        header.extend([scene.sh_degree as u8, fit.fractional_bits as u8, flags]);
     };
     match version {
         3 => {
