@@ -264,3 +264,54 @@ fn render_bench_and_sort_bench_write_a_chrome_trace_with_one_event_per_pass() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_scene_trained_antialiased_is_drawn_with_the_filter_unless_told_otherwise() {
+    let dir = scratch("antialias");
+    let mut scene = splatsort::scene::load_ply(Path::new(&demo()), &mut |_| {}).expect("demo");
+    scene.info.antialiased = true;
+    let marked = dir.join("marked.ply");
+    let mut bytes = Vec::new();
+    splatsort::scene::write_ply(&scene, &mut bytes, splatsort::scene::PlyEncoding::BinaryLittleEndian).unwrap();
+    std::fs::write(&marked, bytes).unwrap();
+    let info = splatsort(&["info", marked.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&info.stdout).contains("antialiased"), "info says so: {info:?}");
+    let render = |scene: &str, antialias: &str| {
+        let out = dir.join(format!("{}-{antialias}.png", Path::new(scene).file_stem().unwrap().to_string_lossy()));
+        let args = ["render", scene, "--out", out.to_str().unwrap(), "--width", "160", "--height", "90"];
+        let output = splatsort(&[&args[..], &["--antialias", antialias]].concat());
+        assert!(output.status.success(), "{}", stderr(&output));
+        std::fs::read(out).expect("the image")
+    };
+    let marked = marked.to_str().unwrap();
+    let (auto, on, off) = (render(marked, "auto"), render(marked, "on"), render(marked, "off"));
+    assert_eq!(auto, on, "a marked file is drawn antialiased by default");
+    assert_ne!(on, off, "the filter changes the image");
+    assert_eq!(render(&demo(), "auto"), off, "an unmarked file is drawn without it by default");
+}
+
+#[test]
+fn convert_and_info_know_sog_gltf_and_lod_bundles() {
+    let dir = scratch("formats");
+    for (name, format) in [
+        ("demo.sog", "SOG version 2 (bundle"),
+        ("folder/meta.json", "SOG version 2 (folder"),
+        ("demo.glb", "glTF binary"),
+        ("demo.gltf", "glTF, KHR_gaussian_splatting"),
+    ] {
+        let out = dir.join(name);
+        let output = splatsort(&["convert", &demo(), out.to_str().unwrap()]);
+        assert!(output.status.success(), "{name}: {}", stderr(&output));
+        // The folder form opens by its folder too.
+        let path = if name.ends_with("meta.json") { out.parent().unwrap().to_path_buf() } else { out };
+        let info = splatsort(&["info", path.to_str().unwrap()]);
+        let text = String::from_utf8_lossy(&info.stdout);
+        assert!(text.contains(format) && text.contains("splats      55599"), "{name}: {text}");
+    }
+    let lod = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/splatsort-scene/tests/data/lod/lod-meta.json");
+    let info = splatsort(&["info", lod.to_str().unwrap(), "--lod", "1"]);
+    let text = String::from_utf8_lossy(&info.stdout);
+    assert!(text.contains("splats      1519") && text.contains("LOD 2       607 splats"), "{text}");
+    refused(&["info", lod.to_str().unwrap(), "--lod", "3"], &["lod-meta.json", "no level 3"]);
+    refused(&["info", &demo(), "--lod", "1"], &["only an LOD bundle"]);
+}

@@ -78,7 +78,8 @@ pub(crate) fn info(args: &InfoArgs) -> anyhow::Result<()> {
     if scene::lod::is_lod_meta(path) {
         for level in scene::lod::lod_levels(path)? {
             let opened = if level.level == args.lod.unwrap_or(0) { " (opened)" } else { "" };
-            println!("  LOD {:<7} {} splats in {} chunks{opened}", level.level, level.splats, level.chunks);
+            let chunks = if level.chunks == 1 { "chunk" } else { "chunks" };
+            println!("  LOD {:<7} {} splats in {} {chunks}{opened}", level.level, level.splats, level.chunks);
         }
     }
     if scene.info.antialiased {
@@ -145,11 +146,15 @@ pub(crate) fn convert(args: ConvertArgs) -> anyhow::Result<()> {
             _ => scene::write_ply(&scene, out, PlyEncoding::BinaryLittleEndian),
         })?;
     }
-    if let Some(report) = sog {
-        println!(
-            "SOG: SH palette of {} entries ({} k-means iterations), SH RMS error {:.4}",
+    match sog {
+        Some(report) if report.coarse_clusters == 0 && report.palette_size > 0 => {
+            println!("SOG: the scene's {} distinct SH vectors kept as the palette, exactly", report.palette_size);
+        }
+        Some(report) if report.palette_size > 0 => println!(
+            "SOG: SH palette of {} entries (two-level k-means, {} iterations a level), SH RMS error {:.4}",
             report.palette_size, report.iterations, report.sh_rms_error
-        );
+        ),
+        _ => {}
     }
     if let Some(fit) = fit {
         if fit.fractional_bits != 12 {

@@ -361,8 +361,11 @@ pub fn load_gltf(path: &Path, progress: &mut dyn FnMut(f32)) -> Result<Scene, Sc
         let position = Vec3::new(-p.x, -p.y, p.z);
         let scale = scales.vec3(i) * transform.scale;
         let q = Vec4::new(rotations.get(i, 0), rotations.get(i, 1), rotations.get(i, 2), rotations.get(i, 3));
-        // Undo the 180-degree turn about z: conj(turn) * q.
-        let rotation = Quat::from_xyzw(q.y, -q.x, -q.w, q.z);
+        // Undo the 180-degree turn about z: conj(turn) * q. Normalized in f64: in f32 the length of a huge
+        // quaternion overflows (and normalizing then gives zero) and a tiny one's squares underflow.
+        let turned = glam::DQuat::from_xyzw(q.y.into(), (-q.x).into(), (-q.w).into(), q.z.into());
+        let length = turned.length();
+        let rotation = if length > 0.0 && length.is_finite() { (turned / length).as_quat() } else { Quat::NAN };
         let opacity = opacities.get(i, 0);
         for (k, (out, accessor)) in splat_sh.iter_mut().zip(&sh).enumerate() {
             let v = accessor.vec3(i);
@@ -375,7 +378,6 @@ pub fn load_gltf(path: &Path, progress: &mut dyn FnMut(f32)) -> Result<Scene, Sc
         let valid = position.is_finite()
             && usable_scale(scale)
             && rotation.is_finite()
-            && rotation.length() > 0.0
             && opacity.is_finite()
             && splat_sh.iter().flatten().all(|v| v.is_finite());
         if !valid {
@@ -384,7 +386,7 @@ pub fn load_gltf(path: &Path, progress: &mut dyn FnMut(f32)) -> Result<Scene, Sc
         }
         scene.positions.push(position);
         scene.scales.push(scale);
-        scene.rotations.push(rotation.normalize());
+        scene.rotations.push(rotation);
         scene.opacities.push(opacity.clamp(0.0, 1.0));
         scene.sh.extend_from_slice(&splat_sh);
     }
@@ -525,10 +527,11 @@ fn mesh_transform(e: &Errors, doc: &Value, mesh: usize) -> Result<Transform, Sce
     let tolerance = 1e-5 * s.abs().max(1.0);
     let uniform =
         (linear - glam::Mat3::from_diagonal(Vec3::splat(s))).to_cols_array().iter().all(|v| v.abs() <= tolerance);
-    if !(s.is_finite() && s > 0.0 && uniform && global.w_axis.is_finite()) {
+    let affine = global.row(3).abs_diff_eq(glam::Vec4::W, 1e-6);
+    if !(s.is_finite() && s > 0.0 && uniform && affine && global.w_axis.is_finite()) {
         return Err(e.unsupported(format!(
-            "node {node} rotates, mirrors or unevenly scales the splats (global matrix {:?}); splatsort applies \
-             only translation and uniform scale to glTF splats",
+            "node {node} rotates, mirrors, unevenly scales or projects the splats (global matrix {:?}); splatsort \
+             applies only translation and uniform scale to glTF splats",
             global.to_cols_array()
         )));
     }
@@ -619,7 +622,17 @@ impl<'a> Buffers<'a> {
                 if uri.contains("://") {
                     return Err(e.unsupported(format!("{what} is at {uri}; splatsort reads only local files")));
                 }
-                let file = self.dir.join(percent_decode(uri));
+                let name = percent_decode(uri).to_string_lossy().into_owned();
+                // A buffer is a file beside the .gltf or below it, never elsewhere on the machine.
+                let outside = name.starts_with('/')
+                    || name.contains(['\\', ':', '\0'])
+                    || name.split('/').any(|part| part.is_empty() || part == "." || part == "..");
+                if outside {
+                    return Err(e.unsupported(format!(
+                        "{what} is at `{name}`; a buffer's uri must be a relative path inside the .gltf's folder"
+                    )));
+                }
+                let file = name.split('/').fold(self.dir.to_path_buf(), |path, part| path.join(part));
                 let bytes = read_buffer_file(&file, declared)
                     .map_err(|err| e.body(format!("{what}'s file {}: {err}", file.display())))?;
                 if (bytes.len() as u64) < declared {
@@ -635,10 +648,8 @@ impl<'a> Buffers<'a> {
 
 /// Up to `limit` bytes of a buffer's file (a file longer than the buffer is not read past it).
 fn read_buffer_file(path: &PathBuf, limit: u64) -> std::io::Result<Vec<u8>> {
-    let file = std::fs::File::open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
-    }
+    // Checked before it is opened: opening a FIFO would block until something writes to it.
+    let (file, _) = super::open_regular_file(path).map_err(std::io::Error::other)?;
     let mut bytes = Vec::new();
     file.take(limit).read_to_end(&mut bytes)?;
     Ok(bytes)

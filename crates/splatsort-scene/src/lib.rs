@@ -129,8 +129,14 @@ pub fn load(path: &Path, progress: &mut dyn FnMut(f32)) -> Result<Scene, SceneEr
 }
 
 /// `load`, choosing the level of detail of an LOD bundle (`lod-meta.json`): None for the finest (level 0). A level
-/// given for any other file is an error.
+/// given for any other file is an error. A folder holding an LOD bundle's `lod-meta.json` or SOG's `meta.json` (the
+/// folder forms, as a user drops or names them) opens that file.
 pub fn load_level(path: &Path, lod: Option<usize>, progress: &mut dyn FnMut(f32)) -> Result<Scene, SceneError> {
+    let index = path
+        .is_dir()
+        .then(|| ["lod-meta.json", "meta.json"].map(|name| path.join(name)))
+        .and_then(|names| names.into_iter().find(|name| name.is_file()));
+    let path = index.as_deref().unwrap_or(path);
     let format = SceneFormat::sniff(path)?;
     if let Some(level) = lod.filter(|_| format != SceneFormat::Lod) {
         return Err(SceneError::Unsupported {

@@ -188,6 +188,13 @@ pub fn load_lod(path: &Path, level: Option<usize>, progress: &mut dyn FnMut(f32)
         covers_whole[file] = ranges.iter().map(|(from, to)| to - from).sum::<u64>() == count;
         chunk_counts[file] = count;
     }
+    // What the level decodes, whatever share of it it keeps, within what splatsort handles.
+    let decoded: u64 = files.iter().map(|&f| chunk_counts[f]).sum();
+    if decoded > MAX_TILED_SPLATS {
+        return Err(bad(format!(
+            "level {level} reads chunks of {decoded} splats in all, more than the {MAX_TILED_SPLATS} splatsort handles"
+        )));
+    }
     progress(0.02);
 
     // The last slice that reads each chunk, so it can be dropped right after.
@@ -359,6 +366,13 @@ fn check_fields(root: &Map<String, Value>, bytes: u64) -> Result<LodMeta, String
             Ok(name.to_owned())
         })
         .collect::<Result<Vec<String>, String>>()?;
+    // One chunk named twice would be decoded and held once per name (a level taking a splat of each copy in turn
+    // holds them all at once).
+    let mut sorted: Vec<&String> = filenames.iter().collect();
+    sorted.sort_unstable();
+    if let Some(twice) = sorted.windows(2).find(|w| w[0] == w[1]) {
+        return Err(format!("`filenames` names `{}` twice", twice[0]));
+    }
     let environment = match root.get("environment") {
         None | Some(Value::Null) => None,
         Some(Value::String(name)) => {
@@ -442,6 +456,10 @@ fn walk(tree: &Value, levels: usize, files: usize) -> Result<Vec<Vec<Slice>>, St
         match node.get("children") {
             None | Some(Value::Null) => {}
             Some(Value::Array(children)) => {
+                // Counted before they are stacked: a flat list of millions of children is refused, not stacked.
+                if nodes + stack.len() + children.len() > MAX_NODES {
+                    return Err(format!("the tree has more than {MAX_NODES} nodes"));
+                }
                 // Reversed onto the stack so they come off in order.
                 for (i, child) in children.iter().enumerate().rev() {
                     let child_at = if depth < 4 { format!("{at}.children[{i}]") } else { format!("{at}[{i}]") };

@@ -36,6 +36,11 @@ const CODEBOOK_LEN: usize = 256;
 const PALETTE_ROW: usize = 64;
 /// Labels are 16 bits, so a palette past this cannot be addressed.
 const MAX_PALETTE: usize = 1 << 16;
+/// Most splats a file may declare per byte of its images, checked before they are decoded: a constant image
+/// compresses to almost nothing, so a tiny file could otherwise decode into gigabytes. Real files hold positions,
+/// which do not compress below a few bytes a splat: splat-transform's demo scene is 27 bytes a splat (SH degree 3),
+/// 18 for a million splats; 16 splats a byte leaves a margin of over 250x.
+const MAX_SPLATS_PER_BYTE: u64 = 16;
 /// WebP's largest width or height.
 const MAX_WEBP_SIDE: u32 = 16383;
 /// The largest meta.json read: the real one of an SH-3 scene is 16 KB (three codebooks); 4 MiB leaves room for
@@ -100,7 +105,7 @@ impl Source {
             }
             Source::Folder(dir) => {
                 // Names are plain file names beside meta.json; a path could read anything on the machine.
-                if name.is_empty() || name.contains(['/', '\\']) || name == ".." || name == "." {
+                if name.is_empty() || name.contains(['/', '\\', ':', '\0']) || name == ".." || name == "." {
                     return Err(format!("the file name `{name}` is not a plain name beside meta.json"));
                 }
                 let path = dir.join(name);
@@ -417,6 +422,16 @@ pub fn load_sog(path: &Path, progress: &mut dyn FnMut(f32)) -> Result<Scene, Sce
     if count == 0 {
         return Err(SceneError::Empty { path: display });
     }
+    let implausible = |bytes: u64| {
+        unsupported(format!(
+            "meta.json declares {count} splats, implausibly many for {bytes} bytes of images (at most \
+             {MAX_SPLATS_PER_BYTE} a byte)"
+        ))
+    };
+    // A bundle's size is known before anything is read; a folder's images are measured as they are read.
+    if bundle && count as u64 > MAX_SPLATS_PER_BYTE.saturating_mul(file_bytes) {
+        return Err(implausible(file_bytes));
+    }
     progress(0.05);
 
     // Read every image's bytes (sequential: one archive), then decode them on two threads.
@@ -465,6 +480,10 @@ pub fn load_sog(path: &Path, progress: &mut dyn FnMut(f32)) -> Result<Scene, Sce
         encoded.push(bytes);
     }
     drop(source);
+    let encoded_bytes: u64 = encoded.iter().map(|bytes| bytes.len() as u64).sum();
+    if count as u64 > MAX_SPLATS_PER_BYTE.saturating_mul(encoded_bytes) {
+        return Err(implausible(encoded_bytes));
+    }
     progress(0.15);
     let images = decode_all(&specs, &encoded).map_err(body)?;
     drop(encoded);

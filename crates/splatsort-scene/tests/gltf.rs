@@ -582,3 +582,60 @@ fn writer_matches_splat_transform() {
     let ours_min = &ours["accessors"][attribute(&ours, "POSITION")]["min"];
     assert_eq!(ours_min, &theirs["accessors"][attribute(&theirs, "POSITION")]["min"], "POSITION min");
 }
+
+#[test]
+fn extreme_rotations_normalize_and_buffers_stay_beside_the_file() {
+    // Float rotations whose f32 length overflows or whose squares underflow still come out unit.
+    let mut bytes = Vec::new();
+    write_glb(&synthetic(4, 0), &mut bytes).expect("write");
+    let (doc, mut bin) = split(&bytes);
+    let accessor = &doc["accessors"][attribute(&doc, "KHR_gaussian_splatting:ROTATION")];
+    let view = &doc["bufferViews"][accessor["bufferView"].as_u64().expect("view") as usize];
+    let start =
+        view["byteOffset"].as_u64().unwrap_or(0) as usize + accessor["byteOffset"].as_u64().unwrap_or(0) as usize;
+    let extreme = [[1e20f32, 0.0, 0.0, 0.0], [3e38, 3e38, 0.0, 0.0], [1e-22, 0.0, 0.0, 1e-22], [0.0, 0.0, 0.0, 1.0]];
+    for (i, q) in extreme.iter().enumerate() {
+        for (k, v) in q.iter().enumerate() {
+            let at = start + 16 * i + 4 * k;
+            bin[at..at + 4].copy_from_slice(&v.to_le_bytes());
+        }
+    }
+    let path = temp("extreme.glb");
+    std::fs::write(&path, glb(&doc, &bin)).expect("save");
+    let scene = load_gltf(&path, &mut |_| {}).expect("loads");
+    assert_eq!(scene.len(), 4, "no splat dropped");
+    for q in &scene.rotations {
+        assert!((q.length() - 1.0).abs() < 1e-5, "unit rotation: {q:?}");
+    }
+
+    // A buffer's uri may not leave the .gltf's folder, and a FIFO named as one is refused without blocking.
+    let gltf = temp("outside.gltf");
+    write_gltf(&synthetic(4, 0), &gltf).expect("write");
+    let doc: Value = serde_json::from_slice(&std::fs::read(&gltf).expect("read")).expect("json");
+    for uri in ["../outside.bin", "/etc/hostname", "..%2Foutside.bin", "a//b.bin", "C:x.bin"] {
+        let mut edited = doc.clone();
+        edited["buffers"][0]["uri"] = json!(uri);
+        std::fs::write(&gltf, serde_json::to_vec(&edited).expect("json")).expect("save");
+        let message = refused_path(&gltf);
+        assert!(message.contains("relative path inside"), "{uri}: {message}");
+    }
+    let fifo = gltf.with_file_name("pipe.bin");
+    if std::process::Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success()) {
+        let mut edited = doc.clone();
+        edited["buffers"][0]["uri"] = json!("pipe.bin");
+        std::fs::write(&gltf, serde_json::to_vec(&edited).expect("json")).expect("save");
+        let (send, receive) = std::sync::mpsc::channel();
+        let path = gltf.clone();
+        std::thread::spawn(move || {
+            send.send(load_gltf(&path, &mut |_| {}).map(|s| s.len()).map_err(|e| e.to_string()))
+        });
+        let outcome = receive.recv_timeout(std::time::Duration::from_secs(20)).expect("no hang on a FIFO");
+        assert!(outcome.is_err_and(|e| e.contains("not a regular file")), "a FIFO is refused");
+    }
+
+    // A node whose matrix projects is refused, not read as an affine transform.
+    let projective = edited(|doc| {
+        doc["nodes"][0]["matrix"] = json!([1, 0, 0, 0.5, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]);
+    });
+    assert!(refused("projective.glb", &projective).contains("projects"));
+}

@@ -486,3 +486,16 @@ fn slices_of_chunks_are_taken_exactly_in_tree_order() {
     assert_eq!(coarse.sh_degree, 2, "level 1 reads only chunk a");
     assert!(coarse.info.format.contains("level 1 of 2: 1 chunks, 10 splats"), "{}", coarse.info.format);
 }
+
+#[test]
+fn a_chunk_named_twice_or_a_flat_tree_of_millions_is_refused() {
+    // The same chunk under two names would be decoded and held twice.
+    let twice = edited("twice", |meta| {
+        let first = meta["filenames"][0].clone();
+        meta["filenames"].as_array_mut().expect("filenames").push(first);
+    });
+    load_error(&twice, None, &["names", "twice"]);
+    // Children are counted before they are stacked: a flat list past the node limit is refused at once.
+    let flat = edited("flat", |meta| meta["tree"] = serde_json::json!({ "children": vec![0; 1_100_000] }));
+    load_error(&flat, None, &["more than", "nodes"]);
+}
