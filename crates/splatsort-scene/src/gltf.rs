@@ -647,7 +647,7 @@ impl<'a> Buffers<'a> {
 }
 
 /// Up to `limit` bytes of a buffer's file (a file longer than the buffer is not read past it).
-fn read_buffer_file(path: &PathBuf, limit: u64) -> std::io::Result<Vec<u8>> {
+fn read_buffer_file(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
     // Checked before it is opened: opening a FIFO would block until something writes to it.
     let (file, _) = super::open_regular_file(path).map_err(std::io::Error::other)?;
     let mut bytes = Vec::new();
