@@ -26,24 +26,44 @@ enum Command {
     Render(RenderArgs),
     /// Time the stages of the splat frame (depth keys, sort, draw) over many frames.
     RenderBench(RenderBenchArgs),
-    /// Print a scene's splat count, SH degree, bounds, format and load time.
+    /// Print a scene's splat count, SH degree, bounds, format and load time (and an LOD bundle's levels).
     Info(InfoArgs),
     /// Write the splats whose centres lie in a box to a new PLY (binary little-endian).
     Crop(CropArgs),
     /// Write a scene repeated in a grid on the ground plane (for benchmark scenes of millions of splats).
     Tile(TileArgs),
-    /// Write any scene splatsort reads (3DGS PLY, compressed PLY, SPZ v2-v4, .splat) as a standard 3DGS PLY
-    /// (binary little-endian), for tools that read only PLY; or as SPZ, PlayCanvas compressed PLY or .splat when
-    /// OUTPUT ends so.
+    /// Write any scene splatsort reads (3DGS PLY, compressed PLY, SPZ v2-v4, SOG, LOD bundles, glTF, .splat) as a
+    /// standard 3DGS PLY (binary little-endian), for tools that read only PLY; or as SPZ, PlayCanvas compressed
+    /// PLY, SOG, glTF or .splat when OUTPUT ends so.
     Convert(ConvertArgs),
 }
 
 fn main() {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
+    quiet_on_closed_stdout();
     if let Err(error) = run(Cli::parse()) {
         eprintln!("error: {error:#}");
         std::process::exit(2);
     }
+}
+
+/// `splatsort info SCENE | head` closes the pipe before the output ends, and `println!` panics on the broken pipe.
+/// A reader that stopped listening is not an error: end quietly, as command-line tools do (exit status 141, a
+/// shell's status for SIGPIPE). Any other panic reports as before.
+fn quiet_on_closed_stdout() {
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        report(info);
+    }));
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {

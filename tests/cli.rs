@@ -315,3 +315,20 @@ fn convert_and_info_know_sog_gltf_and_lod_bundles() {
     refused(&["info", lod.to_str().unwrap(), "--lod", "3"], &["lod-meta.json", "no level 3"]);
     refused(&["info", &demo(), "--lod", "1"], &["only an LOD bundle"]);
 }
+
+#[test]
+fn a_closed_output_pipe_ends_the_command_quietly() {
+    // `splatsort info SCENE | head -1`: the reader is gone before the output is written (the load takes longer).
+    let mut child = Command::new(env!("CARGO_BIN_EXE_splatsort"))
+        .args(["info", &demo()])
+        .env("RUST_LOG", "warn")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run splatsort");
+    drop(child.stdout.take());
+    let output = child.wait_with_output().expect("waits");
+    let text = stderr(&output);
+    assert!(!text.contains("panicked"), "no panic on a closed pipe: {text}");
+    assert_eq!(output.status.code(), Some(141), "the shell's status for a closed pipe: {text}");
+}
