@@ -6,38 +6,19 @@
 //! (1 + |x|)·(max - min)/65535 per axis with the widest chunk's range, plus f32 rounding; opacity within one 8-bit
 //! step; rotation components within three 8-bit steps (0.0055 each) of a truncating writer.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
+use common::{demo_ply, manifest, match_by_position, temp_dir};
 use glam::Vec3;
 use serde_json::{Value, json};
 use splatsort_scene::lod::{LodLevel, is_lod_meta, load_lod, lod_levels};
 use splatsort_scene::sog::{SogOptions, write_sog, write_sog_folder};
 use splatsort_scene::{Scene, SceneError, load_ply, sh_coeffs_for_degree};
 
-fn manifest() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 fn bundle() -> PathBuf {
     manifest().join("tests/data/lod/lod-meta.json")
-}
-
-/// The demo PLY, or None (printing why) when absent.
-fn demo_ply() -> Option<PathBuf> {
-    let path = manifest().join("../../assets/semarang_stadium_sh3.ply");
-    if !path.exists() {
-        println!("skipped: {} is absent", path.display());
-        return None;
-    }
-    Some(path)
-}
-
-/// A fresh empty directory under the system's temp dir.
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("splatsort-lod-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create a temp dir");
-    dir
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -203,37 +184,6 @@ fn walk_files(dir: &Path) -> Vec<PathBuf> {
         }
     }
     out
-}
-
-/// Each splat of `b` paired with the `a` splat at the nearest position (a hash grid of `cell`-sized cells).
-fn match_by_position(a: &Scene, b: &Scene, cell: f32) -> Vec<usize> {
-    let key = |p: Vec3| (p / cell).floor().as_ivec3().to_array();
-    let mut grid: std::collections::HashMap<[i32; 3], Vec<usize>> = Default::default();
-    for (j, p) in a.positions.iter().enumerate() {
-        grid.entry(key(*p)).or_default().push(j);
-    }
-    b.positions
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let [x, y, z] = key(*p);
-            let mut best = (f32::INFINITY, usize::MAX);
-            for dx in -1..=1 {
-                for dy in -1..=1 {
-                    for dz in -1..=1 {
-                        for &j in grid.get(&[x + dx, y + dy, z + dz]).into_iter().flatten() {
-                            let d = a.positions[j].distance_squared(*p);
-                            if d < best.0 {
-                                best = (d, j);
-                            }
-                        }
-                    }
-                }
-            }
-            assert!(best.1 != usize::MAX, "splat {i} at {p} has no match within {cell}");
-            best.1
-        })
-        .collect()
 }
 
 #[test]

@@ -13,27 +13,16 @@
 //!   Σ|c|·step/L, at most three steps when all four components are equal;
 //! - SH past the DC term: a palette, so no per-splat bound; the RMS error over the scene is checked.
 
+mod common;
+
 use std::io::{Cursor, Read, Write};
 use std::path::{Path, PathBuf};
 
+use common::{demo_ply, manifest, match_by_position, temp_dir};
 use glam::{Quat, Vec3};
 use serde_json::Value;
 use splatsort_scene::sog::{SogOptions, is_zip, load_sog, write_sog, write_sog_folder};
 use splatsort_scene::{Scene, SceneInfo, load_ply, sh_coeffs_for_degree};
-
-fn manifest() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// The demo PLY (original order), or None (printing why) when absent.
-fn demo_ply() -> Option<PathBuf> {
-    let path = manifest().join("../../assets/semarang_stadium_sh3.ply");
-    if !path.exists() {
-        println!("skipped: {} is absent", path.display());
-        return None;
-    }
-    Some(path)
-}
 
 /// The shared splat-transform bundle, or None (printing why) when `../shared` is absent.
 fn shared_sog() -> Option<PathBuf> {
@@ -48,14 +37,6 @@ fn shared_sog() -> Option<PathBuf> {
         return None;
     }
     Some(path)
-}
-
-/// A fresh empty directory under the system's temp dir.
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("splatsort-sog-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create a temp dir");
-    dir
 }
 
 fn entries(bundle: &[u8]) -> Vec<(String, Vec<u8>)> {
@@ -192,37 +173,6 @@ fn compare(
     }
     let rms = |s: f64| if n == 0 { 0.0 } else { (s / n as f64).sqrt() as f32 };
     (rms(err2), rms(data2))
-}
-
-/// Each splat of `sog` paired with the `ply` splat at the nearest position (a hash grid of `cell`-sized cells).
-fn match_by_position(ply: &Scene, sog: &Scene, cell: f32) -> Vec<usize> {
-    let key = |p: Vec3| (p / cell).floor().as_ivec3().to_array();
-    let mut grid: std::collections::HashMap<[i32; 3], Vec<usize>> = Default::default();
-    for (j, p) in ply.positions.iter().enumerate() {
-        grid.entry(key(*p)).or_default().push(j);
-    }
-    sog.positions
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let [x, y, z] = key(*p);
-            let mut best = (f32::INFINITY, usize::MAX);
-            for dx in -1..=1 {
-                for dy in -1..=1 {
-                    for dz in -1..=1 {
-                        for &j in grid.get(&[x + dx, y + dy, z + dz]).into_iter().flatten() {
-                            let d = ply.positions[j].distance_squared(*p);
-                            if d < best.0 {
-                                best = (d, j);
-                            }
-                        }
-                    }
-                }
-            }
-            assert!(best.1 != usize::MAX, "SOG splat {i} at {p} has no PLY splat within {cell}");
-            best.1
-        })
-        .collect()
 }
 
 #[test]

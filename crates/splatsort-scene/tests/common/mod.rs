@@ -1,0 +1,59 @@
+//! Helpers shared by the SOG and LOD tests.
+
+use std::path::PathBuf;
+
+use glam::Vec3;
+use splatsort_scene::Scene;
+
+pub fn manifest() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The demo PLY (original order), or None (printing why) when absent.
+pub fn demo_ply() -> Option<PathBuf> {
+    let path = manifest().join("../../assets/semarang_stadium_sh3.ply");
+    if !path.exists() {
+        println!("skipped: {} is absent", path.display());
+        return None;
+    }
+    Some(path)
+}
+
+/// A fresh empty directory under the system's temp dir (one per test process and name).
+pub fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("splatsort-scene-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create a temp dir");
+    dir
+}
+
+/// Each splat of `b` paired with the `a` splat at the nearest position (a hash grid of `cell`-sized cells).
+pub fn match_by_position(a: &Scene, b: &Scene, cell: f32) -> Vec<usize> {
+    let key = |p: Vec3| (p / cell).floor().as_ivec3().to_array();
+    let mut grid: std::collections::HashMap<[i32; 3], Vec<usize>> = Default::default();
+    for (j, p) in a.positions.iter().enumerate() {
+        grid.entry(key(*p)).or_default().push(j);
+    }
+    b.positions
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let [x, y, z] = key(*p);
+            let mut best = (f32::INFINITY, usize::MAX);
+            for dx in -1..=1 {
+                for dy in -1..=1 {
+                    for dz in -1..=1 {
+                        for &j in grid.get(&[x + dx, y + dy, z + dz]).into_iter().flatten() {
+                            let d = a.positions[j].distance_squared(*p);
+                            if d < best.0 {
+                                best = (d, j);
+                            }
+                        }
+                    }
+                }
+            }
+            assert!(best.1 != usize::MAX, "splat {i} at {p} has no match within {cell}");
+            best.1
+        })
+        .collect()
+}
