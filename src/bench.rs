@@ -513,8 +513,9 @@ pub struct RenderBenchResult {
     /// Every timed pass, for `--trace`.
     #[serde(skip)]
     pub timings: Option<FrameTimings>,
-    pub scene_bytes: u64,
-    pub sort_bytes: u64,
+    /// The renderer's GPU memory by part, from the buffers it made.
+    pub memory: crate::render::GpuMemory,
+    pub gpu_format: crate::render::GpuFormat,
 }
 
 /// Renders `frames` frames back to back in one submission after `warmup_secs` of untimed frames, and reports the
@@ -577,7 +578,6 @@ pub fn run_render_bench(
     } else {
         None
     };
-    let (scene_bytes, sort_bytes) = renderer.allocated_bytes();
     Ok(RenderBenchResult {
         num_splats: renderer.scene().num_splats(),
         width: camera.width,
@@ -599,8 +599,8 @@ pub fn run_render_bench(
         gpu_times_unavailable: unavailable,
         wall_ms_per_frame,
         timings,
-        scene_bytes,
-        sort_bytes,
+        memory: renderer.memory(),
+        gpu_format: renderer.scene().format(),
     })
 }
 

@@ -1,11 +1,11 @@
 // Draws sorted splats as screen-space quads with the Gaussian falloff, back to front, premultiplied alpha "over".
 // Instance k draws the k-th splat of the sorted order (farthest first) as the rectangle around its ellipse that
-// `render/project.wgsl` fitted along the ellipse's axes. Needs render/common.wgsl.
+// `render/project.wgsl` fitted along the ellipse's axes. Needs render/common.wgsl and the split array `projected`
+// (render/split.rs).
 // A fragment is drawn when its centre is inside the splat's coverage ellipse (render/common.wgsl), with
 // alpha = min(0.99, opacity * exp(-0.5 d^T Sigma2D^-1 d)).
 
 @group(0) @binding(0) var<uniform> frame: FrameUniforms;
-@group(0) @binding(1) var<storage, read> projected: array<Projected>;
 @group(0) @binding(2) var<storage, read> sorted_splats: array<u32>;
 
 struct VertexOut {
@@ -19,7 +19,7 @@ struct VertexOut {
 @vertex
 fn vs_main(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance: u32) -> VertexOut {
     var out: VertexOut;
-    let p = projected[sorted_splats[instance]];
+    let p = projected_at(sorted_splats[instance], 0u);
     if (p.minor_extent <= 0.0) {
         // Culled: a degenerate quad outside the clip volume.
         out.position = vec4<f32>(0.0, 0.0, 2.0, 1.0);

@@ -14,7 +14,9 @@
 // visible splat's key and its rank among its workgroup's visible splats, and each workgroup's visible count; the
 // shared scan turns the counts into offsets and `render/compact.wgsl` moves the keys to their slots. Splat order (not an
 // atomic counter's) keeps the draw order of equal keys the same from frame to frame. Needs render/common.wgsl and
-// sort/scan/common.wgsl.
+// sort/scan/common.wgsl, one layout (render/layout_full.wgsl or render/layout_compact.wgsl: `load_splat` and
+// `sh_coefficient` over the scene's arrays), and the split arrays `geometry`, `sh` and `projected` (render/split.rs
+// composes their bindings and their `_at` / `_store` accessors).
 
 const WORKGROUP_SIZE: u32 = 256u;
 const SH_C0: f32 = 0.28209479177387814;
@@ -26,11 +28,6 @@ const LOW_PASS: f32 = 0.3;
 const F32_MAX: f32 = 3.40282347e38;
 
 @group(0) @binding(0) var<uniform> frame: FrameUniforms;
-// Three vec4 per splat: (position, opacity), (cov xx, xy, xz, yy), (cov yz, zz, -, -).
-@group(0) @binding(1) var<storage, read> geometry: array<vec4<f32>>;
-// SH coefficients as f16 pairs, `sh_words` u32 per splat, coefficient-major RGB.
-@group(0) @binding(2) var<storage, read> sh: array<u32>;
-@group(0) @binding(3) var<storage, read_write> projected: array<Projected>;
 // Per splat: its key, and its rank among its workgroup's visible splats (NOT_VISIBLE when culled).
 @group(0) @binding(4) var<storage, read_write> scratch_keys: array<u32>;
 @group(0) @binding(5) var<storage, read_write> scratch_ranks: array<u32>;
@@ -40,20 +37,7 @@ const F32_MAX: f32 = 3.40282347e38;
 
 const NOT_VISIBLE: u32 = 0xffffffffu;
 
-fn sh_coefficient(base: u32, index: u32) -> vec3<f32> {
-    // Coefficient `index` is halves 3*index .. 3*index+2 of the splat's f16 run.
-    let h = 3u * index;
-    var c: vec3<f32>;
-    for (var k = 0u; k < 3u; k++) {
-        let half_index = h + k;
-        let pair = unpack2x16float(sh[base + half_index / 2u]);
-        c[k] = select(pair.x, pair.y, (half_index & 1u) == 1u);
-    }
-    return c;
-}
-
-fn eval_sh(splat: u32, dir: vec3<f32>) -> vec3<f32> {
-    let base = splat * frame.sh_words;
+fn eval_sh(base: u32, dir: vec3<f32>) -> vec3<f32> {
     var color = SH_C0 * sh_coefficient(base, 0u);
     if (frame.sh_degree >= 1u) {
         let x = dir.x;
@@ -99,27 +83,28 @@ fn image_tiles() -> vec2<u32> {
     return (vec2<u32>(frame.viewport) + vec2<u32>(TILE - 1u)) / TILE;
 }
 
+// A splat's position and opacity, and its 3D covariance (symmetric), from either layout.
+struct Splat3d {
+    position: vec3<f32>,
+    opacity: f32,
+    sigma: mat3x3<f32>,
+}
+
 // Projects splat `i` into `projected`; returns its depth key, or NOT_VISIBLE when it is culled.
 fn project(i: u32) -> u32 {
     var out: Projected;
     out.minor_extent = 0.0;
 
-    let g0 = geometry[3u * i];
-    let g1 = geometry[3u * i + 1u];
-    let g2 = geometry[3u * i + 2u];
-    let p_cam = (frame.camera_from_world * vec4<f32>(g0.xyz, 1.0)).xyz;
+    let splat = load_splat(i);
+    let p_cam = (frame.camera_from_world * vec4<f32>(splat.position, 1.0)).xyz;
     let depth = p_cam.z;
     if (!(depth >= frame.near && depth <= frame.far)) {
-        projected[i] = out;
+        projected_store(i, 0u, out);
         return NOT_VISIBLE;
     }
 
     let s2 = frame.splat_scale * frame.splat_scale;
-    let sigma = s2 * mat3x3<f32>(
-        vec3<f32>(g1.x, g1.y, g1.z),
-        vec3<f32>(g1.y, g1.w, g2.x),
-        vec3<f32>(g1.z, g2.x, g2.y),
-    );
+    let sigma = s2 * splat.sigma;
     let w = mat3x3<f32>(
         frame.camera_from_world[0].xyz,
         frame.camera_from_world[1].xyz,
@@ -145,14 +130,14 @@ fn project(i: u32) -> u32 {
     let compensation = select(1.0, sqrt(max(det_unblurred, 0.0) / det), frame.antialias != 0u);
     if (!all(abs(vec4<f32>(a, b, c, det)) <= vec4<f32>(F32_MAX))) {
         atomicAdd(&draw_args.culled_nonfinite, 1u);
-        projected[i] = out;
+        projected_store(i, 0u, out);
         return NOT_VISIBLE;
     }
     if (!(det > 0.0)) {
-        projected[i] = out;
+        projected_store(i, 0u, out);
         return NOT_VISIBLE;
     }
-    let opacity = g0.w * compensation;
+    let opacity = splat.opacity * compensation;
     let radius2 = coverage_radius2(opacity);
     let k = sqrt(radius2);
     let mid = 0.5 * (a + c);
@@ -170,11 +155,11 @@ fn project(i: u32) -> u32 {
     // The ellipse's bounding box: k sqrt(a), k sqrt(c) (the covariance's diagonal).
     let half_box = k * sqrt(vec2<f32>(a, c));
     if (!(k > 0.0) || any(out.center + half_box <= vec2<f32>(0.0)) || any(out.center - half_box >= frame.viewport)) {
-        projected[i] = Projected();
+        projected_store(i, 0u, Projected());
         return NOT_VISIBLE;
     }
 
-    let dir = normalize(g0.xyz - frame.camera_position.xyz);
+    let dir = normalize(splat.position - frame.camera_position.xyz);
     let color = eval_sh(i, dir);
     out.major = axis * (k * sqrt(lambda_major));
     out.minor_extent = k * sqrt(lambda_minor);
@@ -182,7 +167,7 @@ fn project(i: u32) -> u32 {
     out.color_b_opacity = pack2x16float(vec2<f32>(color.b, opacity));
     // From the values stored, so that the emit pass, which reads them back, bins the same ellipse.
     out.tile_count = ellipse_tile_count(ellipse_of(out), image_tiles());
-    projected[i] = out;
+    projected_store(i, 0u, out);
     return depth_key(depth);
 }
 

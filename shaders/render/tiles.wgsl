@@ -1,5 +1,5 @@
 // The compute draw path: splats binned to 16x16-pixel tiles, each tile blended front to back in one workgroup.
-// Needs render/common.wgsl. Fed by the depth sort (`depth_order`: splat indices, farthest first). Entry points, in
+// Needs render/common.wgsl and the split array `projected` (render/split.rs). Fed by the depth sort (`depth_order`: splat indices, farthest first). Entry points, in
 // the order a frame records them:
 //
 // - `tile_count`: for the splat at each sorted position, the number of tiles its ellipse touches (the projection
@@ -61,7 +61,6 @@ struct TileArgs {
 
 @group(0) @binding(0) var<uniform> frame: FrameUniforms;
 @group(0) @binding(1) var<uniform> tiles: TileSettings;
-@group(0) @binding(2) var<storage, read> projected: array<Projected>;
 @group(0) @binding(3) var<storage, read> depth_order: array<u32>;
 // The depth sort's count: its first word is the number of visible (sorted) splats.
 @group(0) @binding(4) var<storage, read> visible: array<u32>;
@@ -100,7 +99,7 @@ fn tile_count(
     }
     var n = 0u;
     if (position < visible[0]) {
-        n = projected[depth_order[position]].tile_count;
+        n = projected_at(depth_order[position], 0u).tile_count;
     }
     counts[position] = n;
 }
@@ -167,7 +166,7 @@ fn tile_emit(
         }
     }
     let splat = depth_order[low];
-    let e = ellipse_of(projected[splat]);
+    let e = ellipse_of(projected_at(splat, 0u));
     var k = i - counts[low];
     var tile = sentinel_tile();
     let rows = ellipse_tile_rows(e, tiles.tiles_y);
@@ -253,7 +252,7 @@ fn block_mask(e: Ellipse, origin: vec2<f32>) -> u32 {
 
 // Puts the splat of pair `pair` into the batch at `slot`.
 fn load_splat(slot: u32, pair: u32, origin: vec2<f32>) {
-    let p = projected[pair_splats[pair]];
+    let p = projected_at(pair_splats[pair], 0u);
     let e = ellipse_of(p);
     let opacity = unpack2x16float(p.color_b_opacity).y;
     let log2_opacity = log2(opacity);

@@ -12,7 +12,7 @@ use anyhow::{Context, bail};
 use glam::Vec3;
 
 use splatsort::camera::{Camera, frame_bounds};
-use splatsort::render::{Antialias, DrawPath, RenderSettings};
+use splatsort::render::{Antialias, DrawPath, GpuFormat, RenderSettings};
 use splatsort::scene::{self, PlyEncoding, Scene};
 use splatsort::sort::onesweep::TileShape;
 use splatsort::sort::{KeyType, OnesweepOptions, SortAlgorithm, SortConfig, SortOrder, StatusTable};
@@ -73,6 +73,10 @@ pub(crate) struct SortArgs {
     /// wrong without it), or on or off.
     #[arg(long, value_enum, default_value_t = Antialias::Auto)]
     pub(crate) antialias: Antialias,
+    /// The scene's layout on the GPU: full (f32 geometry, f16 SH: 144 bytes per splat at SH degree 3) or compact
+    /// (f16 scale, 32-bit rotation, 8-bit SH: 76 bytes), for scenes past the GPU's memory in the full one.
+    #[arg(long, value_enum, default_value_t = GpuFormat::Full)]
+    pub(crate) gpu_format: GpuFormat,
 }
 
 /// OneSweep's settings (other algorithms ignore them).
@@ -245,5 +249,6 @@ pub(crate) fn settings_for(sort: SortArgs, sh_degree: u32, background: [f32; 3])
         // Resolved once the scene is loaded (`Antialias::resolve`).
         antialias: false,
         background,
+        gpu_format: sort.gpu_format,
     })
 }

@@ -53,8 +53,9 @@ pub(crate) struct RenderBenchArgs {
     pub(crate) camera: CameraArgs,
     #[command(flatten)]
     pub(crate) sort: SortArgs,
-    /// Repeat the scene this many times side by side, 1 to 1024 (a scene of millions of splats without a file).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    /// Repeat the scene this many times side by side, at least 1 (a scene of millions of splats without a file;
+    /// at most 2^28 splats, and what the GPU holds).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) tile: u32,
     /// Frames timed, 1 to 100000, recorded back to back.
     #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=MAX_TIMED))]
@@ -134,8 +135,13 @@ pub(crate) fn render_bench(args: RenderBenchArgs) -> anyhow::Result<()> {
         std::fs::write(path, serde_json::to_string_pretty(&file)?)
             .with_context(|| format!("cannot write the camera to {}", path.display()))?;
     }
+    let upload = std::time::Instant::now();
     let mut renderer = SplatRenderer::new(&ctx.device, &ctx.queue, &scene, settings)
         .with_context(|| format!("cannot put {} on the GPU", args.scene.display()))?;
+    let _ = ctx.device.poll(wgpu::PollType::wait_indefinitely());
+    let upload_secs = upload.elapsed().as_secs_f64();
+    // The host's copy is not needed past the upload (the camera was framed above).
+    drop(scene);
     let result = bench::run_render_bench(&ctx, &mut renderer, &camera, args.frames, args.warmup_secs)?;
     if let Some(path) = &args.trace {
         let passes = result.timings.as_ref().map(splatsort::trace::batch_passes).unwrap_or_default();
@@ -163,6 +169,8 @@ pub(crate) fn render_bench(args: RenderBenchArgs) -> anyhow::Result<()> {
                 "visible_splats": counts.visible,
                 "culled_nonfinite_splats": counts.culled_nonfinite,
                 "tile_pairs": counts.tile_pairs,
+                "upload_secs": upload_secs,
+                "host_peak_bytes": host_peak_bytes(),
                 "result": result,
                 "compare": compare,
             }))?
@@ -170,10 +178,20 @@ pub(crate) fn render_bench(args: RenderBenchArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     print_render_result(&args, &ctx, &result, &counts);
+    let peak = host_peak_bytes().map_or_else(|| "unknown".into(), |b| format!("{:.2} GiB", b as f64 / 1073741824.0));
+    println!("  upload {upload_secs:.2} s (packing and copying the scene to the GPU); host memory peak {peak}");
     match compare {
         Some(report) => print_compare(&report, counts.visible),
         None => Ok(()),
     }
+}
+
+/// The process's peak resident memory (Linux's VmHWM), for the host side of big scenes.
+fn host_peak_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 /// The scene `render-bench` draws: `--tile` copies of the file's (checked against the host's and the device's
@@ -183,8 +201,16 @@ fn copies(scene: Scene, args: &RenderBenchArgs, ctx: &GpuContext) -> anyhow::Res
         return Ok(scene);
     }
     let total = scene.check_tiled_size(args.tile as usize)?;
-    splatsort::render::GpuScene::check_limits(&ctx.device, total, scene.sh_degree)
-        .with_context(|| format!("{} x{} does not fit this GPU", args.scene.display(), args.tile))?;
+    let binding = splatsort::render::split::Binding::for_device(&ctx.device);
+    let format = args.sort.gpu_format;
+    let deg = scene.sh_degree;
+    let fits = splatsort::render::GpuScene::check_limits(binding, total, deg, format).and_then(|()| {
+        let draw = args.sort.draw.unwrap_or(splatsort::render::DrawPath::for_adapter(&ctx.info));
+        let cap = u64::from(splatsort::render::tile::default_pair_cap(&ctx.device, total as u32));
+        let available = splatsort::render::memory::device_memory(&ctx.device);
+        splatsort::render::memory::check_fits(available, total, deg, format, draw, cap)
+    });
+    fits.with_context(|| format!("{} x{} does not fit this GPU", args.scene.display(), args.tile))?;
     Ok(scene.tiled(args.tile as usize))
 }
 
@@ -230,11 +256,20 @@ fn print_render_result(args: &RenderBenchArgs, ctx: &GpuContext, result: &Render
         }
         (None, reason) => println!("  no GPU timings: {}", reason.as_deref().unwrap_or("unknown")),
     }
+    let m = &result.memory;
+    let mib = |b: u64| b as f64 / 1048576.0;
     println!(
-        "  wall clock {:.3} ms per frame; GPU memory: scene {:.1} MiB, sort {:.1} MiB",
+        "  wall clock {:.3} ms per frame; GPU memory ({} layout) {:.1} MiB, {} B per splat: scene {:.1} MiB, frame \
+         {:.1}, sort {:.1}, tiles {:.1}, image {:.1}",
         result.wall_ms_per_frame,
-        result.scene_bytes as f64 / 1048576.0,
-        result.sort_bytes as f64 / 1048576.0
+        result.gpu_format.name(),
+        mib(m.total()),
+        m.per_splat(u64::from(result.num_splats)),
+        mib(m.scene),
+        mib(m.frame),
+        mib(m.sort),
+        mib(m.tiles),
+        mib(m.image),
     );
 }
 

@@ -38,8 +38,8 @@ pub(crate) struct TileArgs {
     input: PathBuf,
     /// The PLY file to write (binary little-endian).
     output: PathBuf,
-    /// Number of copies, 1 to 1024 (the result may hold at most 2^28 splats).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    /// Number of copies, at least 1 (the result may hold at most 2^28 splats).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     copies: u32,
 }
 
@@ -89,7 +89,31 @@ pub(crate) fn info(args: &InfoArgs) -> anyhow::Result<()> {
     println!("  1-99%       min {rlo:.3}, max {rhi:.3}");
     println!("  file        {:.1} MiB", scene.info.file_bytes as f64 / 1048576.0);
     println!("  load time   {:.3} s", scene.info.load_secs);
+    print_gpu_memory(scene.len() as u64, scene.sh_degree);
     Ok(())
+}
+
+/// What the scene takes on the GPU in each layout (`GpuMemory::estimate`), with quads and with the tile path at
+/// its default cap on pairs (a GPU that binds 2^29 pairs).
+fn print_gpu_memory(num_splats: u64, sh_degree: u32) {
+    use splatsort::render::{DrawPath, GpuFormat, GpuMemory, tile};
+    let cap = u64::from(tile::pair_cap_within(u32::try_from(num_splats).unwrap_or(u32::MAX), 1 << 29));
+    for (k, format) in GpuFormat::ALL.into_iter().enumerate() {
+        let quads = GpuMemory::estimate(num_splats, sh_degree, format, DrawPath::Raster, cap);
+        let tiles = GpuMemory::estimate(num_splats, sh_degree, format, DrawPath::Compute, cap);
+        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+        println!(
+            "  {:<11} {:<7}: scene {} B per splat; with frame and sort {} B per splat ({:.2} GiB), with the tile \
+             path {} ({:.2} GiB)",
+            if k == 0 { "GPU memory" } else { "" },
+            format.name(),
+            format.scene_bytes(sh_degree),
+            quads.per_splat(num_splats),
+            gib(quads.buffers()),
+            tiles.per_splat(num_splats),
+            gib(tiles.buffers()),
+        );
+    }
 }
 
 pub(crate) fn crop(args: CropArgs) -> anyhow::Result<()> {

@@ -69,6 +69,7 @@ pub(crate) fn view(args: ViewArgs) -> anyhow::Result<()> {
         sort,
         draw: args.sort.draw,
         antialias: args.sort.antialias,
+        gpu_format: args.sort.gpu_format,
         compare: args.compare,
         compare_every: args.compare_every,
         open_during: args.open_during,

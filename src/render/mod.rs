@@ -1,9 +1,8 @@
 //! The splat frame, all on the GPU: depth keys, sort, back-to-front draw.
 //!
-//! How it works: `GpuScene` packs the splats once at upload: 48 bytes of geometry per splat (position and opacity as
-//! f32, the 3D covariance Sigma = R S S^T R^T precomputed in f32, since f16 would flush the covariance of small splats
-//! to zero) and the SH coefficients as f16 (8 bytes at degree 0, 96 at degree 3; f16's 11-bit mantissa keeps colour
-//! errors far under one 8-bit step). Each frame `SplatRenderer::encode_frame` records
+//! How it works: `GpuScene` packs the splats once at upload, in one of two layouts (`GpuFormat`: `full`, 144 bytes
+//! per splat at SH degree 3, or `compact`, 76), each array split across several bindings when it is larger than
+//! one (`split`). Each frame `SplatRenderer::encode_frame` records
 //! 1. `render/project.wgsl`: per splat, projection, culling, 2D conic, a quad fitted to the ellipse, SH colour, and
 //!    the depth key; then the visible splats are compacted in splat order into the sort's input (a workgroup scan of
 //!    the visible flags, the shared scan of the per-workgroup counts, `render/compact.wgsl`), which also writes their
@@ -16,16 +15,21 @@
 //!
 //! and `blit` converts that image to the window or an 8-bit image, clamped to [0, 1] and without sRGB encoding.
 //! Nothing is read back in a frame; all pipelines and buffers are made when the scene is set up (the tile path's
-//! when it is first chosen). Files: `scene` (the packed splats), `tile` (the compute path), `image` (readback of
-//! an image), `cpu` (the reference); this one holds the frame: projection, sort, quad draw, blit.
+//! when it is first chosen). Files: `scene` (the packed splats), `split` (arrays past one binding), `memory` (what
+//! a scene takes on the GPU), `tile` (the compute path), `image` (readback of an image), `cpu` (the reference);
+//! this one holds the frame: projection, sort, quad draw, blit.
 
 pub mod cpu;
 mod image;
+pub mod memory;
 mod scene;
+pub mod split;
 pub mod tile;
 
 pub use image::{Image, ImageReadback, render_image};
-pub use scene::{GpuScene, covariance, f32_to_f16_bits, sh_words};
+pub use memory::GpuMemory;
+pub use scene::{DcRange, GpuFormat, GpuScene, covariance, f16_bits_to_f32, f32_to_f16_bits, pack_rotation, sh_words};
+use split::Binding;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -41,19 +45,62 @@ use crate::timing::{GpuTimer, PassKind, PassLabel};
 /// The frame uniforms and the per-splat projection layout, prepended to the projection and draw shaders.
 pub const COMMON_WGSL: &str = include_str!("../../shaders/render/common.wgsl");
 pub const PROJECT_WGSL: &str = include_str!("../../shaders/render/project.wgsl");
+pub const LAYOUT_FULL_WGSL: &str = include_str!("../../shaders/render/layout_full.wgsl");
+pub const LAYOUT_COMPACT_WGSL: &str = include_str!("../../shaders/render/layout_compact.wgsl");
 pub const COMPACT_WGSL: &str = include_str!("../../shaders/render/compact.wgsl");
 pub const DRAW_WGSL: &str = include_str!("../../shaders/render/draw.wgsl");
 pub const BLIT_WGSL: &str = include_str!("../../shaders/render/blit.wgsl");
 
-/// The renderer's shader modules as they are compiled: (file name, source with the common part prepended).
-pub fn shader_modules() -> [(&'static str, String); 5] {
-    [
-        ("render/project.wgsl", format!("{COMMON_WGSL}\n{PROJECT_WGSL}\n{}", crate::sort::scan::SCAN_COMMON_WGSL)),
-        ("render/compact.wgsl", format!("{COMMON_WGSL}\n{COMPACT_WGSL}")),
-        ("render/draw.wgsl", format!("{COMMON_WGSL}\n{DRAW_WGSL}")),
-        ("render/tiles.wgsl", tile::shader_source()),
-        ("render/blit.wgsl", BLIT_WGSL.to_string()),
-    ]
+/// The projection's split bindings and accessors (`projected_at`, and `projected_store` when `write`).
+fn projected_split(parts: u32, write: bool) -> String {
+    split::wgsl_split_array("projected", "Projected", split::PROJECTED_BINDING, parts, "frame.parts.z", "1u", write)
+}
+
+/// The projection pass as compiled for the scene layout `format` and `parts` parts per split array.
+pub fn project_source(format: GpuFormat, parts: u32) -> String {
+    let (geometry_elem, layout) = match format {
+        GpuFormat::Full => ("vec4<f32>", LAYOUT_FULL_WGSL),
+        GpuFormat::Compact => ("vec2<u32>", LAYOUT_COMPACT_WGSL),
+    };
+    let geometry = split::wgsl_split_array(
+        "geometry",
+        geometry_elem,
+        split::GEOMETRY_BINDING,
+        parts,
+        "frame.parts.x",
+        "3u",
+        false,
+    );
+    let sh = split::wgsl_split_array("sh", "u32", split::SH_BINDING, parts, "frame.parts.y", "frame.sh_words", false);
+    format!(
+        "{COMMON_WGSL}\n{geometry}\n{sh}\n{}\n{layout}\n{PROJECT_WGSL}\n{}",
+        projected_split(parts, true),
+        crate::sort::scan::SCAN_COMMON_WGSL
+    )
+}
+
+/// The quad draw as compiled for `parts` parts of the projection.
+pub fn draw_source(parts: u32) -> String {
+    format!("{COMMON_WGSL}\n{}\n{DRAW_WGSL}", projected_split(parts, false))
+}
+
+/// The renderer's shader modules as they are compiled, with one and with `split::MAX_PARTS` parts: (the file that
+/// names the module, its source with the common parts composed in). The projection is listed under its layout's
+/// file for the compact layout.
+pub fn shader_modules() -> Vec<(&'static str, String)> {
+    let mut modules = Vec::new();
+    for parts in [split::MAX_PARTS, 1] {
+        modules.extend([
+            ("render/project.wgsl", project_source(GpuFormat::Full, parts)),
+            ("render/layout_full.wgsl", project_source(GpuFormat::Full, parts)),
+            ("render/layout_compact.wgsl", project_source(GpuFormat::Compact, parts)),
+            ("render/compact.wgsl", format!("{COMMON_WGSL}\n{COMPACT_WGSL}")),
+            ("render/draw.wgsl", draw_source(parts)),
+            ("render/tiles.wgsl", tile::shader_source(parts)),
+            ("render/blit.wgsl", BLIT_WGSL.to_string()),
+        ]);
+    }
+    modules
 }
 
 /// What `SplatRenderer::encode_frame_with` records between the projection and the depth sort, given the unsorted
@@ -64,8 +111,6 @@ pub type BeforeSort<'a> = &'a mut dyn FnMut(&mut wgpu::CommandEncoder, &SortBuff
 pub const ACCUMULATION_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba16Float;
 /// Threads per workgroup in the projection pass. Mirrors `WORKGROUP_SIZE` in `render/project.wgsl` (checked by a test).
 pub const PROJECT_WORKGROUP_SIZE: u32 = 256;
-/// Bytes of geometry per splat: position + opacity, covariance (6 floats) + padding.
-pub const GEOMETRY_BYTES_PER_SPLAT: u64 = 48;
 /// Bytes of per-frame projection output per splat (`Projected` in the shaders).
 pub const PROJECTED_BYTES_PER_SPLAT: u64 = 48;
 
@@ -196,6 +241,9 @@ pub struct RenderSettings {
     /// sqrt(det Σ / det(Σ + 0.3 I)), as for scenes trained with it (`Antialias::resolve` follows the file).
     pub antialias: bool,
     pub background: [f32; 3],
+    /// The scene's layout on the GPU, fixed when the scene is uploaded (`set_settings` keeps the renderer's; a
+    /// new layout takes a new renderer).
+    pub gpu_format: GpuFormat,
 }
 
 impl Default for RenderSettings {
@@ -209,6 +257,7 @@ impl Default for RenderSettings {
             splat_scale: 1.0,
             antialias: false,
             background: [0.0; 3],
+            gpu_format: GpuFormat::Full,
         }
     }
 }
@@ -217,10 +266,32 @@ impl Default for RenderSettings {
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {
     #[error(
-        "the scene's {what} would take {needed} bytes, over this GPU's limit of {limit} bytes ({limit_name}); \
-         {num_splats} splats are too many for this device"
+        "the scene's {what} in the {format} layout would take {needed} bytes, more than this GPU binds in {parts} \
+         buffers of at most {limit} bytes (max_storage_buffer_binding_size): {num_splats} splats are too many for \
+         this device in that layout, which holds {max_splats}{hint}"
     )]
-    TooBig { what: &'static str, needed: u64, limit: u64, limit_name: &'static str, num_splats: u64 },
+    TooBig {
+        what: &'static str,
+        format: &'static str,
+        needed: u64,
+        parts: u32,
+        limit: u64,
+        max_splats: u64,
+        num_splats: u64,
+        hint: &'static str,
+    },
+    #[error(
+        "{num_splats} splats in the {format} layout need {needed} bytes of GPU memory ({per_splat} per splat), more \
+         than this GPU's {available}{}", match fits { Some(f) => format!("; the {f} layout would fit"), None => String::new() }
+    )]
+    OutOfMemory {
+        num_splats: u64,
+        format: &'static str,
+        needed: u64,
+        per_splat: u64,
+        available: u64,
+        fits: Option<&'static str>,
+    },
     #[error("{0} splats is more than a 32-bit index holds")]
     TooManySplats(u64),
     #[error("an image of {width}x{height} is past this GPU's largest texture side, {limit} pixels")]
@@ -247,7 +318,12 @@ struct FrameUniforms {
     splat_scale: f32,
     count_index: u32,
     antialias: u32,
-    _padding: [u32; 3],
+    gpu_format: u32,
+    _pad0: u32,
+    _pad1: u32,
+    parts: [u32; 4],
+    dc_min: [f32; 4],
+    dc_step: [f32; 4],
 }
 
 fn uniform_entry(binding: u32, visibility: wgpu::ShaderStages) -> wgpu::BindGroupLayoutEntry {
@@ -263,7 +339,11 @@ fn uniform_entry(binding: u32, visibility: wgpu::ShaderStages) -> wgpu::BindGrou
     }
 }
 
-fn storage_entry(binding: u32, read_only: bool, visibility: wgpu::ShaderStages) -> wgpu::BindGroupLayoutEntry {
+pub(crate) fn storage_entry(
+    binding: u32,
+    read_only: bool,
+    visibility: wgpu::ShaderStages,
+) -> wgpu::BindGroupLayoutEntry {
     wgpu::BindGroupLayoutEntry {
         binding,
         visibility,
@@ -289,7 +369,9 @@ pub struct SplatRenderer {
     visible_counts: ScanTable,
     uniforms: wgpu::Buffer,
     blit_params: [wgpu::Buffer; 2],
-    projected: wgpu::Buffer,
+    /// The per-frame projection, split like the scene's arrays.
+    projected: Vec<wgpu::Buffer>,
+    projected_part_splats: u32,
     draw_args: wgpu::Buffer,
     draw_args_reset: wgpu::Buffer,
     project_group: wgpu::BindGroup,
@@ -338,6 +420,9 @@ pub struct RenderKernels(Arc<KernelsShared>);
 
 struct KernelsShared {
     device: wgpu::Device,
+    binding: Binding,
+    /// The GPU's memory, where known (`memory::device_memory`).
+    memory: Option<u64>,
     pipelines: Pipelines,
     blit: Mutex<HashMap<wgpu::TextureFormat, wgpu::RenderPipeline>>,
     tiles: OnceLock<Arc<tile::TilePipelines>>,
@@ -347,9 +432,17 @@ struct KernelsShared {
 impl RenderKernels {
     /// Compiles the projection, compaction and draw pipelines for `device`; the rest waits for first use.
     pub fn new(device: &wgpu::Device) -> Self {
+        Self::with_limits(device, Binding::for_device(device), memory::device_memory(device))
+    }
+
+    /// As `new`, with the per-splat arrays split as `binding` says and `memory` bytes taken as the GPU's memory
+    /// (tests force small parts and a small GPU this way).
+    pub fn with_limits(device: &wgpu::Device, binding: Binding, memory: Option<u64>) -> Self {
         Self(Arc::new(KernelsShared {
             device: device.clone(),
-            pipelines: Pipelines::new(device),
+            binding,
+            memory,
+            pipelines: Pipelines::new(device, binding.parts),
             blit: Mutex::new(HashMap::new()),
             tiles: OnceLock::new(),
             sort: SortKernels::new(device),
@@ -359,6 +452,16 @@ impl RenderKernels {
     /// The device they are compiled for.
     pub fn device(&self) -> &wgpu::Device {
         &self.0.device
+    }
+
+    /// How the per-splat arrays are split across bindings on this device.
+    pub fn binding(&self) -> Binding {
+        self.0.binding
+    }
+
+    /// The GPU memory scenes are checked against (None: unknown, not checked).
+    pub fn memory(&self) -> Option<u64> {
+        self.0.memory
     }
 
     /// The sorts' pipelines (the depth sort, the tile sort, the lab's contenders).
@@ -371,7 +474,7 @@ impl RenderKernels {
     }
 
     pub(crate) fn tiles(&self) -> Arc<tile::TilePipelines> {
-        self.0.tiles.get_or_init(|| Arc::new(tile::TilePipelines::new(&self.0.device))).clone()
+        self.0.tiles.get_or_init(|| Arc::new(tile::TilePipelines::new(&self.0.device, self.0.binding.parts))).clone()
     }
 
     /// The blit's pipeline for targets of `format`, made the first time that format is drawn to.
@@ -384,11 +487,12 @@ impl RenderKernels {
 
 /// The renderer's layouts and pipelines: made from the device alone, nothing of a scene in them.
 struct Pipelines {
+    parts: u32,
     project_layout: wgpu::BindGroupLayout,
     compact_layout: wgpu::BindGroupLayout,
     draw_layout: wgpu::BindGroupLayout,
-    /// Projects every splat and writes its depth key and workgroup rank.
-    project: wgpu::ComputePipeline,
+    /// Projects every splat and writes its depth key and workgroup rank: one per scene layout (`GpuFormat::index`).
+    project: [wgpu::ComputePipeline; 2],
     /// Moves the visible splats' keys, in splat order, to the front of the sort's input.
     compact: wgpu::ComputePipeline,
     draw: wgpu::RenderPipeline,
@@ -402,7 +506,7 @@ struct Pipelines {
 struct FrameBindings<'a> {
     uniforms: &'a wgpu::Buffer,
     scene: &'a GpuScene,
-    projected: &'a wgpu::Buffer,
+    projected: &'a [wgpu::Buffer],
     sort_buffers: &'a SortBuffers,
     draw_args: &'a wgpu::Buffer,
     visible_counts: &'a wgpu::Buffer,
@@ -416,8 +520,8 @@ struct FrameGroups {
 }
 
 impl Pipelines {
-    fn new(device: &wgpu::Device) -> Self {
-        let [project_layout, compact_layout, draw_layout, blit_layout] = Self::bind_group_layouts(device);
+    fn new(device: &wgpu::Device, parts: u32) -> Self {
+        let [project_layout, compact_layout, draw_layout, blit_layout] = Self::bind_group_layouts(device, parts);
         let module = |label: &str, source: &str| {
             device.create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some(label),
@@ -431,7 +535,6 @@ impl Pipelines {
                 immediate_size: 0,
             })
         };
-        let [(_, project_source), (_, compact_source), (_, draw_source), _, (_, blit_source)] = shader_modules();
         let compute = |label: &str, group: &wgpu::BindGroupLayout, source: &str| {
             device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some(label),
@@ -442,13 +545,14 @@ impl Pipelines {
                 cache: None,
             })
         };
-        let project = compute("splat project", &project_layout, &project_source);
-        let compact = compute("splat compact", &compact_layout, &compact_source);
-        let draw =
-            Self::draw_pipeline(device, &layout("splat draw", &draw_layout), &module("splat draw", &draw_source));
+        let project = GpuFormat::ALL.map(|f| compute("splat project", &project_layout, &project_source(f, parts)));
+        let compact = compute("splat compact", &compact_layout, &format!("{COMMON_WGSL}\n{COMPACT_WGSL}"));
+        let draw_module = module("splat draw", &draw_source(parts));
+        let draw = Self::draw_pipeline(device, &layout("splat draw", &draw_layout), &draw_module);
         let blit_pipeline_layout = layout("blit", &blit_layout);
-        let blit_module = module("blit", &blit_source);
+        let blit_module = module("blit", BLIT_WGSL);
         Self {
+            parts,
             project_layout,
             compact_layout,
             draw_layout,
@@ -462,20 +566,21 @@ impl Pipelines {
     }
 
     /// The bind group layouts of the projection, the compaction, the draw and the blit.
-    fn bind_group_layouts(device: &wgpu::Device) -> [wgpu::BindGroupLayout; 4] {
+    fn bind_group_layouts(device: &wgpu::Device, parts: u32) -> [wgpu::BindGroupLayout; 4] {
         let compute = wgpu::ShaderStages::COMPUTE;
+        let mut project_entries = vec![
+            uniform_entry(0, compute),
+            storage_entry(4, false, compute),
+            storage_entry(5, false, compute),
+            storage_entry(6, false, compute),
+            storage_entry(7, false, compute),
+        ];
+        project_entries.extend(split::layout_entries(split::GEOMETRY_BINDING, parts, true, compute));
+        project_entries.extend(split::layout_entries(split::SH_BINDING, parts, true, compute));
+        project_entries.extend(split::layout_entries(split::PROJECTED_BINDING, parts, false, compute));
         let project_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("splat project"),
-            entries: &[
-                uniform_entry(0, compute),
-                storage_entry(1, true, compute),
-                storage_entry(2, true, compute),
-                storage_entry(3, false, compute),
-                storage_entry(4, false, compute),
-                storage_entry(5, false, compute),
-                storage_entry(6, false, compute),
-                storage_entry(7, false, compute),
-            ],
+            entries: &project_entries,
         });
         let compact_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("splat compact"),
@@ -491,13 +596,12 @@ impl Pipelines {
             ],
         });
         let vertex = wgpu::ShaderStages::VERTEX;
+        let mut draw_entries =
+            vec![uniform_entry(0, vertex | wgpu::ShaderStages::FRAGMENT), storage_entry(2, true, vertex)];
+        draw_entries.extend(split::layout_entries(split::PROJECTED_BINDING, parts, true, vertex));
         let draw_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("splat draw"),
-            entries: &[
-                uniform_entry(0, vertex | wgpu::ShaderStages::FRAGMENT),
-                storage_entry(1, true, vertex),
-                storage_entry(2, true, vertex),
-            ],
+            entries: &draw_entries,
         });
         let blit_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("blit"),
@@ -520,19 +624,20 @@ impl Pipelines {
 
     /// The frame's bind groups over one scene's buffers.
     fn frame_groups(&self, device: &wgpu::Device, at: &FrameBindings<'_>) -> FrameGroups {
+        let mut project_entries = vec![
+            wgpu::BindGroupEntry { binding: 0, resource: at.uniforms.as_entire_binding() },
+            wgpu::BindGroupEntry { binding: 4, resource: at.sort_buffers.keys(1).as_entire_binding() },
+            wgpu::BindGroupEntry { binding: 5, resource: at.sort_buffers.values(1).as_entire_binding() },
+            wgpu::BindGroupEntry { binding: 6, resource: at.draw_args.as_entire_binding() },
+            wgpu::BindGroupEntry { binding: 7, resource: at.visible_counts.as_entire_binding() },
+        ];
+        project_entries.extend(split::entries(split::GEOMETRY_BINDING, self.parts, &at.scene.geometry));
+        project_entries.extend(split::entries(split::SH_BINDING, self.parts, &at.scene.sh));
+        project_entries.extend(split::entries(split::PROJECTED_BINDING, self.parts, at.projected));
         let project_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("splat project"),
             layout: &self.project_layout,
-            entries: &[
-                wgpu::BindGroupEntry { binding: 0, resource: at.uniforms.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 1, resource: at.scene.geometry.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 2, resource: at.scene.sh.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 3, resource: at.projected.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 4, resource: at.sort_buffers.keys(1).as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 5, resource: at.sort_buffers.values(1).as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 6, resource: at.draw_args.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 7, resource: at.visible_counts.as_entire_binding() },
-            ],
+            entries: &project_entries,
         });
         let compact_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("splat compact"),
@@ -549,14 +654,15 @@ impl Pipelines {
             ],
         });
         let draw_groups = [0usize, 1].map(|slot| {
+            let mut entries = vec![
+                wgpu::BindGroupEntry { binding: 0, resource: at.uniforms.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 2, resource: at.sort_buffers.values(slot).as_entire_binding() },
+            ];
+            entries.extend(split::entries(split::PROJECTED_BINDING, self.parts, at.projected));
             device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("splat draw"),
                 layout: &self.draw_layout,
-                entries: &[
-                    wgpu::BindGroupEntry { binding: 0, resource: at.uniforms.as_entire_binding() },
-                    wgpu::BindGroupEntry { binding: 1, resource: at.projected.as_entire_binding() },
-                    wgpu::BindGroupEntry { binding: 2, resource: at.sort_buffers.values(slot).as_entire_binding() },
-                ],
+                entries: &entries,
             })
         });
         FrameGroups { project_group, compact_group, draw_groups }
@@ -647,12 +753,18 @@ impl SplatRenderer {
         settings: RenderSettings,
     ) -> Result<Self, RenderError> {
         let device = kernels.device();
-        let gpu_scene = GpuScene::upload(device, queue, scene)?;
+        let binding = kernels.binding();
+        let n = scene.len() as u64;
+        GpuScene::check_limits(binding, n, scene.sh_degree, settings.gpu_format)?;
+        let cap = u64::from(tile::default_pair_cap(device, u32::try_from(n).unwrap_or(u32::MAX)));
+        let (deg, format) = (scene.sh_degree, settings.gpu_format);
+        memory::check_fits(kernels.memory(), n, deg, format, settings.draw, cap)?;
+        let gpu_scene = GpuScene::upload(device, queue, binding, scene, settings.gpu_format)?;
         let sort_buffers = SortBuffers::new(device, gpu_scene.num_splats.max(1))?;
         let sorter = GpuSort::with_kernels(kernels.sort(), settings.algorithm, &sort_buffers, settings.sort)?;
         let pipelines = kernels.pipelines();
 
-        let n = u64::from(gpu_scene.num_splats.max(1));
+        let n = u64::from(gpu_scene.num_splats);
         let buffer = |label: &str, size: u64, usage: wgpu::BufferUsages| {
             device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size, usage, mapped_at_creation: false })
         };
@@ -661,7 +773,9 @@ impl SplatRenderer {
             std::mem::size_of::<FrameUniforms>() as u64,
             wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
         );
-        let projected = buffer("projected splats", n * PROJECTED_BYTES_PER_SPLAT, wgpu::BufferUsages::STORAGE);
+        let projected_sizes = binding.part_sizes(n, PROJECTED_BYTES_PER_SPLAT).expect("checked by check_limits");
+        let projected = split::make_parts(device, "projected splats", &projected_sizes, wgpu::BufferUsages::STORAGE);
+        let projected_part_splats = binding.part_splats(PROJECTED_BYTES_PER_SPLAT).min(u64::from(u32::MAX)) as u32;
         let (draw_args, draw_args_reset) = draw_args_buffers(device, queue);
         let blit_params = [0u32, 1].map(|srgb| {
             let b = buffer("blit params", 16, wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST);
@@ -693,6 +807,7 @@ impl SplatRenderer {
             uniforms,
             blit_params,
             projected,
+            projected_part_splats,
             draw_args,
             draw_args_reset,
             project_group,
@@ -726,6 +841,8 @@ impl SplatRenderer {
         queue: &wgpu::Queue,
         settings: RenderSettings,
     ) -> Result<(), RenderError> {
+        // The layout is the uploaded scene's: a new one takes a new renderer.
+        let settings = RenderSettings { gpu_format: self.scene.format, ..settings };
         let old = self.settings;
         if settings.algorithm != old.algorithm {
             self.sorter =
@@ -792,12 +909,24 @@ impl SplatRenderer {
         FrameCounts::from_bytes(&crate::gpu::read_buffer_blocking(device, queue, &self.draw_args, DRAW_ARGS_BYTES))
     }
 
-    /// GPU memory held by the scene, the per-frame buffers and the sort.
+    /// GPU memory held by the scene, the per-frame buffers and image, and the sort.
     pub fn allocated_bytes(&self) -> (u64, u64) {
-        let frame = self.projected.size()
-            + self.target.as_ref().map_or(0, |(t, ..)| u64::from(t.width()) * u64::from(t.height()) * 8);
-        let frame = frame + self.visible_counts.allocated_bytes();
-        (self.scene.allocated_bytes() + frame, self.sort_buffers.allocated_bytes() + self.sorter.allocated_bytes())
+        let m = self.memory();
+        (m.scene + m.frame + m.image, m.sort)
+    }
+
+    /// GPU memory of this renderer's buffers and image, by part, from the sizes of what it made.
+    pub fn memory(&self) -> GpuMemory {
+        let small =
+            [&self.uniforms, &self.draw_args, &self.draw_args_reset, &self.blit_params[0], &self.blit_params[1]];
+        GpuMemory {
+            scene: self.scene.allocated_bytes(),
+            frame: self.projected.iter().chain(small).map(wgpu::Buffer::size).sum::<u64>()
+                + self.visible_counts.allocated_bytes(),
+            sort: self.sort_buffers.allocated_bytes() + self.sorter.allocated_bytes(),
+            tiles: self.tiles.as_ref().map_or(0, tile::TileRaster::allocated_bytes),
+            image: self.target.as_ref().map_or(0, |(t, ..)| u64::from(t.width()) * u64::from(t.height()) * 8),
+        }
     }
 
     /// The sort's temporary memory: everything beyond its two key/value buffer pairs.
@@ -914,11 +1043,16 @@ impl SplatRenderer {
             num_splats: self.scene.num_splats,
             key_bits: s.sort.key_bits,
             sh_degree: s.sh_degree.min(self.scene.sh_degree),
-            sh_words: sh_words(self.scene.sh_degree),
+            sh_words: self.scene.format.sh_words(self.scene.sh_degree),
             splat_scale: s.splat_scale,
             count_index: self.visible_counts.total_index(),
             antialias: u32::from(s.antialias),
-            _padding: [0; 3],
+            gpu_format: self.scene.format.index(),
+            _pad0: 0,
+            _pad1: 0,
+            parts: [self.scene.part_splats[0], self.scene.part_splats[1], self.projected_part_splats, 0],
+            dc_min: [self.scene.dc_range.min[0], self.scene.dc_range.min[1], self.scene.dc_range.min[2], 0.0],
+            dc_step: [self.scene.dc_range.step[0], self.scene.dc_range.step[1], self.scene.dc_range.step[2], 0.0],
         }
     }
 
@@ -931,7 +1065,7 @@ impl SplatRenderer {
             encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("depth keys"), timestamp_writes });
         let groups = self.scene.num_splats.div_ceil(PROJECT_WORKGROUP_SIZE);
         let (x, y) = dispatch_grid(groups, self.max_workgroups_per_dim);
-        pass.set_pipeline(&self.kernels.pipelines().project);
+        pass.set_pipeline(&self.kernels.pipelines().project[self.scene.format.index() as usize]);
         pass.set_bind_group(0, &self.project_group, &[]);
         pass.dispatch_workgroups(x, y, 1);
         self.visible_counts.record(&mut pass);
@@ -956,6 +1090,7 @@ impl SplatRenderer {
         let inputs = tile::FrameInputs {
             uniforms: &self.uniforms,
             projected: &self.projected,
+            parts: self.kernels.binding().parts,
             depth: &self.sort_buffers,
             depth_slot: output_slot,
             accumulation: view,
@@ -1042,7 +1177,7 @@ mod tests {
 
     #[test]
     fn draw_args_match_the_shader() {
-        let (_, project) = &shader_modules()[0];
+        let project = project_source(GpuFormat::Full, 1);
         assert_layout!(
             project,
             "DrawIndirect",
@@ -1055,7 +1190,7 @@ mod tests {
 
     #[test]
     fn frame_uniforms_match_the_shader() {
-        let (_, draw) = &shader_modules()[2];
+        let draw = draw_source(1);
         assert_layout!(
             draw,
             "FrameUniforms",
@@ -1076,6 +1211,12 @@ mod tests {
                 splat_scale,
                 count_index,
                 antialias,
+                gpu_format,
+                _pad0,
+                _pad1,
+                parts,
+                dc_min,
+                dc_step,
             ]
         );
     }

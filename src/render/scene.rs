@@ -1,106 +1,219 @@
-//! The splats on the GPU: packed once at upload (geometry with a precomputed 3D covariance in f32, SH as f16),
-//! checked against the device's limits first.
+//! The splats on the GPU: packed once at upload in one of two layouts (`GpuFormat`), split by splat across up to
+//! `split::MAX_PARTS` buffers per array (`split`), checked against the device's limits and memory first, and
+//! streamed from the scene in chunks (never a second whole copy of the scene in host memory).
 
-use glam::{Mat3, Vec3};
+use glam::{Mat3, Quat, Vec3};
 
-use super::{GEOMETRY_BYTES_PER_SPLAT, PROJECTED_BYTES_PER_SPLAT, RenderError};
+use super::split::{self, Binding};
+use super::{PROJECTED_BYTES_PER_SPLAT, RenderError};
 use crate::scene::{Scene, sh_coeffs_for_degree};
 
+/// How the scene's splats are laid out on the GPU. Only the projection pass decodes them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum GpuFormat {
+    /// 48 bytes of geometry (position and opacity as f32, the 3D covariance precomputed in f32, since f16 would
+    /// flush the covariance of small splats to zero) and the SH as f16 (8 bytes at degree 0, 96 at degree 3).
+    #[default]
+    Full,
+    /// 24 bytes of geometry (position as f32, scale as f16, opacity as 16 bits, the rotation in 32 bits as its
+    /// three smallest components at 10 bits each) and the SH in 8 bits: the DC colour in 11-11-10 bits over the
+    /// scene's range, the rest as signed bytes over the splat's own largest coefficient (an f16), 52 bytes at
+    /// degree 3.
+    Compact,
+}
+
+impl GpuFormat {
+    pub const ALL: [Self; 2] = [Self::Full, Self::Compact];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Full => "full",
+            Self::Compact => "compact",
+        }
+    }
+
+    /// The shaders' `GPU_FORMAT`.
+    pub fn index(self) -> u32 {
+        self as u32
+    }
+
+    /// Bytes of geometry per splat.
+    pub fn geometry_bytes(self) -> u64 {
+        match self {
+            Self::Full => 48,
+            Self::Compact => 24,
+        }
+    }
+
+    /// u32 words of SH per splat at `sh_degree`.
+    pub fn sh_words(self, sh_degree: u32) -> u32 {
+        let coeffs = sh_coeffs_for_degree(sh_degree) as u32;
+        match self {
+            Self::Full => (3 * coeffs).div_ceil(2),
+            Self::Compact => compact_sh_bytes(coeffs).div_ceil(4),
+        }
+    }
+
+    /// Bytes of the scene per splat on the GPU (geometry and SH).
+    pub fn scene_bytes(self, sh_degree: u32) -> u64 {
+        self.geometry_bytes() + 4 * u64::from(self.sh_words(sh_degree))
+    }
+}
+
+/// Bytes of a compact SH record of `coeffs` coefficients: the DC word, then (past degree 0) the f16 scale of the
+/// rest and one signed byte per value.
+fn compact_sh_bytes(coeffs: u32) -> u32 {
+    if coeffs <= 1 { 4 } else { 6 + 3 * (coeffs - 1) }
+}
+
 /// Covariance of a splat: Sigma = R S S^T R^T, as its upper triangle (xx, xy, xz, yy, yz, zz).
-pub fn covariance(scale: Vec3, rotation: glam::Quat) -> [f32; 6] {
+pub fn covariance(scale: Vec3, rotation: Quat) -> [f32; 6] {
     let m = Mat3::from_quat(rotation) * Mat3::from_diagonal(scale);
     let s = m * m.transpose();
     [s.x_axis.x, s.y_axis.x, s.z_axis.x, s.y_axis.y, s.z_axis.y, s.z_axis.z]
 }
 
-/// f16 words of SH per splat for a degree.
+/// f16 words of SH per splat for a degree in the full layout.
 pub fn sh_words(sh_degree: u32) -> u32 {
-    (3 * sh_coeffs_for_degree(sh_degree) as u32).div_ceil(2)
+    GpuFormat::Full.sh_words(sh_degree)
 }
 
-/// The splats on the GPU, packed once.
+/// The compact layout's per-scene range of the DC colour: its least value and its step per channel.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DcRange {
+    pub min: [f32; 3],
+    pub step: [f32; 3],
+}
+
+/// Levels of the DC channels' 11, 11 and 10 bits.
+const DC_LEVELS: [f32; 3] = [2047.0, 2047.0, 1023.0];
+
+impl DcRange {
+    fn of(scene: &Scene) -> Self {
+        let coeffs = sh_coeffs_for_degree(scene.sh_degree);
+        let mut lo = [f32::INFINITY; 3];
+        let mut hi = [f32::NEG_INFINITY; 3];
+        for dc in scene.sh.iter().step_by(coeffs.max(1)) {
+            for c in 0..3 {
+                lo[c] = lo[c].min(dc[c]);
+                hi[c] = hi[c].max(dc[c]);
+            }
+        }
+        let mut range = Self::default();
+        for c in 0..3 {
+            if lo[c] > hi[c] {
+                (lo[c], hi[c]) = (0.0, 0.0);
+            }
+            range.min[c] = lo[c];
+            range.step[c] = (hi[c] - lo[c]) / DC_LEVELS[c];
+        }
+        range
+    }
+
+    fn encode(&self, dc: [f32; 3]) -> u32 {
+        let q = |c: usize| {
+            let t = if self.step[c] > 0.0 { (dc[c] - self.min[c]) / self.step[c] } else { 0.0 };
+            t.round().clamp(0.0, DC_LEVELS[c]) as u32
+        };
+        q(0) | (q(1) << 11) | (q(2) << 22)
+    }
+}
+
+/// The scene's splats on the GPU, packed once.
 pub struct GpuScene {
-    pub(super) geometry: wgpu::Buffer,
-    pub(super) sh: wgpu::Buffer,
+    pub(super) geometry: Vec<wgpu::Buffer>,
+    pub(super) sh: Vec<wgpu::Buffer>,
     pub(super) num_splats: u32,
     pub(super) sh_degree: u32,
+    pub(super) format: GpuFormat,
+    /// Splats per part of the geometry and of the SH.
+    pub(super) part_splats: [u32; 2],
+    pub(super) dc_range: DcRange,
 }
 
-fn check_size(device: &wgpu::Device, what: &'static str, needed: u64, num_splats: u64) -> Result<(), RenderError> {
-    let limits = device.limits();
-    for (limit, limit_name) in [
-        (limits.max_storage_buffer_binding_size, "max_storage_buffer_binding_size"),
-        (limits.max_buffer_size, "max_buffer_size"),
-    ] {
-        if needed > limit {
-            return Err(RenderError::TooBig { what, needed, limit, limit_name, num_splats });
-        }
-    }
-    Ok(())
-}
+/// Host bytes packed per upload chunk before it is handed to the queue (bounds the host memory an upload adds).
+const UPLOAD_CHUNK_BYTES: usize = 64 << 20;
+/// Queue writes between waits for the GPU, so the queue's staging copies are freed as the upload goes.
+const UPLOAD_FLUSH_BYTES: usize = 512 << 20;
 
 impl GpuScene {
-    /// Checks that a scene of `num_splats` splats at `sh_degree` fits the device's limits, before anything is built.
-    pub fn check_limits(device: &wgpu::Device, num_splats: u64, sh_degree: u32) -> Result<(), RenderError> {
+    /// Checks that a scene of `num_splats` splats at `sh_degree` in `format` fits the device's limits (every array
+    /// within `binding.parts` bindings), before anything is built.
+    pub fn check_limits(
+        binding: Binding,
+        num_splats: u64,
+        sh_degree: u32,
+        format: GpuFormat,
+    ) -> Result<(), RenderError> {
         let n = num_splats;
         u32::try_from(n).map_err(|_| RenderError::TooManySplats(n))?;
-        let words = u64::from(sh_words(sh_degree));
-        check_size(device, "geometry", n.saturating_mul(GEOMETRY_BYTES_PER_SPLAT), n)?;
-        check_size(device, "spherical harmonics", n.saturating_mul(words * 4), n)?;
-        check_size(device, "per-frame projection buffer", n.saturating_mul(PROJECTED_BYTES_PER_SPLAT), n)
+        let words = u64::from(format.sh_words(sh_degree));
+        for (what, record) in [
+            ("geometry", format.geometry_bytes()),
+            ("spherical harmonics", words * 4),
+            ("per-frame projection buffer", PROJECTED_BYTES_PER_SPLAT),
+        ] {
+            if binding.part_sizes(n, record).is_none() {
+                let compact_fits =
+                    format == GpuFormat::Full && Self::check_limits(binding, n, sh_degree, GpuFormat::Compact).is_ok();
+                return Err(RenderError::TooBig {
+                    what,
+                    format: format.name(),
+                    needed: n.saturating_mul(record),
+                    parts: binding.parts,
+                    limit: binding.limit,
+                    max_splats: binding.max_splats(record),
+                    num_splats: n,
+                    hint: if compact_fits { "; the compact layout fits (--gpu-format compact)" } else { "" },
+                });
+            }
+        }
+        Ok(())
     }
 
-    /// Packs and uploads a scene, after checking every buffer against the device's limits.
-    pub fn upload(device: &wgpu::Device, queue: &wgpu::Queue, scene: &Scene) -> Result<Self, RenderError> {
+    /// Packs and uploads a scene in `format`, after checking every array against the device's limits. The scene
+    /// is packed in chunks straight into the queue's staging memory's source, waiting for the GPU every
+    /// `UPLOAD_FLUSH_BYTES`, so the host holds the scene and a chunk, not a packed copy of the whole scene.
+    pub fn upload(
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        binding: Binding,
+        scene: &Scene,
+        format: GpuFormat,
+    ) -> Result<Self, RenderError> {
         let n = scene.len();
-        Self::check_limits(device, n as u64, scene.sh_degree)?;
-        let num_splats = n as u32;
-        let words = sh_words(scene.sh_degree) as u64;
-
-        let mut geometry = Vec::with_capacity(n * 12);
-        for i in 0..n {
-            let p = scene.positions[i];
-            let c = covariance(scene.scales[i], scene.rotations[i]);
-            geometry.extend_from_slice(&[
-                p.x,
-                p.y,
-                p.z,
-                scene.opacities[i],
-                c[0],
-                c[1],
-                c[2],
-                c[3],
-                c[4],
-                c[5],
-                0.0,
-                0.0,
-            ]);
-        }
-        let coeffs = sh_coeffs_for_degree(scene.sh_degree);
-        let mut sh = Vec::with_capacity(n * words as usize);
-        let mut halves = Vec::with_capacity(2 * words as usize);
-        for i in 0..n {
-            halves.clear();
-            halves.extend(scene.sh[i * coeffs..(i + 1) * coeffs].iter().flatten().map(|v| f32_to_f16_bits(*v)));
-            halves.resize(2 * words as usize, 0);
-            sh.extend(halves.chunks_exact(2).map(|pair| u32::from(pair[0]) | (u32::from(pair[1]) << 16)));
-        }
-        let make = |label: &str, data: &[u8]| {
-            let buffer = device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
-                size: (data.len() as u64).max(16),
-                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            });
-            queue.write_buffer(&buffer, 0, data);
-            buffer
-        };
-        Ok(Self {
-            geometry: make("splat geometry", bytemuck::cast_slice(&geometry)),
-            sh: make("splat sh", bytemuck::cast_slice(&sh)),
-            num_splats,
+        Self::check_limits(binding, n as u64, scene.sh_degree, format)?;
+        let words = format.sh_words(scene.sh_degree);
+        let geometry_bytes = format.geometry_bytes();
+        let sh_bytes = u64::from(words) * 4;
+        let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
+        let sizes = |record| binding.part_sizes(n as u64, record).expect("checked by check_limits");
+        let gpu = Self {
+            geometry: split::make_parts(device, "splat geometry", &sizes(geometry_bytes), usage),
+            sh: split::make_parts(device, "splat sh", &sizes(sh_bytes), usage),
+            num_splats: n as u32,
             sh_degree: scene.sh_degree,
-        })
+            format,
+            part_splats: [geometry_bytes, sh_bytes].map(|r| binding.part_splats(r).min(u64::from(u32::MAX)) as u32),
+            dc_range: if format == GpuFormat::Compact { DcRange::of(scene) } else { DcRange::default() },
+        };
+        let mut uploader = Uploader { device, queue, since_flush: 0 };
+        let record_words = (geometry_bytes / 4) as usize;
+        uploader.write_array(&gpu.geometry, gpu.part_splats[0], n, record_words, |i, out| match format {
+            GpuFormat::Full => pack_full_geometry(scene, i, out),
+            GpuFormat::Compact => pack_compact_geometry(scene, i, out),
+        });
+        let coeffs = sh_coeffs_for_degree(scene.sh_degree);
+        uploader.write_array(&gpu.sh, gpu.part_splats[1], n, words as usize, |i, out| {
+            let sh = &scene.sh[i * coeffs..(i + 1) * coeffs];
+            match format {
+                GpuFormat::Full => pack_full_sh(sh, out),
+                GpuFormat::Compact => pack_compact_sh(sh, &gpu.dc_range, out),
+            }
+        });
+        queue.submit([]);
+        Ok(gpu)
     }
 
     pub fn num_splats(&self) -> u32 {
@@ -111,9 +224,145 @@ impl GpuScene {
         self.sh_degree
     }
 
+    pub fn format(&self) -> GpuFormat {
+        self.format
+    }
+
+    /// Buffers per array (1 unless the scene is past one binding).
+    pub fn parts(&self) -> usize {
+        self.geometry.len().max(self.sh.len())
+    }
+
     /// GPU memory held by the scene's own buffers.
     pub fn allocated_bytes(&self) -> u64 {
-        self.geometry.size() + self.sh.size()
+        self.geometry.iter().chain(&self.sh).map(wgpu::Buffer::size).sum()
+    }
+}
+
+/// Writes a split array chunk by chunk.
+struct Uploader<'a> {
+    device: &'a wgpu::Device,
+    queue: &'a wgpu::Queue,
+    since_flush: usize,
+}
+
+impl Uploader<'_> {
+    /// Packs `n` records of `record_words` words (`pack(i, record)`) into `parts` of `part_splats` splats each.
+    fn write_array(
+        &mut self,
+        parts: &[wgpu::Buffer],
+        part_splats: u32,
+        n: usize,
+        record_words: usize,
+        mut pack: impl FnMut(usize, &mut [u32]),
+    ) {
+        let per_chunk = (UPLOAD_CHUNK_BYTES / (4 * record_words)).max(1);
+        let mut chunk = vec![0u32; per_chunk.min(n.max(1)) * record_words];
+        let part_splats = part_splats as usize;
+        let mut start = 0;
+        while start < n {
+            let (part, first) = (start / part_splats, start % part_splats);
+            let count = per_chunk.min(n - start).min(part_splats - first);
+            let words = &mut chunk[..count * record_words];
+            for (k, record) in words.chunks_exact_mut(record_words).enumerate() {
+                record.fill(0);
+                pack(start + k, record);
+            }
+            let bytes: &[u8] = bytemuck::cast_slice(words);
+            self.queue.write_buffer(&parts[part], (first * record_words * 4) as u64, bytes);
+            self.since_flush += bytes.len();
+            if self.since_flush >= UPLOAD_FLUSH_BYTES {
+                self.queue.submit([]);
+                let _ = self.device.poll(wgpu::PollType::wait_indefinitely());
+                self.since_flush = 0;
+            }
+            start += count;
+        }
+    }
+}
+
+/// Full geometry: (position, opacity), (cov xx, xy, xz, yy), (cov yz, zz, 0, 0), as f32 bits.
+fn pack_full_geometry(scene: &Scene, i: usize, out: &mut [u32]) {
+    let p = scene.positions[i];
+    let c = covariance(scene.scales[i], scene.rotations[i]);
+    let values = [p.x, p.y, p.z, scene.opacities[i], c[0], c[1], c[2], c[3], c[4], c[5], 0.0, 0.0];
+    for (o, v) in out.iter_mut().zip(values) {
+        *o = v.to_bits();
+    }
+}
+
+/// Compact geometry: position (3 x f32), scale x and y (f16 pair), scale z (f16) and opacity (unorm16), rotation
+/// (`pack_rotation`).
+fn pack_compact_geometry(scene: &Scene, i: usize, out: &mut [u32]) {
+    let p = scene.positions[i];
+    let s = scene.scales[i].min(Vec3::splat(65504.0));
+    let opacity = (scene.opacities[i].clamp(0.0, 1.0) * 65535.0).round() as u32;
+    out[..3].copy_from_slice(&[p.x.to_bits(), p.y.to_bits(), p.z.to_bits()]);
+    out[3] = u32::from(f32_to_f16_bits(s.x)) | (u32::from(f32_to_f16_bits(s.y)) << 16);
+    out[4] = u32::from(f32_to_f16_bits(s.z)) | (opacity << 16);
+    out[5] = pack_rotation(scene.rotations[i]);
+}
+
+/// A unit quaternion in 32 bits: bits 30-31 the index (x, y, z, w) of its largest component, made positive (q and
+/// -q are one rotation), and 10 bits each for the other three in order, mapped from [-1/sqrt 2, 1/sqrt 2]
+/// (a component that is not the largest is at most that). Decoded in `render/project.wgsl`.
+pub fn pack_rotation(q: Quat) -> u32 {
+    let q = q.normalize();
+    let v = q.to_array();
+    let largest = (0..4).max_by(|&a, &b| v[a].abs().total_cmp(&v[b].abs())).unwrap_or(3);
+    let sign = if v[largest] < 0.0 { -1.0 } else { 1.0 };
+    let mut bits = (largest as u32) << 30;
+    let mut shift = 20;
+    for (k, c) in v.iter().enumerate() {
+        if k == largest {
+            continue;
+        }
+        let t = (sign * c * std::f32::consts::SQRT_2 * 0.5 + 0.5).clamp(0.0, 1.0);
+        bits |= ((t * 1023.0).round() as u32) << shift;
+        shift -= 10;
+    }
+    bits
+}
+
+/// Full SH: the coefficients' RGB values as f16, in pairs.
+fn pack_full_sh(sh: &[[f32; 3]], out: &mut [u32]) {
+    for (k, v) in sh.iter().flatten().enumerate() {
+        out[k / 2] |= u32::from(f32_to_f16_bits(*v)) << (16 * (k % 2));
+    }
+}
+
+/// Compact SH: bytes 0-3 the DC colour (`DcRange::encode`); past degree 0, bytes 4-5 the f16 scale s (at least
+/// the largest magnitude of the other coefficients' values), then each value v as the signed byte
+/// round(127 v / s).
+fn pack_compact_sh(sh: &[[f32; 3]], range: &DcRange, out: &mut [u32]) {
+    out[0] = range.encode(sh[0]);
+    if sh.len() <= 1 {
+        return;
+    }
+    let rest = sh[1..].iter().flatten();
+    let largest = rest.clone().fold(0.0f32, |m, v| m.max(v.abs())).min(65504.0);
+    let mut scale_bits = f32_to_f16_bits(largest);
+    if f16_bits_to_f32(scale_bits) < largest {
+        scale_bits += 1;
+    }
+    let scale = f16_bits_to_f32(scale_bits);
+    out[1] = u32::from(scale_bits);
+    for (k, v) in rest.enumerate() {
+        let q = if scale > 0.0 { (v / scale * 127.0).round().clamp(-127.0, 127.0) as i32 } else { 0 };
+        let byte = 6 + k;
+        out[byte / 4] |= ((q as u8) as u32) << (8 * (byte % 4));
+    }
+}
+
+/// IEEE half bits to f32 (finite values).
+pub fn f16_bits_to_f32(bits: u16) -> f32 {
+    let sign = if bits & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let exponent = i32::from((bits >> 10) & 0x1f);
+    let mantissa = f32::from(bits & 0x3ff);
+    match exponent {
+        0 => sign * mantissa * 2f32.powi(-24),
+        31 => sign * f32::INFINITY,
+        e => sign * (1.0 + mantissa / 1024.0) * 2f32.powi(e - 15),
     }
 }
 

@@ -31,9 +31,10 @@ pub const ARGS_PAIRS: u64 = 52;
 
 pub const TILES_WGSL: &str = include_str!("../../shaders/render/tiles.wgsl");
 
-/// The tile path's shader as compiled: the common part, then `render/tiles.wgsl`.
-pub fn shader_source() -> String {
-    format!("{}\n{TILES_WGSL}", super::COMMON_WGSL)
+/// The tile path's shader as compiled for `parts` parts of the projection: the common part, the projection's
+/// split bindings, then `render/tiles.wgsl`.
+pub fn shader_source(parts: u32) -> String {
+    format!("{}\n{}\n{TILES_WGSL}", super::COMMON_WGSL, super::projected_split(parts, false))
 }
 
 /// Mirrors `TileSettings` in `render/tiles.wgsl`.
@@ -50,11 +51,18 @@ struct TileSettings {
     _pad: u32,
 }
 
-/// The default cap on (tile, splat) pairs for `num_splats` splats: 8 per splat (a 1080p frame of a framed scene
-/// needs 2-4), at least 2^18, at most what the device binds.
+/// The default cap on (tile, splat) pairs for `num_splats` splats: 8 per splat up to 2^24 pairs (a 1080p frame of
+/// a framed scene needs about 2, a view from inside 20 per visible splat), 2 per splat past that (16 bytes a pair:
+/// at 100M splats, 8 per splat would be 12.8 GB; a frame that needs more is drawn with quads and the cap grows),
+/// at least 2^18, at most what the device binds and the sort takes.
 pub fn default_pair_cap(device: &wgpu::Device, num_splats: u32) -> u32 {
-    let limit = (device.limits().max_storage_buffer_binding_size / 4).min(u64::from(u32::MAX)) as u32;
-    num_splats.saturating_mul(8).max(1 << 18).min(limit)
+    pair_cap_within(num_splats, device.limits().max_storage_buffer_binding_size / 4)
+}
+
+/// `default_pair_cap` for a device that binds `limit` pairs.
+pub fn pair_cap_within(num_splats: u32, limit: u64) -> u32 {
+    let limit = limit.min(1 << 29) as u32;
+    num_splats.saturating_mul(8).min((1 << 24u32).max(num_splats.saturating_mul(2))).max(1 << 18).min(limit)
 }
 
 /// Key bits of a tile id for `tiles` tiles, and the sentinel id `tiles` (the emit pass's pairs it could not place).
@@ -65,7 +73,9 @@ fn tile_bits(tiles: u32) -> u32 {
 /// What the tile passes read from the rest of the frame.
 pub struct FrameInputs<'a> {
     pub uniforms: &'a wgpu::Buffer,
-    pub projected: &'a wgpu::Buffer,
+    /// The projection's parts, bound `parts` times (`split::entries`).
+    pub projected: &'a [wgpu::Buffer],
+    pub parts: u32,
     pub depth: &'a SortBuffers,
     pub depth_slot: usize,
     pub accumulation: &'a wgpu::TextureView,
@@ -96,10 +106,10 @@ pub(crate) struct TilePipelines {
 }
 
 impl TilePipelines {
-    pub(crate) fn new(device: &wgpu::Device) -> Self {
+    pub(crate) fn new(device: &wgpu::Device, parts: u32) -> Self {
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("splat tiles"),
-            source: wgpu::ShaderSource::Wgsl(shader_source().into()),
+            source: wgpu::ShaderSource::Wgsl(shader_source(parts).into()),
         });
         let pipeline = |entry: &str| {
             device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
@@ -276,30 +286,32 @@ impl TileRaster {
 
     fn make_groups(&self, device: &wgpu::Device, inputs: &FrameInputs<'_>, key: (usize, u64)) -> Groups {
         let out = self.sorter.output_slot();
-        let group = |pipeline: &wgpu::ComputePipeline, entries: &[(u32, wgpu::BindingResource<'_>)]| {
-            let entries: Vec<wgpu::BindGroupEntry<'_>> = entries
-                .iter()
-                .map(|(binding, resource)| wgpu::BindGroupEntry { binding: *binding, resource: resource.clone() })
-                .collect();
-            device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("splat tiles"),
-                layout: &pipeline.get_bind_group_layout(0),
-                entries: &entries,
-            })
-        };
+        let projected = super::split::entries(super::split::PROJECTED_BINDING, inputs.parts, inputs.projected);
+        // `reads_projection`: the pass binds the projection's parts (an auto layout has them only where used).
+        let group =
+            |pipeline: &wgpu::ComputePipeline, entries: &[(u32, wgpu::BindingResource<'_>)], reads_projection: bool| {
+                let mut entries: Vec<wgpu::BindGroupEntry<'_>> = entries
+                    .iter()
+                    .map(|(binding, resource)| wgpu::BindGroupEntry { binding: *binding, resource: resource.clone() })
+                    .collect();
+                if reads_projection {
+                    entries.extend(projected.iter().cloned());
+                }
+                device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some("splat tiles"),
+                    layout: &pipeline.get_bind_group_layout(0),
+                    entries: &entries,
+                })
+            };
         let frame = || inputs.uniforms.as_entire_binding();
         let settings = || self.settings.as_entire_binding();
-        let projected = || inputs.projected.as_entire_binding();
         let order = || inputs.depth.values(inputs.depth_slot).as_entire_binding();
         let visible = || inputs.depth.count().as_entire_binding();
         let counts = || self.counts.table().as_entire_binding();
         let view = wgpu::BindingResource::TextureView(inputs.accumulation);
         Groups {
             key,
-            count: group(
-                &self.pipelines.count,
-                &[(0, frame()), (2, projected()), (3, order()), (4, visible()), (5, counts())],
-            ),
+            count: group(&self.pipelines.count, &[(0, frame()), (3, order()), (4, visible()), (5, counts())], true),
             prepare: group(
                 &self.pipelines.prepare,
                 &[
@@ -309,13 +321,13 @@ impl TileRaster {
                     (8, self.pairs.count().as_entire_binding()),
                     (9, self.args.as_entire_binding()),
                 ],
+                false,
             ),
             emit: group(
                 &self.pipelines.emit,
                 &[
                     (0, frame()),
                     (1, settings()),
-                    (2, projected()),
                     (3, order()),
                     (4, visible()),
                     (5, counts()),
@@ -323,6 +335,7 @@ impl TileRaster {
                     (7, self.pairs.values(0).as_entire_binding()),
                     (8, self.pairs.count().as_entire_binding()),
                 ],
+                true,
             ),
             ranges: group(
                 &self.pipelines.ranges,
@@ -332,18 +345,19 @@ impl TileRaster {
                     (8, self.pairs.count().as_entire_binding()),
                     (10, self.ranges.as_entire_binding()),
                 ],
+                false,
             ),
             raster: group(
                 &self.pipelines.raster,
                 &[
                     (0, frame()),
                     (1, settings()),
-                    (2, projected()),
                     (7, self.pairs.values(out).as_entire_binding()),
                     (10, self.ranges.as_entire_binding()),
                     (11, view),
                     (12, self.args.as_entire_binding()),
                 ],
+                true,
             ),
         }
     }
@@ -417,7 +431,7 @@ mod tests {
     #[test]
     fn tile_settings_match_the_shader() {
         assert_layout!(
-            shader_source(),
+            shader_source(1),
             "TileSettings",
             TileSettings,
             [tiles_x, tiles_y, pair_cap, background_r, background_g, background_b, total_index, _pad,]

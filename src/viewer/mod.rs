@@ -38,7 +38,7 @@ use winit::window::WindowId;
 use crate::camera::CameraFile;
 use crate::gpu::{GpuContext, describe_adapter};
 use crate::lab::{Choice, CompareReport, SortLab};
-use crate::render::SplatRenderer;
+use crate::render::{RenderSettings, SplatRenderer};
 use crate::scene::Scene;
 use crate::timing::{GpuTimer, PassKind};
 use crate::trace::TraceRing;
@@ -73,6 +73,8 @@ pub struct ViewerOptions {
     pub draw: Option<crate::render::DrawPath>,
     /// Mip-Splatting's filter for every scene opened: as its file says, or forced on or off.
     pub antialias: crate::render::Antialias,
+    /// The scenes' layout on the GPU (changed live in the panel, which reloads the scene).
+    pub gpu_format: crate::render::GpuFormat,
     /// Sorts compared on the frame's keys from the start (ticked in the panel).
     pub compare: Vec<Choice>,
     /// Compare every this many frames.
@@ -241,6 +243,8 @@ struct Running {
     input: Input,
     renderer: SplatRenderer,
     scene_name: String,
+    /// The file the scene on screen came from (a layout change reloads it).
+    scene_path: PathBuf,
     scene_bounds: (glam::Vec3, glam::Vec3),
     file_sh_degree: u32,
     file_antialiased: bool,
@@ -315,6 +319,7 @@ impl Running {
             toasts: Toasts::default(),
             input: Input::new(orbit),
             scene_name: loader::scene_label(&options.scene, &scene),
+            scene_path: options.scene.clone(),
             scene_bounds: bounds,
             file_sh_degree: scene.sh_degree,
             file_antialiased: scene.info.antialiased,
@@ -392,7 +397,8 @@ impl Running {
             return;
         }
         let (kernels, queue) = (self.renderer.kernels().clone(), self.ctx.queue.clone());
-        self.loader = Some(SceneLoader::start(path, kernels, queue, self.renderer.settings()));
+        let settings = RenderSettings { gpu_format: self.panel.gpu_format, ..self.renderer.settings() };
+        self.loader = Some(SceneLoader::start(path, kernels, queue, settings));
     }
 
     /// A finished background load replaces the scene; a failed one leaves it and says why.
@@ -403,6 +409,7 @@ impl Running {
             Ok(loaded) => loaded,
             Err(message) => {
                 self.toasts.error(message);
+                self.panel.gpu_format = self.renderer.settings().gpu_format;
                 return;
             }
         };
@@ -420,6 +427,7 @@ impl Running {
         // The lab's buffers are sized for the old scene: rebuilt on the next frame.
         self.lab = None;
         self.surface.window.set_title(&format!("splatsort - {}", loaded.path.display()));
+        self.scene_path = loaded.path.clone();
         self.toasts.note(format!("opened {} in {:.2} s", loaded.path.display(), loaded.secs));
         if let Some(report) = self.script.as_mut().and_then(|s| s.load.as_mut()) {
             report.load_secs = loaded.secs;
@@ -448,6 +456,10 @@ impl Running {
     }
 
     fn apply_settings(&mut self) {
+        // A new layout is a new upload: the scene is read again in the background and drawn as it is meanwhile.
+        if self.panel.gpu_format != self.renderer.settings().gpu_format && self.loader.is_none() {
+            self.open(self.scene_path.clone());
+        }
         let settings = self.panel.render_settings(self.renderer.settings().tile_pair_cap);
         if settings != self.renderer.settings() {
             let current = self.renderer.settings();
@@ -526,7 +538,7 @@ impl Running {
     fn run_ui(&mut self) -> (egui::FullOutput, panel::PanelActions) {
         let raw_input = self.egui_state.take_egui_input(&self.surface.window);
         let mut actions = panel::PanelActions::default();
-        let (scene_bytes, sort_bytes) = self.renderer.allocated_bytes();
+        let memory = self.renderer.memory();
         let counts = self.readbacks.counts;
         let report = self.lab.as_ref().map(SortLab::report);
         let info = panel::PanelInfo {
@@ -541,8 +553,7 @@ impl Running {
             file_sh_degree: self.file_sh_degree,
             file_antialiased: self.file_antialiased,
             adapter: &self.adapter_label,
-            scene_bytes,
-            sort_bytes,
+            memory,
             timings: &self.timings.stats,
             timings_unavailable: self.timings.unavailable.as_deref(),
             cpu: &self.timings.cpu,
@@ -851,6 +862,7 @@ fn initial_panel(
         sh_degree,
         splat_scale: 1.0,
         antialias: false,
+        gpu_format: options.gpu_format,
         background: [0.0; 3],
         up,
         vsync: true,

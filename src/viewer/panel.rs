@@ -8,7 +8,7 @@ use egui_plot::{Bar, BarChart, Corner, Legend, Line, Plot, PlotPoint, PlotPoints
 
 use crate::lab::{Choice, CompareReport};
 
-use crate::render::{DrawPath, RenderSettings};
+use crate::render::{DrawPath, GpuFormat, RenderSettings};
 use crate::sort::{SortAlgorithm, SortConfig, StatusTable};
 use crate::timing::{FrameTimings, PassKind};
 use crate::viewer::controls::UpAxis;
@@ -202,6 +202,8 @@ pub struct PanelState {
     pub splat_scale: f32,
     /// Mip-Splatting's 2D filter (`RenderSettings::antialias`); set from the file when a scene opens.
     pub antialias: bool,
+    /// The scene's layout on the GPU; a change reloads the scene in the new layout.
+    pub gpu_format: GpuFormat,
     pub background: [f32; 3],
     pub up: UpAxis,
     pub vsync: bool,
@@ -229,6 +231,7 @@ impl PanelState {
             splat_scale: self.splat_scale,
             antialias: self.antialias,
             background: self.background,
+            gpu_format: self.gpu_format,
         }
     }
 }
@@ -244,8 +247,8 @@ pub struct PanelInfo<'a> {
     /// The scene's file says it was trained with Mip-Splatting's filter.
     pub file_antialiased: bool,
     pub adapter: &'a str,
-    pub scene_bytes: u64,
-    pub sort_bytes: u64,
+    /// The renderer's GPU memory by part.
+    pub memory: crate::render::GpuMemory,
     /// The sort's temporaries (beyond its key/value buffers).
     pub sort_temp_bytes: u64,
     /// OneSweep's look-back counters of the newest frame read back: (fallbacks, table-free tiles).
@@ -315,7 +318,17 @@ pub fn show(ui: &mut egui::Ui, state: &mut PanelState, info: &PanelInfo<'_>) -> 
             .show(ui, |ui| camera_section(ui, state, &mut actions));
         egui::CollapsingHeader::new("Device").default_open(false).show(ui, |ui| {
             ui.label(info.adapter);
-            ui.label(format!("GPU memory: scene {}, sort {}", mib(info.scene_bytes), mib(info.sort_bytes)));
+            let m = info.memory;
+            ui.label(format!(
+                "GPU memory {} ({} B per splat): scene {}, frame {}, sort {}, tiles {}, image {}",
+                mib(m.total()),
+                m.per_splat(u64::from(info.num_splats)),
+                mib(m.scene),
+                mib(m.frame),
+                mib(m.sort),
+                mib(m.tiles),
+                mib(m.image)
+            ));
             ui.checkbox(&mut state.vsync, "vsync");
         });
     });
@@ -454,6 +467,21 @@ fn scene_section(ui: &mut egui::Ui, state: &mut PanelState, info: &PanelInfo<'_>
     };
     let label = if info.file_antialiased { "antialiased (the file asks for it)" } else { "antialiased" };
     ui.checkbox(&mut state.antialias, label).on_hover_text(antialias_hint);
+    egui::ComboBox::from_label("GPU layout")
+        .selected_text(state.gpu_format.name())
+        .show_ui(ui, |ui| {
+            for format in GpuFormat::ALL {
+                let text = format!(
+                    "{} ({} B per splat at SH {})",
+                    format.name(),
+                    format.scene_bytes(info.file_sh_degree),
+                    info.file_sh_degree
+                );
+                ui.selectable_value(&mut state.gpu_format, format, text);
+            }
+        })
+        .response
+        .on_hover_text("How the splats are stored on the GPU. A change reads the scene again in the new layout.");
     ui.horizontal(|ui| {
         ui.label("background");
         ui.color_edit_button_rgb(&mut state.background);

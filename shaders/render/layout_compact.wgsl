@@ -1,0 +1,60 @@
+// The compact layout (`GpuFormat::Compact`, packed by render/scene.rs): geometry is three vec2<u32> per splat,
+// (x, y), (z, f16 scale x | f16 scale y), (f16 scale z | unorm16 opacity, rotation); SH is bytes: the DC colour in
+// 11-11-10 bits over the scene's range (`frame.dc_min`, `frame.dc_step`), then (past degree 0) the f16 scale of
+// the other coefficients and one signed byte per value of theirs. Composed into render/project.wgsl.
+
+// A unit quaternion (x, y, z, w) from its 32 bits (`pack_rotation`): the index of the largest component in bits
+// 30-31 (it is positive), the other three in order at 10 bits each over [-1/sqrt 2, 1/sqrt 2].
+fn unpack_rotation(bits: u32) -> vec4<f32> {
+    let largest = bits >> 30u;
+    let raw = vec3<u32>(extractBits(bits, 20u, 10u), extractBits(bits, 10u, 10u), extractBits(bits, 0u, 10u));
+    let others = (vec3<f32>(raw) / 1023.0 - 0.5) * 1.4142135623730951;
+    let w = sqrt(max(0.0, 1.0 - dot(others, others)));
+    switch largest {
+        case 0u: { return vec4<f32>(w, others); }
+        case 1u: { return vec4<f32>(others.x, w, others.yz); }
+        case 2u: { return vec4<f32>(others.xy, w, others.z); }
+        default: { return vec4<f32>(others, w); }
+    }
+}
+
+fn load_splat(i: u32) -> Splat3d {
+    let g0 = geometry_at(i, 0u);
+    let g1 = geometry_at(i, 1u);
+    let g2 = geometry_at(i, 2u);
+    var s: Splat3d;
+    s.position = vec3<f32>(bitcast<f32>(g0.x), bitcast<f32>(g0.y), bitcast<f32>(g1.x));
+    s.opacity = f32(g2.x >> 16u) / 65535.0;
+    let scale = vec3<f32>(unpack2x16float(g1.y), unpack2x16float(g2.x).x);
+    let q = unpack_rotation(g2.y);
+    // R from the quaternion (x, y, z, w), column by column as glam's Mat3::from_quat; M = R S, Sigma = M M^T.
+    let r = mat3x3<f32>(
+        vec3<f32>(1.0 - 2.0 * (q.y * q.y + q.z * q.z), 2.0 * (q.x * q.y + q.w * q.z), 2.0 * (q.x * q.z - q.w * q.y)),
+        vec3<f32>(2.0 * (q.x * q.y - q.w * q.z), 1.0 - 2.0 * (q.x * q.x + q.z * q.z), 2.0 * (q.y * q.z + q.w * q.x)),
+        vec3<f32>(2.0 * (q.x * q.z + q.w * q.y), 2.0 * (q.y * q.z - q.w * q.x), 1.0 - 2.0 * (q.x * q.x + q.y * q.y)),
+    );
+    let m = mat3x3<f32>(r[0] * scale.x, r[1] * scale.y, r[2] * scale.z);
+    s.sigma = m * transpose(m);
+    return s;
+}
+
+// Byte `b` of splat `splat`'s SH record.
+fn sh_byte(splat: u32, b: u32) -> u32 {
+    return extractBits(sh_at(splat, b / 4u), 8u * (b % 4u), 8u);
+}
+
+fn sh_coefficient(splat: u32, index: u32) -> vec3<f32> {
+    if (index == 0u) {
+        let w = sh_at(splat, 0u);
+        let q = vec3<u32>(extractBits(w, 0u, 11u), extractBits(w, 11u, 11u), extractBits(w, 22u, 10u));
+        return frame.dc_min.xyz + vec3<f32>(q) * frame.dc_step.xyz;
+    }
+    let scale = unpack2x16float(sh_at(splat, 1u)).x / 127.0;
+    let b = 6u + 3u * (index - 1u);
+    var c: vec3<f32>;
+    for (var k = 0u; k < 3u; k++) {
+        // The byte's sign bit moved to bit 31, then shifted back down with the sign.
+        c[k] = f32(bitcast<i32>(sh_byte(splat, b + k) << 24u) >> 24u) * scale;
+    }
+    return c;
+}

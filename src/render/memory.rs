@@ -1,0 +1,120 @@
+//! What a scene takes on the GPU, by part of the frame, and whether it fits the GPU's memory: estimated from the
+//! sizes before anything is allocated (`GpuMemory::estimate`, what `info` prints and the renderer checks first),
+//! and reported from the buffers made (`SplatRenderer::memory`).
+
+use super::scene::GpuFormat;
+use super::{DrawPath, PROJECT_WORKGROUP_SIZE, PROJECTED_BYTES_PER_SPLAT, RenderError};
+
+/// GPU memory of one scene's renderer, in bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct GpuMemory {
+    /// The splats: geometry and SH.
+    pub scene: u64,
+    /// The per-frame buffers: the projection, the visible counts' scan table, uniforms and counts.
+    pub frame: u64,
+    /// The depth sort: its two key/value buffer pairs and its temporaries.
+    pub sort: u64,
+    /// The compute path: its (tile, splat) pairs and their sort, its per-splat counts, the tile ranges.
+    pub tiles: u64,
+    /// The accumulation image.
+    pub image: u64,
+}
+
+impl GpuMemory {
+    pub fn buffers(&self) -> u64 {
+        self.scene + self.frame + self.sort + self.tiles
+    }
+
+    pub fn total(&self) -> u64 {
+        self.buffers() + self.image
+    }
+
+    /// Bytes per splat of everything but the image.
+    pub fn per_splat(&self, num_splats: u64) -> u64 {
+        self.buffers() / num_splats.max(1)
+    }
+
+    /// What a renderer of `num_splats` splats at `sh_degree` in `format` allocates for its scene, frame and sort
+    /// buffers, and with `draw` = compute, the tile path's at its default cap on pairs (`tile_pair_cap` pairs).
+    pub fn estimate(num_splats: u64, sh_degree: u32, format: GpuFormat, draw: DrawPath, tile_pair_cap: u64) -> Self {
+        let n = num_splats.max(1);
+        let scan = |count: u64| 4 * (count + count.div_ceil(256) + 64);
+        let tiles = match draw {
+            DrawPath::Raster => 0,
+            // Pairs in two ping-pong key/value pairs, a count per depth-sorted splat and its scan.
+            DrawPath::Compute => 16 * tile_pair_cap + scan(n),
+        };
+        Self {
+            scene: n * format.scene_bytes(sh_degree),
+            frame: n * PROJECTED_BYTES_PER_SPLAT + scan(n.div_ceil(u64::from(PROJECT_WORKGROUP_SIZE))),
+            sort: 16 * n,
+            tiles,
+            image: 0,
+        }
+    }
+}
+
+/// The device-local memory of `device`'s GPU (its largest device-local heap), where the backend says (Vulkan).
+pub fn device_memory(device: &wgpu::Device) -> Option<u64> {
+    // SAFETY: the hal device is only read (its physical device's memory properties), while `device` lives.
+    #[allow(unsafe_code, reason = "wgpu has no query of a GPU's memory; Vulkan's heaps are read through wgpu-hal")]
+    unsafe {
+        let hal = device.as_hal::<wgpu::hal::api::Vulkan>()?;
+        let instance = hal.shared_instance().raw_instance();
+        let properties = instance.get_physical_device_memory_properties(hal.raw_physical_device());
+        properties.memory_heaps[..properties.memory_heap_count as usize]
+            .iter()
+            .filter(|heap| heap.flags.contains(ash::vk::MemoryHeapFlags::DEVICE_LOCAL))
+            .map(|heap| heap.size)
+            .max()
+    }
+}
+
+/// Refuses a scene whose estimate (`GpuMemory::estimate`) is more than the GPU's memory, before anything is
+/// allocated, naming the bytes and the layout that would fit. Devices whose memory is unknown pass.
+pub fn check_fits(
+    available: Option<u64>,
+    num_splats: u64,
+    sh_degree: u32,
+    format: GpuFormat,
+    draw: DrawPath,
+    tile_pair_cap: u64,
+) -> Result<(), RenderError> {
+    let Some(available) = available else { return Ok(()) };
+    let needed = |f| GpuMemory::estimate(num_splats, sh_degree, f, draw, tile_pair_cap);
+    let estimate = needed(format);
+    if estimate.buffers() <= available {
+        return Ok(());
+    }
+    let fits =
+        GpuFormat::ALL.into_iter().find(|f| *f != format && needed(*f).buffers() <= available).map(GpuFormat::name);
+    Err(RenderError::OutOfMemory {
+        num_splats,
+        format: format.name(),
+        needed: estimate.buffers(),
+        per_splat: estimate.per_splat(num_splats),
+        available,
+        fits,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scene_past_the_memory_is_refused_with_the_layout_that_fits() {
+        let n = 10_000_000;
+        let full = GpuMemory::estimate(n, 3, GpuFormat::Full, DrawPath::Raster, 0);
+        let compact = GpuMemory::estimate(n, 3, GpuFormat::Compact, DrawPath::Raster, 0);
+        assert_eq!(full.scene, 144 * n);
+        assert_eq!(compact.scene, 76 * n);
+        let between = (full.buffers() + compact.buffers()) / 2;
+        let err = check_fits(Some(between), n, 3, GpuFormat::Full, DrawPath::Raster, 0).unwrap_err().to_string();
+        assert!(err.contains("compact layout would fit") && err.contains(&full.buffers().to_string()), "{err}");
+        assert!(check_fits(Some(between), n, 3, GpuFormat::Compact, DrawPath::Raster, 0).is_ok());
+        let err = check_fits(Some(1000), n, 3, GpuFormat::Compact, DrawPath::Raster, 0).unwrap_err().to_string();
+        assert!(!err.contains("would fit"), "{err}");
+        assert!(check_fits(None, n, 3, GpuFormat::Full, DrawPath::Raster, 0).is_ok());
+    }
+}
