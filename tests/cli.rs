@@ -61,7 +61,8 @@ fn numeric_flags_out_of_range_are_refused_by_the_parser() {
     refused(&["sort-bench", "--key-type", "f32", "--key-bits", "16"], &["all 32 bits"]);
     refused(&["sort-bench", "--algorithm", "onesweep", "--radix-bits", "4"], &["onesweep sort takes [8]"]);
     refused(&["render-bench", &scene, "--frames", "0"], &["--frames"]);
-    refused(&["render-bench", &scene, "--tile", "1025"], &["--tile"]);
+    refused(&["render-bench", &scene, "--tile", "0"], &["--tile"]);
+    refused(&["render", &scene, "--out", "x.png", "--gpu-format", "f8"], &["--gpu-format", "full", "compact"]);
     refused(&["tile", &scene, "out.ply", "--copies", "0"], &["--copies"]);
     refused(&["view", "--width", "0"], &["--width"]);
     refused(&["crop", &scene, "out.ply", "--min", "0,0", "--max", "1,1,1"], &["3 finite numbers"]);
@@ -72,9 +73,9 @@ fn numeric_flags_out_of_range_are_refused_by_the_parser() {
 fn help_describes_every_argument_and_its_range() {
     for (command, wanted) in [
         ("crop", &["The scene to cut from", "The PLY file to write", "Box minimum", "negative ones too"][..]),
-        ("tile", &["The scene to repeat", "The PLY file to write", "1 to 1024"]),
+        ("tile", &["The scene to repeat", "The PLY file to write", "at least 1", "at most 2^28 splats"]),
         ("sort-bench", &["1 to 100000", "0 to 60", "1, 2, 4 or 8", "1 to 32"]),
-        ("render", &["1 to 16384", "0 to 3", "in [0, 1]"]),
+        ("render", &["1 to 16384", "0 to 3", "in [0, 1]", "full", "compact"]),
     ] {
         let output = splatsort(&[command, "--help"]);
         let text = String::from_utf8_lossy(&output.stdout);
@@ -192,7 +193,21 @@ fn a_tiled_benchmark_scene_too_big_for_the_gpu_is_refused_before_it_is_built() {
     // geometry; the check must come before the copies are made.
     let start = std::time::Instant::now();
     refused(&["render-bench", &demo(), "--tile", "1024", "--frames", "1"], &["does not fit this GPU"]);
+    // Past 2^28 splats, whatever the GPU: 5000 copies are 278M splats.
+    refused(&["render-bench", &demo(), "--tile", "5000", "--frames", "1"], &["5000 copies", "more than the 268435456"]);
     assert!(start.elapsed().as_secs() < 60, "refused before building the tiled scene");
+}
+
+#[test]
+fn info_gives_the_gpu_memory_of_each_layout() {
+    let info = splatsort(&["info", &demo()]);
+    assert!(info.status.success(), "{}", stderr(&info));
+    let text = String::from_utf8_lossy(&info.stdout);
+    // The demo is SH degree 3: 48 + 96 bytes of scene a splat in the full layout, 24 + 52 in the compact one; with
+    // the projection (48) and the sort (16 + 4), 212 and 144.
+    for line in ["full   : scene 144 B per splat; with frame and sort 212", "compact: scene 76 B per splat; with frame and sort 144"] {
+        assert!(text.contains(line), "{line:?} in {text}");
+    }
 }
 
 /// The trace's complete ("X") events, as (name, frame).

@@ -36,18 +36,21 @@ impl GpuMemory {
 
     /// What a renderer of `num_splats` splats at `sh_degree` in `format` allocates for its scene, frame and sort
     /// buffers, and with `draw` = compute, the tile path's at its default cap on pairs (`tile_pair_cap` pairs).
+    /// A sort takes its two key/value pairs (16 bytes a key) and its temporaries, counted at the largest: the
+    /// tutorial sort's rank per key (4 bytes; the subgroup sort and OneSweep keep counts per tile, far less).
     pub fn estimate(num_splats: u64, sh_degree: u32, format: GpuFormat, draw: DrawPath, tile_pair_cap: u64) -> Self {
+        const SORT_BYTES_PER_KEY: u64 = 16 + 4;
         let n = num_splats.max(1);
         let scan = |count: u64| 4 * (count + count.div_ceil(256) + 64);
         let tiles = match draw {
             DrawPath::Raster => 0,
-            // Pairs in two ping-pong key/value pairs, a count per depth-sorted splat and its scan.
-            DrawPath::Compute => 16 * tile_pair_cap + scan(n),
+            // The pairs and their sort, and a count per depth-sorted splat with its scan.
+            DrawPath::Compute => SORT_BYTES_PER_KEY * tile_pair_cap + scan(n),
         };
         Self {
             scene: n * format.scene_bytes(sh_degree),
             frame: n * PROJECTED_BYTES_PER_SPLAT + scan(n.div_ceil(u64::from(PROJECT_WORKGROUP_SIZE))),
-            sort: 16 * n,
+            sort: SORT_BYTES_PER_KEY * n,
             tiles,
             image: 0,
         }
@@ -109,6 +112,7 @@ mod tests {
         let compact = GpuMemory::estimate(n, 3, GpuFormat::Compact, DrawPath::Raster, 0);
         assert_eq!(full.scene, 144 * n);
         assert_eq!(compact.scene, 76 * n);
+        assert_eq!(full.per_splat(n), 144 + 48 + 20);
         let between = (full.buffers() + compact.buffers()) / 2;
         let err = check_fits(Some(between), n, 3, GpuFormat::Full, DrawPath::Raster, 0).unwrap_err().to_string();
         assert!(err.contains("compact layout would fit") && err.contains(&full.buffers().to_string()), "{err}");

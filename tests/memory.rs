@@ -1,0 +1,66 @@
+//! The GPU memory a renderer reports is what it allocated, and a scene past the GPU's memory is refused before
+//! anything is. Buffer memory is counted by wgpu itself (its internal counters), so this test has a binary of its own
+//! and one test: nothing else allocates on its device meanwhile.
+
+mod common;
+
+use splatsort::render::split::Binding;
+use splatsort::render::{DrawPath, GpuFormat, GpuMemory, RenderKernels, RenderSettings, SplatRenderer, render_image};
+
+/// Bytes of live buffers and textures on the device, once the queue's staging copies are freed.
+fn allocated(device: &wgpu::Device) -> (i64, i64) {
+    let _ = device.poll(wgpu::PollType::wait_indefinitely());
+    let hal = device.get_internal_counters().hal;
+    (hal.buffer_memory.read() as i64, hal.texture_memory.read() as i64)
+}
+
+#[test]
+fn memory_figures_are_the_buffers_made_and_a_scene_past_the_gpu_is_refused_first() {
+    let ctx = common::context();
+    let (device, queue) = (&ctx.device, &ctx.queue);
+    let scene = common::sample_scene(50_000, 3);
+    let camera = common::demo_camera();
+    let kernels = RenderKernels::new(device);
+    for format in GpuFormat::ALL {
+        for draw in [DrawPath::Raster, DrawPath::Compute] {
+            let before = allocated(device);
+            let settings = RenderSettings { gpu_format: format, draw, ..Default::default() };
+            let mut renderer = SplatRenderer::with_kernels(&kernels, queue, &scene, settings).expect("renderer");
+            render_image(device, queue, &mut renderer, &camera, None).expect("frame");
+            let after = allocated(device);
+            let m = renderer.memory();
+            let (buffers, textures) = (after.0 - before.0, after.1 - before.1);
+            // Within 64 KiB: drivers round buffers to their alignment, and the small buffers (uniforms, counters, a
+            // sort's few words of state) are counted as their owners report them. A per-splat array left out would
+            // be off by at least 200 KB.
+            let what = format!("{format:?}, {draw:?}: reported {m:?}, allocated {buffers} bytes of buffers");
+            assert!((buffers - m.buffers() as i64).abs() <= 64 * 1024, "{what}");
+            assert!(textures >= m.image as i64, "{what}: image {textures}");
+            assert_eq!(m.scene, 50_000 * format.scene_bytes(3), "{what}");
+            // The estimate made before upload (what `info` prints and the check uses) agrees within the small
+            // buffers it leaves out (the tutorial sort, the default, has the temporaries it counts).
+            let cap = u64::from(renderer.tile_pair_cap().unwrap_or(0));
+            let estimate = GpuMemory::estimate(50_000, 3, format, draw, cap);
+            let off = (estimate.buffers() as i64 - m.buffers() as i64).abs();
+            assert!(off < m.buffers() as i64 / 20, "{what}: estimated {estimate:?}");
+        }
+    }
+
+    // A GPU of 7 MB: the full layout (212 bytes a splat with the quads: 8.5 MB) is refused before anything is
+    // allocated, and the message names the bytes and the layout that fits (144 bytes a splat: 5.8 MB).
+    let before = allocated(device);
+    let small = RenderKernels::with_limits(device, Binding::for_device(device), Some(7_000_000));
+    let scene = common::sample_scene(40_000, 3);
+    let error = match SplatRenderer::with_kernels(&small, queue, &scene, RenderSettings::default()) {
+        Ok(_) => panic!("40,000 splats of SH degree 3 cannot fit 7 MB in the full layout"),
+        Err(e) => e.to_string(),
+    };
+    assert_eq!(allocated(device), before, "nothing was allocated for the refused scene");
+    for part in ["40000 splats in the full layout", "7000000", "the compact layout would fit"] {
+        assert!(error.contains(part), "{part:?} in {error}");
+    }
+    let tiny = RenderKernels::with_limits(device, Binding::for_device(device), Some(1_000_000));
+    let compact = RenderSettings { gpu_format: GpuFormat::Compact, ..Default::default() };
+    let error = SplatRenderer::with_kernels(&tiny, queue, &scene, compact).err().expect("1 MB is too small").to_string();
+    assert!(error.contains("compact layout need") && !error.contains("would fit"), "{error}");
+}
