@@ -61,6 +61,7 @@ fn memory_figures_are_the_buffers_made_and_a_scene_past_the_gpu_is_refused_first
     }
     let tiny = RenderKernels::with_limits(device, Binding::for_device(device), Some(1_000_000));
     let compact = RenderSettings { gpu_format: GpuFormat::Compact, ..Default::default() };
-    let error = SplatRenderer::with_kernels(&tiny, queue, &scene, compact).err().expect("1 MB is too small").to_string();
+    let error =
+        SplatRenderer::with_kernels(&tiny, queue, &scene, compact).err().expect("1 MB is too small").to_string();
     assert!(error.contains("compact layout need") && !error.contains("would fit"), "{error}");
 }

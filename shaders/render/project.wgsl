@@ -15,8 +15,10 @@
 // shared scan turns the counts into offsets and `render/compact.wgsl` moves the keys to their slots. Splat order (not an
 // atomic counter's) keeps the draw order of equal keys the same from frame to frame. Needs render/common.wgsl and
 // sort/scan/common.wgsl, one layout (render/layout_full.wgsl or render/layout_compact.wgsl: `load_splat` and
-// `sh_coefficient` over the scene's arrays), and the split arrays `geometry`, `sh` and `projected` (render/split.rs
-// composes their bindings and their `_at` / `_store` accessors).
+// `sh_coefficient` over the scene's arrays), and the arrays `geometry`, `sh` and `projected` with their `_at` and
+// `_store` accessors (render/split.rs composes them). A scene split across several bindings (render/split.rs) is
+// projected one part at a time: the arrays bound are the part's, indexed by the splat's place in the part; the
+// keys, ranks and workgroup counts are the whole scene's, indexed by the splat.
 
 const WORKGROUP_SIZE: u32 = 256u;
 const SH_C0: f32 = 0.28209479177387814;
@@ -34,6 +36,15 @@ const F32_MAX: f32 = 3.40282347e38;
 @group(0) @binding(6) var<storage, read_write> draw_args: DrawIndirect;
 // Per workgroup: its number of visible splats (the first level of the scan's table).
 @group(0) @binding(7) var<storage, read_write> group_counts: array<u32>;
+
+// The part of the scene this dispatch projects: its first splat (a multiple of WORKGROUP_SIZE) and its splats.
+struct Part {
+    first: u32,
+    count: u32,
+    _pad0: u32,
+    _pad1: u32,
+}
+@group(0) @binding(8) var<uniform> part: Part;
 
 const NOT_VISIBLE: u32 = 0xffffffffu;
 
@@ -90,7 +101,7 @@ struct Splat3d {
     sigma: mat3x3<f32>,
 }
 
-// Projects splat `i` into `projected`; returns its depth key, or NOT_VISIBLE when it is culled.
+// Projects the part's splat `i` into `projected`; returns its depth key, or NOT_VISIBLE when it is culled.
 fn project(i: u32) -> u32 {
     var out: Projected;
     out.minor_extent = 0.0;
@@ -177,20 +188,22 @@ fn main(
     @builtin(workgroup_id) workgroup_id: vec3<u32>,
     @builtin(num_workgroups) num_workgroups: vec3<u32>,
 ) {
-    let group = workgroup_id.x + workgroup_id.y * num_workgroups.x;
-    let i = group * WORKGROUP_SIZE + tid;
+    let local = (workgroup_id.x + workgroup_id.y * num_workgroups.x) * WORKGROUP_SIZE + tid;
+    let group = part.first / WORKGROUP_SIZE + workgroup_id.x + workgroup_id.y * num_workgroups.x;
+    let i = part.first + local;
     var key = NOT_VISIBLE;
-    if (i < frame.num_splats) {
-        key = project(i);
+    if (local < part.count) {
+        key = project(local);
     }
     let visible = key != NOT_VISIBLE;
     let rank = workgroup_exclusive_scan(tid, u32(visible));
-    if (i < frame.num_splats) {
+    if (local < part.count) {
         scratch_keys[i] = key;
         scratch_ranks[i] = select(NOT_VISIBLE, rank.x, visible);
     }
-    // Workgroups past the last splat (a 2D grid's padding) have no entry in the table.
-    if (tid == 0u && group < (frame.num_splats + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE) {
+    // Workgroups past the part's last splat (a 2D grid's padding) have no entry in the table: theirs is the next
+    // part's.
+    if (tid == 0u && local < part.count) {
         group_counts[group] = rank.y;
     }
 }

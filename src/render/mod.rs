@@ -51,37 +51,30 @@ pub const COMPACT_WGSL: &str = include_str!("../../shaders/render/compact.wgsl")
 pub const DRAW_WGSL: &str = include_str!("../../shaders/render/draw.wgsl");
 pub const BLIT_WGSL: &str = include_str!("../../shaders/render/blit.wgsl");
 
-/// The projection's split bindings and accessors (`projected_at`, and `projected_store` when `write`).
-fn projected_split(parts: u32, write: bool) -> String {
-    split::wgsl_split_array("projected", "Projected", split::PROJECTED_BINDING, parts, "frame.parts.z", "1u", write)
+/// The projection's split bindings and its accessor `projected_at`, for the passes that read it.
+fn projected_split(parts: u32) -> String {
+    split::wgsl_split_array("projected", "Projected", split::PROJECTED_BINDING, parts, "frame.parts.x", "1u", false)
 }
 
-/// The projection pass as compiled for the scene layout `format` and `parts` parts per split array.
-pub fn project_source(format: GpuFormat, parts: u32) -> String {
+/// The projection pass as compiled for the scene layout `format`: it binds one part of each array at a time.
+pub fn project_source(format: GpuFormat) -> String {
     let (geometry_elem, layout) = match format {
         GpuFormat::Full => ("vec4<f32>", LAYOUT_FULL_WGSL),
         GpuFormat::Compact => ("vec2<u32>", LAYOUT_COMPACT_WGSL),
     };
-    let geometry = split::wgsl_split_array(
-        "geometry",
-        geometry_elem,
-        split::GEOMETRY_BINDING,
-        parts,
-        "frame.parts.x",
-        "3u",
-        false,
-    );
-    let sh = split::wgsl_split_array("sh", "u32", split::SH_BINDING, parts, "frame.parts.y", "frame.sh_words", false);
+    let part = |name, elem, binding, stride, write| split::wgsl_split_array(name, elem, binding, 1, "", stride, write);
     format!(
-        "{COMMON_WGSL}\n{geometry}\n{sh}\n{}\n{layout}\n{PROJECT_WGSL}\n{}",
-        projected_split(parts, true),
+        "{COMMON_WGSL}\n{}\n{}\n{}\n{layout}\n{PROJECT_WGSL}\n{}",
+        part("geometry", geometry_elem, split::GEOMETRY_BINDING, "3u", false),
+        part("sh", "u32", split::SH_BINDING, "frame.sh_words", false),
+        part("projected", "Projected", split::PROJECTED_BINDING, "1u", true),
         crate::sort::scan::SCAN_COMMON_WGSL
     )
 }
 
 /// The quad draw as compiled for `parts` parts of the projection.
 pub fn draw_source(parts: u32) -> String {
-    format!("{COMMON_WGSL}\n{}\n{DRAW_WGSL}", projected_split(parts, false))
+    format!("{COMMON_WGSL}\n{}\n{DRAW_WGSL}", projected_split(parts))
 }
 
 /// The renderer's shader modules as they are compiled, with one and with `split::MAX_PARTS` parts: (the file that
@@ -91,9 +84,9 @@ pub fn shader_modules() -> Vec<(&'static str, String)> {
     let mut modules = Vec::new();
     for parts in [split::MAX_PARTS, 1] {
         modules.extend([
-            ("render/project.wgsl", project_source(GpuFormat::Full, parts)),
-            ("render/layout_full.wgsl", project_source(GpuFormat::Full, parts)),
-            ("render/layout_compact.wgsl", project_source(GpuFormat::Compact, parts)),
+            ("render/project.wgsl", project_source(GpuFormat::Full)),
+            ("render/layout_full.wgsl", project_source(GpuFormat::Full)),
+            ("render/layout_compact.wgsl", project_source(GpuFormat::Compact)),
             ("render/compact.wgsl", format!("{COMMON_WGSL}\n{COMPACT_WGSL}")),
             ("render/draw.wgsl", draw_source(parts)),
             ("render/tiles.wgsl", tile::shader_source(parts)),
@@ -371,10 +364,11 @@ pub struct SplatRenderer {
     blit_params: [wgpu::Buffer; 2],
     /// The per-frame projection, split like the scene's arrays.
     projected: Vec<wgpu::Buffer>,
-    projected_part_splats: u32,
     draw_args: wgpu::Buffer,
     draw_args_reset: wgpu::Buffer,
-    project_group: wgpu::BindGroup,
+    /// One per part of the scene (`split`), each projected by its own dispatch.
+    project_groups: Vec<wgpu::BindGroup>,
+    part_uniforms: Vec<wgpu::Buffer>,
     compact_group: wgpu::BindGroup,
     /// One per sorter output slot (the sorted indices land in pair 0 or 1 depending on the iteration count).
     draw_groups: [wgpu::BindGroup; 2],
@@ -507,6 +501,8 @@ struct FrameBindings<'a> {
     uniforms: &'a wgpu::Buffer,
     scene: &'a GpuScene,
     projected: &'a [wgpu::Buffer],
+    /// Each part's `Part` uniform (render/project.wgsl): its first splat and its splats.
+    part_uniforms: &'a [wgpu::Buffer],
     sort_buffers: &'a SortBuffers,
     draw_args: &'a wgpu::Buffer,
     visible_counts: &'a wgpu::Buffer,
@@ -514,7 +510,7 @@ struct FrameBindings<'a> {
 
 /// The frame's bind groups: the projection's, the compaction's, and the draw's for each sort output slot.
 struct FrameGroups {
-    project_group: wgpu::BindGroup,
+    project_groups: Vec<wgpu::BindGroup>,
     compact_group: wgpu::BindGroup,
     draw_groups: [wgpu::BindGroup; 2],
 }
@@ -545,7 +541,7 @@ impl Pipelines {
                 cache: None,
             })
         };
-        let project = GpuFormat::ALL.map(|f| compute("splat project", &project_layout, &project_source(f, parts)));
+        let project = GpuFormat::ALL.map(|f| compute("splat project", &project_layout, &project_source(f)));
         let compact = compute("splat compact", &compact_layout, &format!("{COMMON_WGSL}\n{COMPACT_WGSL}"));
         let draw_module = module("splat draw", &draw_source(parts));
         let draw = Self::draw_pipeline(device, &layout("splat draw", &draw_layout), &draw_module);
@@ -568,16 +564,17 @@ impl Pipelines {
     /// The bind group layouts of the projection, the compaction, the draw and the blit.
     fn bind_group_layouts(device: &wgpu::Device, parts: u32) -> [wgpu::BindGroupLayout; 4] {
         let compute = wgpu::ShaderStages::COMPUTE;
-        let mut project_entries = vec![
+        let project_entries = [
             uniform_entry(0, compute),
             storage_entry(4, false, compute),
             storage_entry(5, false, compute),
             storage_entry(6, false, compute),
             storage_entry(7, false, compute),
+            uniform_entry(8, compute),
+            storage_entry(split::GEOMETRY_BINDING, true, compute),
+            storage_entry(split::SH_BINDING, true, compute),
+            storage_entry(split::PROJECTED_BINDING, false, compute),
         ];
-        project_entries.extend(split::layout_entries(split::GEOMETRY_BINDING, parts, true, compute));
-        project_entries.extend(split::layout_entries(split::SH_BINDING, parts, true, compute));
-        project_entries.extend(split::layout_entries(split::PROJECTED_BINDING, parts, false, compute));
         let project_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("splat project"),
             entries: &project_entries,
@@ -624,21 +621,35 @@ impl Pipelines {
 
     /// The frame's bind groups over one scene's buffers.
     fn frame_groups(&self, device: &wgpu::Device, at: &FrameBindings<'_>) -> FrameGroups {
-        let mut project_entries = vec![
-            wgpu::BindGroupEntry { binding: 0, resource: at.uniforms.as_entire_binding() },
-            wgpu::BindGroupEntry { binding: 4, resource: at.sort_buffers.keys(1).as_entire_binding() },
-            wgpu::BindGroupEntry { binding: 5, resource: at.sort_buffers.values(1).as_entire_binding() },
-            wgpu::BindGroupEntry { binding: 6, resource: at.draw_args.as_entire_binding() },
-            wgpu::BindGroupEntry { binding: 7, resource: at.visible_counts.as_entire_binding() },
-        ];
-        project_entries.extend(split::entries(split::GEOMETRY_BINDING, self.parts, &at.scene.geometry));
-        project_entries.extend(split::entries(split::SH_BINDING, self.parts, &at.scene.sh));
-        project_entries.extend(split::entries(split::PROJECTED_BINDING, self.parts, at.projected));
-        let project_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("splat project"),
-            layout: &self.project_layout,
-            entries: &project_entries,
-        });
+        // One projection bind group per part of the scene: the part's arrays and its `Part` uniform.
+        let project_groups = (0..at.scene.parts.len())
+            .map(|k| {
+                device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some("splat project"),
+                    layout: &self.project_layout,
+                    entries: &[
+                        wgpu::BindGroupEntry { binding: 0, resource: at.uniforms.as_entire_binding() },
+                        wgpu::BindGroupEntry { binding: 4, resource: at.sort_buffers.keys(1).as_entire_binding() },
+                        wgpu::BindGroupEntry { binding: 5, resource: at.sort_buffers.values(1).as_entire_binding() },
+                        wgpu::BindGroupEntry { binding: 6, resource: at.draw_args.as_entire_binding() },
+                        wgpu::BindGroupEntry { binding: 7, resource: at.visible_counts.as_entire_binding() },
+                        wgpu::BindGroupEntry { binding: 8, resource: at.part_uniforms[k].as_entire_binding() },
+                        wgpu::BindGroupEntry {
+                            binding: split::GEOMETRY_BINDING,
+                            resource: at.scene.geometry[k].as_entire_binding(),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: split::SH_BINDING,
+                            resource: at.scene.sh[k].as_entire_binding(),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: split::PROJECTED_BINDING,
+                            resource: at.projected[k].as_entire_binding(),
+                        },
+                    ],
+                })
+            })
+            .collect();
         let compact_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("splat compact"),
             layout: &self.compact_layout,
@@ -665,7 +676,7 @@ impl Pipelines {
                 entries: &entries,
             })
         });
-        FrameGroups { project_group, compact_group, draw_groups }
+        FrameGroups { project_groups, compact_group, draw_groups }
     }
 
     /// The blit's pipeline for targets of `format`.
@@ -764,7 +775,6 @@ impl SplatRenderer {
         let sorter = GpuSort::with_kernels(kernels.sort(), settings.algorithm, &sort_buffers, settings.sort)?;
         let pipelines = kernels.pipelines();
 
-        let n = u64::from(gpu_scene.num_splats);
         let buffer = |label: &str, size: u64, usage: wgpu::BufferUsages| {
             device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size, usage, mapped_at_creation: false })
         };
@@ -773,9 +783,22 @@ impl SplatRenderer {
             std::mem::size_of::<FrameUniforms>() as u64,
             wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
         );
-        let projected_sizes = binding.part_sizes(n, PROJECTED_BYTES_PER_SPLAT).expect("checked by check_limits");
-        let projected = split::make_parts(device, "projected splats", &projected_sizes, wgpu::BufferUsages::STORAGE);
-        let projected_part_splats = binding.part_splats(PROJECTED_BYTES_PER_SPLAT).min(u64::from(u32::MAX)) as u32;
+        let parts = &gpu_scene.parts;
+        let projected = split::make_parts(
+            device,
+            "projected splats",
+            parts,
+            PROJECTED_BYTES_PER_SPLAT,
+            wgpu::BufferUsages::STORAGE,
+        );
+        let part_uniforms: Vec<wgpu::Buffer> = parts
+            .iter()
+            .map(|&(first, count)| {
+                let b = buffer("projection part", 16, wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST);
+                queue.write_buffer(&b, 0, bytemuck::cast_slice(&[first as u32, count as u32, 0, 0]));
+                b
+            })
+            .collect();
         let (draw_args, draw_args_reset) = draw_args_buffers(device, queue);
         let blit_params = [0u32, 1].map(|srgb| {
             let b = buffer("blit params", 16, wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST);
@@ -786,12 +809,13 @@ impl SplatRenderer {
         // iteration writes it), the compaction moves the visible ones into pair 0, where the sort reads.
         let visible_counts =
             ScanTable::with_kernels(kernels.sort(), queue, gpu_scene.num_splats.div_ceil(PROJECT_WORKGROUP_SIZE));
-        let FrameGroups { project_group, compact_group, draw_groups } = pipelines.frame_groups(
+        let FrameGroups { project_groups, compact_group, draw_groups } = pipelines.frame_groups(
             device,
             &FrameBindings {
                 uniforms: &uniforms,
                 scene: &gpu_scene,
                 projected: &projected,
+                part_uniforms: &part_uniforms,
                 sort_buffers: &sort_buffers,
                 draw_args: &draw_args,
                 visible_counts: visible_counts.table(),
@@ -807,10 +831,10 @@ impl SplatRenderer {
             uniforms,
             blit_params,
             projected,
-            projected_part_splats,
             draw_args,
             draw_args_reset,
-            project_group,
+            project_groups,
+            part_uniforms,
             compact_group,
             draw_groups,
             target: None,
@@ -921,7 +945,7 @@ impl SplatRenderer {
             [&self.uniforms, &self.draw_args, &self.draw_args_reset, &self.blit_params[0], &self.blit_params[1]];
         GpuMemory {
             scene: self.scene.allocated_bytes(),
-            frame: self.projected.iter().chain(small).map(wgpu::Buffer::size).sum::<u64>()
+            frame: self.projected.iter().chain(small).chain(&self.part_uniforms).map(wgpu::Buffer::size).sum::<u64>()
                 + self.visible_counts.allocated_bytes(),
             sort: self.sort_buffers.allocated_bytes() + self.sorter.allocated_bytes(),
             tiles: self.tiles.as_ref().map_or(0, tile::TileRaster::allocated_bytes),
@@ -1050,7 +1074,7 @@ impl SplatRenderer {
             gpu_format: self.scene.format.index(),
             _pad0: 0,
             _pad1: 0,
-            parts: [self.scene.part_splats[0], self.scene.part_splats[1], self.projected_part_splats, 0],
+            parts: [self.scene.part_splats, 0, 0, 0],
             dc_min: [self.scene.dc_range.min[0], self.scene.dc_range.min[1], self.scene.dc_range.min[2], 0.0],
             dc_step: [self.scene.dc_range.step[0], self.scene.dc_range.step[1], self.scene.dc_range.step[2], 0.0],
         }
@@ -1063,11 +1087,14 @@ impl SplatRenderer {
         let timestamp_writes = timer.and_then(|t| t.compute_pass_writes(label));
         let mut pass =
             encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("depth keys"), timestamp_writes });
+        pass.set_pipeline(&self.kernels.pipelines().project[self.scene.format.index() as usize]);
+        for (group, &(_, count)) in self.project_groups.iter().zip(&self.scene.parts) {
+            let (x, y) = dispatch_grid((count as u32).div_ceil(PROJECT_WORKGROUP_SIZE), self.max_workgroups_per_dim);
+            pass.set_bind_group(0, group, &[]);
+            pass.dispatch_workgroups(x, y, 1);
+        }
         let groups = self.scene.num_splats.div_ceil(PROJECT_WORKGROUP_SIZE);
         let (x, y) = dispatch_grid(groups, self.max_workgroups_per_dim);
-        pass.set_pipeline(&self.kernels.pipelines().project[self.scene.format.index() as usize]);
-        pass.set_bind_group(0, &self.project_group, &[]);
-        pass.dispatch_workgroups(x, y, 1);
         self.visible_counts.record(&mut pass);
         pass.set_pipeline(&self.kernels.pipelines().compact);
         pass.set_bind_group(0, &self.compact_group, &[]);
@@ -1177,7 +1204,7 @@ mod tests {
 
     #[test]
     fn draw_args_match_the_shader() {
-        let project = project_source(GpuFormat::Full, 1);
+        let project = project_source(GpuFormat::Full);
         assert_layout!(
             project,
             "DrawIndirect",

@@ -127,8 +127,10 @@ pub struct GpuScene {
     pub(super) num_splats: u32,
     pub(super) sh_degree: u32,
     pub(super) format: GpuFormat,
-    /// Splats per part of the geometry and of the SH.
-    pub(super) part_splats: [u32; 2],
+    /// Splats per part of the geometry, the SH and the renderer's projection (`split`), and each part's first
+    /// splat and splats.
+    pub(super) part_splats: u32,
+    pub(super) parts: Vec<(u64, u64)>,
     pub(super) dc_range: DcRange,
 }
 
@@ -146,30 +148,42 @@ impl GpuScene {
         sh_degree: u32,
         format: GpuFormat,
     ) -> Result<(), RenderError> {
+        Self::plan(binding, num_splats, sh_degree, format).map(|_| ())
+    }
+
+    /// The parts of a scene (`Binding::split`) at the part length of its largest record, or why it does not fit.
+    fn plan(
+        binding: Binding,
+        num_splats: u64,
+        sh_degree: u32,
+        format: GpuFormat,
+    ) -> Result<(u64, Vec<(u64, u64)>), RenderError> {
         let n = num_splats;
         u32::try_from(n).map_err(|_| RenderError::TooManySplats(n))?;
-        let words = u64::from(format.sh_words(sh_degree));
-        for (what, record) in [
+        let records = [
             ("geometry", format.geometry_bytes()),
-            ("spherical harmonics", words * 4),
+            ("spherical harmonics", 4 * u64::from(format.sh_words(sh_degree))),
             ("per-frame projection buffer", PROJECTED_BYTES_PER_SPLAT),
-        ] {
-            if binding.part_sizes(n, record).is_none() {
+        ];
+        let (what, largest) = records.into_iter().max_by_key(|(_, r)| *r).expect("three arrays");
+        let part_splats = binding.part_splats(largest);
+        match binding.split(n, part_splats) {
+            Some(parts) => Ok((part_splats, parts)),
+            None => {
                 let compact_fits =
                     format == GpuFormat::Full && Self::check_limits(binding, n, sh_degree, GpuFormat::Compact).is_ok();
-                return Err(RenderError::TooBig {
+                Err(RenderError::TooBig {
                     what,
                     format: format.name(),
-                    needed: n.saturating_mul(record),
+                    needed: n.saturating_mul(largest),
                     parts: binding.parts,
                     limit: binding.limit,
-                    max_splats: binding.max_splats(record),
+                    max_splats: binding.max_splats(largest),
                     num_splats: n,
                     hint: if compact_fits { "; the compact layout fits (--gpu-format compact)" } else { "" },
-                });
+                })
             }
         }
-        Ok(())
     }
 
     /// Packs and uploads a scene in `format`, after checking every array against the device's limits. The scene
@@ -183,29 +197,29 @@ impl GpuScene {
         format: GpuFormat,
     ) -> Result<Self, RenderError> {
         let n = scene.len();
-        Self::check_limits(binding, n as u64, scene.sh_degree, format)?;
+        let (part_splats, parts) = Self::plan(binding, n as u64, scene.sh_degree, format)?;
         let words = format.sh_words(scene.sh_degree);
         let geometry_bytes = format.geometry_bytes();
         let sh_bytes = u64::from(words) * 4;
         let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
-        let sizes = |record| binding.part_sizes(n as u64, record).expect("checked by check_limits");
         let gpu = Self {
-            geometry: split::make_parts(device, "splat geometry", &sizes(geometry_bytes), usage),
-            sh: split::make_parts(device, "splat sh", &sizes(sh_bytes), usage),
+            geometry: split::make_parts(device, "splat geometry", &parts, geometry_bytes, usage),
+            sh: split::make_parts(device, "splat sh", &parts, sh_bytes, usage),
             num_splats: n as u32,
             sh_degree: scene.sh_degree,
             format,
-            part_splats: [geometry_bytes, sh_bytes].map(|r| binding.part_splats(r).min(u64::from(u32::MAX)) as u32),
+            part_splats: part_splats as u32,
+            parts,
             dc_range: if format == GpuFormat::Compact { DcRange::of(scene) } else { DcRange::default() },
         };
         let mut uploader = Uploader { device, queue, since_flush: 0 };
         let record_words = (geometry_bytes / 4) as usize;
-        uploader.write_array(&gpu.geometry, gpu.part_splats[0], n, record_words, |i, out| match format {
+        uploader.write_array(&gpu.geometry, gpu.part_splats, n, record_words, |i, out| match format {
             GpuFormat::Full => pack_full_geometry(scene, i, out),
             GpuFormat::Compact => pack_compact_geometry(scene, i, out),
         });
         let coeffs = sh_coeffs_for_degree(scene.sh_degree);
-        uploader.write_array(&gpu.sh, gpu.part_splats[1], n, words as usize, |i, out| {
+        uploader.write_array(&gpu.sh, gpu.part_splats, n, words as usize, |i, out| {
             let sh = &scene.sh[i * coeffs..(i + 1) * coeffs];
             match format {
                 GpuFormat::Full => pack_full_sh(sh, out),
@@ -230,7 +244,7 @@ impl GpuScene {
 
     /// Buffers per array (1 unless the scene is past one binding).
     pub fn parts(&self) -> usize {
-        self.geometry.len().max(self.sh.len())
+        self.parts.len()
     }
 
     /// GPU memory held by the scene's own buffers.

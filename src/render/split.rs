@@ -1,9 +1,11 @@
 //! Per-splat arrays larger than one binding. A storage binding holds at most `max_storage_buffer_binding_size`
 //! bytes (2 GiB - 4 on the H100, 128 MiB on lavapipe), far less than a GPU's memory, so the scene's geometry and
-//! SH and the per-frame projection are each split by splat into up to `Binding::parts` buffers, every one bound
-//! at once. The shaders reach a splat's record through generated accessors (`wgsl_split_array`): part
-//! `i / part_len`, element `i % part_len`, with the part lengths in the frame's uniforms. A device that allows too
-//! few storage buffers per stage gets one part and today's limit.
+//! SH and the per-frame projection are split by splat into up to `Binding::parts` buffers each, all three at the
+//! same splats (the part length fits the largest record). The projection runs once per part, on that part's
+//! buffers, as if they were the whole scene: it reads and writes no other part, so it costs nothing per access.
+//! The passes that read the projection at any splat (the quad draw, the tile passes) bind all its parts and reach
+//! a record through a generated accessor (`wgsl_split_array`): part `i / part_len`, element `i % part_len`, the
+//! part length in the frame's uniforms. A device that allows too few storage buffers per stage gets one part.
 
 /// The most parts an array is split into.
 pub const MAX_PARTS: u32 = 4;
@@ -31,37 +33,44 @@ impl Binding {
         Self { parts, limit: limits.max_storage_buffer_binding_size.min(limits.max_buffer_size) }
     }
 
-    /// Splats per part for records of `record_bytes`: as many as a part holds, a multiple of 256.
+    /// Splats per part for arrays of records of `record_bytes` (the largest decides): as many as a part holds, a
+    /// multiple of 256 (the projection's workgroup), at most 2^31.
     pub fn part_splats(&self, record_bytes: u64) -> u64 {
-        (self.limit / record_bytes.max(1)) & !255
+        ((self.limit / record_bytes.max(1)) & !255).min(1 << 31)
     }
 
-    /// The most splats an array of `record_bytes` per splat holds across all its parts.
+    /// The most splats arrays of at most `record_bytes` per splat hold across all their parts.
     pub fn max_splats(&self, record_bytes: u64) -> u64 {
         self.part_splats(record_bytes) * u64::from(self.parts)
     }
 
-    /// The part sizes in bytes of an array of `num_splats` records of `record_bytes`, or None when it does not fit
-    /// in `parts` parts.
-    pub fn part_sizes(&self, num_splats: u64, record_bytes: u64) -> Option<Vec<u64>> {
-        let per_part = self.part_splats(record_bytes);
-        if per_part == 0 || num_splats > per_part * u64::from(self.parts) {
+    /// The parts of `num_splats` splats at `part_splats` a part: (first splat, splats) each, or None when they are
+    /// more than `parts`. At least one part, possibly empty.
+    pub fn split(&self, num_splats: u64, part_splats: u64) -> Option<Vec<(u64, u64)>> {
+        if part_splats == 0 || num_splats > part_splats * u64::from(self.parts) {
             return None;
         }
-        let count = num_splats.div_ceil(per_part).max(1);
-        Some((0..count).map(|k| (num_splats - k * per_part).min(per_part).max(1) * record_bytes).collect())
+        let count = num_splats.div_ceil(part_splats).max(1);
+        Some((0..count).map(|k| (k * part_splats, (num_splats - k * part_splats).min(part_splats))).collect())
     }
 }
 
-/// Makes the buffers of a split array (`part_sizes`), labelled `label` and its part.
-pub fn make_parts(device: &wgpu::Device, label: &str, sizes: &[u64], usage: wgpu::BufferUsages) -> Vec<wgpu::Buffer> {
-    sizes
+/// Makes the buffers of a split array of `record_bytes` per splat over `parts` (`Binding::split`), labelled
+/// `label` and its part.
+pub fn make_parts(
+    device: &wgpu::Device,
+    label: &str,
+    parts: &[(u64, u64)],
+    record_bytes: u64,
+    usage: wgpu::BufferUsages,
+) -> Vec<wgpu::Buffer> {
+    parts
         .iter()
         .enumerate()
-        .map(|(k, &size)| {
+        .map(|(k, &(_, splats))| {
             device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(&format!("{label} {k}")),
-                size: size.max(16),
+                size: (splats * record_bytes).max(16),
                 usage,
                 mapped_at_creation: false,
             })
@@ -132,12 +141,11 @@ mod tests {
     fn parts_cover_the_splats_within_the_limit() {
         let b = Binding { parts: 4, limit: 1000 * 48 + 7 };
         assert_eq!(b.part_splats(48), 768);
-        let sizes = b.part_sizes(2000, 48).unwrap();
-        assert_eq!(sizes, vec![768 * 48, 768 * 48, 464 * 48]);
-        assert!(sizes.iter().all(|s| *s <= b.limit));
-        assert_eq!(b.part_sizes(4 * 768, 48).unwrap().len(), 4);
-        assert_eq!(b.part_sizes(4 * 768 + 1, 48), None);
-        assert_eq!(b.part_sizes(0, 48).unwrap(), vec![48]);
-        assert_eq!(Binding { parts: 4, limit: 100 }.part_sizes(1, 48), None);
+        assert_eq!(b.split(2000, 768).unwrap(), vec![(0, 768), (768, 768), (1536, 464)]);
+        assert_eq!(b.split(4 * 768, 768).unwrap().len(), 4);
+        assert_eq!(b.split(4 * 768 + 1, 768), None);
+        assert_eq!(b.split(0, 768).unwrap(), vec![(0, 0)]);
+        assert_eq!(b.split(1, Binding { parts: 4, limit: 100 }.part_splats(48)), None);
+        assert_eq!(b.max_splats(48), 4 * 768);
     }
 }

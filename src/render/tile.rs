@@ -34,7 +34,7 @@ pub const TILES_WGSL: &str = include_str!("../../shaders/render/tiles.wgsl");
 /// The tile path's shader as compiled for `parts` parts of the projection: the common part, the projection's
 /// split bindings, then `render/tiles.wgsl`.
 pub fn shader_source(parts: u32) -> String {
-    format!("{}\n{}\n{TILES_WGSL}", super::COMMON_WGSL, super::projected_split(parts, false))
+    format!("{}\n{}\n{TILES_WGSL}", super::COMMON_WGSL, super::projected_split(parts))
 }
 
 /// Mirrors `TileSettings` in `render/tiles.wgsl`.
