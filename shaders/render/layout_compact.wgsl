@@ -10,12 +10,14 @@ fn unpack_rotation(bits: u32) -> vec4<f32> {
     let raw = vec3<u32>(extractBits(bits, 20u, 10u), extractBits(bits, 10u, 10u), extractBits(bits, 0u, 10u));
     let others = (vec3<f32>(raw) / 1023.0 - 0.5) * 1.4142135623730951;
     let w = sqrt(max(0.0, 1.0 - dot(others, others)));
-    switch largest {
-        case 0u: { return vec4<f32>(w, others); }
-        case 1u: { return vec4<f32>(others.x, w, others.yz); }
-        case 2u: { return vec4<f32>(others.xy, w, others.z); }
-        default: { return vec4<f32>(others, w); }
-    }
+    // Without branches (the largest component differs from splat to splat within a subgroup): component c is
+    // w when c is the largest, else others[c] before the largest and others[c - 1] after it.
+    return vec4<f32>(
+        select(others.x, w, largest == 0u),
+        select(select(others.y, others.x, largest == 0u), w, largest == 1u),
+        select(select(others.z, others.y, largest <= 1u), w, largest == 2u),
+        select(others.z, w, largest == 3u),
+    );
 }
 
 fn load_splat(i: u32) -> Splat3d {
@@ -38,23 +40,23 @@ fn load_splat(i: u32) -> Splat3d {
     return s;
 }
 
-// Byte `b` of splat `splat`'s SH record.
-fn sh_byte(splat: u32, b: u32) -> u32 {
-    return extractBits(sh_at(splat, b / 4u), 8u * (b % 4u), 8u);
-}
-
 fn sh_coefficient(splat: u32, index: u32) -> vec3<f32> {
     if (index == 0u) {
         let w = sh_at(splat, 0u);
         let q = vec3<u32>(extractBits(w, 0u, 11u), extractBits(w, 11u, 11u), extractBits(w, 22u, 10u));
         return frame.dc_min.xyz + vec3<f32>(q) * frame.dc_step.xyz;
     }
-    let scale = unpack2x16float(sh_at(splat, 1u)).x / 127.0;
+    let scale = unpack2x16float(sh_at(splat, 1u)).x;
+    // The coefficient's three bytes start at byte b: the two words holding them, shifted into one; a byte q is
+    // q / 127 as a snorm8.
     let b = 6u + 3u * (index - 1u);
-    var c: vec3<f32>;
-    for (var k = 0u; k < 3u; k++) {
-        // The byte's sign bit moved to bit 31, then shifted back down with the sign.
-        c[k] = f32(bitcast<i32>(sh_byte(splat, b + k) << 24u) >> 24u) * scale;
+    let low = sh_at(splat, b / 4u);
+    let shift = 8u * (b % 4u);
+    var bytes = low;
+    if (shift > 8u) {
+        bytes = (low >> shift) | (sh_at(splat, b / 4u + 1u) << (32u - shift));
+    } else if (shift == 8u) {
+        bytes = low >> 8u;
     }
-    return c;
+    return unpack4x8snorm(bytes).xyz * scale;
 }

@@ -261,15 +261,17 @@ struct Uploader<'a> {
 }
 
 impl Uploader<'_> {
-    /// Packs `n` records of `record_words` words (`pack(i, record)`) into `parts` of `part_splats` splats each.
+    /// Packs `n` records of `record_words` words (`pack(i, record)`) into `parts` of `part_splats` splats each,
+    /// each chunk on all the host's cores (100M splats take a minute on one).
     fn write_array(
         &mut self,
         parts: &[wgpu::Buffer],
         part_splats: u32,
         n: usize,
         record_words: usize,
-        mut pack: impl FnMut(usize, &mut [u32]),
+        pack: impl Fn(usize, &mut [u32]) + Sync,
     ) {
+        let threads = std::thread::available_parallelism().map_or(1, |t| t.get()).min(16);
         let per_chunk = (UPLOAD_CHUNK_BYTES / (4 * record_words)).max(1);
         let mut chunk = vec![0u32; per_chunk.min(n.max(1)) * record_words];
         let part_splats = part_splats as usize;
@@ -278,10 +280,18 @@ impl Uploader<'_> {
             let (part, first) = (start / part_splats, start % part_splats);
             let count = per_chunk.min(n - start).min(part_splats - first);
             let words = &mut chunk[..count * record_words];
-            for (k, record) in words.chunks_exact_mut(record_words).enumerate() {
-                record.fill(0);
-                pack(start + k, record);
-            }
+            let per_thread = count.div_ceil(threads).max(1024);
+            std::thread::scope(|scope| {
+                for (t, slice) in words.chunks_mut(per_thread * record_words).enumerate() {
+                    let pack = &pack;
+                    scope.spawn(move || {
+                        for (k, record) in slice.chunks_exact_mut(record_words).enumerate() {
+                            record.fill(0);
+                            pack(start + t * per_thread + k, record);
+                        }
+                    });
+                }
+            });
             let bytes: &[u8] = bytemuck::cast_slice(words);
             self.queue.write_buffer(&parts[part], (first * record_words * 4) as u64, bytes);
             self.since_flush += bytes.len();
