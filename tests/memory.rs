@@ -51,7 +51,8 @@ fn memory_figures_are_the_buffers_made_and_a_scene_past_the_gpu_is_refused_first
     let before = allocated(device);
     let small = RenderKernels::with_limits(device, Binding::for_device(device), Some(7_000_000));
     let scene = common::sample_scene(40_000, 3);
-    let error = match SplatRenderer::with_kernels(&small, queue, &scene, RenderSettings::default()) {
+    let full = RenderSettings { gpu_format: GpuFormat::Full, ..Default::default() };
+    let error = match SplatRenderer::with_kernels(&small, queue, &scene, full) {
         Ok(_) => panic!("40,000 splats of SH degree 3 cannot fit 7 MB in the full layout"),
         Err(e) => e.to_string(),
     };

@@ -168,7 +168,8 @@ impl FrameCounts {
     pub fn warning(&self) -> Option<String> {
         (self.culled_nonfinite > 0).then(|| {
             format!(
-                "{} splats were not drawn: their projected covariance is not finite (scales too large for f32)",
+                "{} splats were not drawn: their projected covariance is not finite (scales too large for f32, or past \
+                 65504 in the compact layout)",
                 self.culled_nonfinite
             )
         })
@@ -250,7 +251,7 @@ impl Default for RenderSettings {
             splat_scale: 1.0,
             antialias: false,
             background: [0.0; 3],
-            gpu_format: GpuFormat::Full,
+            gpu_format: GpuFormat::Compact,
         }
     }
 }
