@@ -17,6 +17,8 @@ const READ_SHARE: f32 = 0.8;
 /// A scene ready to draw, built off the frame loop.
 pub struct Loaded {
     pub path: PathBuf,
+    /// The LOD level opened (None: the finest, or not a bundle).
+    pub lod: Option<usize>,
     pub renderer: SplatRenderer,
     /// For the panel: file name, format, SH degree and load time.
     pub label: String,
@@ -39,8 +41,15 @@ pub struct SceneLoader {
 }
 
 impl SceneLoader {
-    /// Starts loading `path` and building its renderer on `kernels` with `settings` on a background thread.
-    pub fn start(path: PathBuf, kernels: RenderKernels, queue: wgpu::Queue, settings: RenderSettings) -> Self {
+    /// Starts loading `path` (at LOD level `lod` for a bundle) and building its renderer on `kernels` with
+    /// `settings` on a background thread.
+    pub fn start(
+        path: PathBuf,
+        lod: Option<usize>,
+        kernels: RenderKernels,
+        queue: wgpu::Queue,
+        settings: RenderSettings,
+    ) -> Self {
         let progress = Arc::new(AtomicU32::new(0));
         let (send, result) = mpsc::channel();
         let name = path.display().to_string();
@@ -48,8 +57,9 @@ impl SceneLoader {
         std::thread::spawn(move || {
             let start = std::time::Instant::now();
             let set = |p: f32| shared.store(p.to_bits(), Ordering::Relaxed);
-            let built =
-                crate::scene::load(&path, &mut |p| set(p * READ_SHARE)).map_err(|e| e.to_string()).and_then(|scene| {
+            let built = crate::scene::load_level(&path, lod, &mut |p| set(p * READ_SHARE))
+                .map_err(|e| e.to_string())
+                .and_then(|scene| {
                     set(READ_SHARE);
                     let build = std::time::Instant::now();
                     let renderer = SplatRenderer::with_kernels(&kernels, &queue, &scene, settings)
@@ -62,6 +72,7 @@ impl SceneLoader {
                         antialiased: scene.info.antialiased,
                         renderer,
                         path,
+                        lod,
                         secs: start.elapsed().as_secs_f64(),
                         build_secs: build.elapsed().as_secs_f64(),
                     })

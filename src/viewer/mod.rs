@@ -243,8 +243,9 @@ struct Running {
     input: Input,
     renderer: SplatRenderer,
     scene_name: String,
-    /// The file the scene on screen came from (a layout change reloads it).
+    /// The file the scene on screen came from, and its LOD level (a layout change reloads them).
     scene_path: PathBuf,
+    scene_lod: Option<usize>,
     scene_bounds: (glam::Vec3, glam::Vec3),
     file_sh_degree: u32,
     file_antialiased: bool,
@@ -320,6 +321,7 @@ impl Running {
             input: Input::new(orbit),
             scene_name: loader::scene_label(&options.scene, &scene),
             scene_path: options.scene.clone(),
+            scene_lod: options.lod,
             scene_bounds: bounds,
             file_sh_degree: scene.sh_degree,
             file_antialiased: scene.info.antialiased,
@@ -392,13 +394,18 @@ impl Running {
 
     /// Starts loading a scene in the background; the current one draws until it is ready.
     fn open(&mut self, path: PathBuf) {
+        self.open_level(path, None);
+    }
+
+    /// `open` at an LOD bundle's level (None: the finest).
+    fn open_level(&mut self, path: PathBuf, lod: Option<usize>) {
         if let Some(loader) = &self.loader {
             self.toasts.error(format!("{}: still loading {}; try again when it is done", path.display(), loader.name));
             return;
         }
         let (kernels, queue) = (self.renderer.kernels().clone(), self.ctx.queue.clone());
         let settings = RenderSettings { gpu_format: self.panel.gpu_format, ..self.renderer.settings() };
-        self.loader = Some(SceneLoader::start(path, kernels, queue, settings));
+        self.loader = Some(SceneLoader::start(path, lod, kernels, queue, settings));
     }
 
     /// A finished background load replaces the scene; a failed one leaves it and says why.
@@ -428,6 +435,7 @@ impl Running {
         self.lab = None;
         self.surface.window.set_title(&format!("splatsort - {}", loaded.path.display()));
         self.scene_path = loaded.path.clone();
+        self.scene_lod = loaded.lod;
         self.toasts.note(format!("opened {} in {:.2} s", loaded.path.display(), loaded.secs));
         if let Some(report) = self.script.as_mut().and_then(|s| s.load.as_mut()) {
             report.load_secs = loaded.secs;
@@ -458,7 +466,7 @@ impl Running {
     fn apply_settings(&mut self) {
         // A new layout is a new upload: the scene is read again in the background and drawn as it is meanwhile.
         if self.panel.gpu_format != self.renderer.settings().gpu_format && self.loader.is_none() {
-            self.open(self.scene_path.clone());
+            self.open_level(self.scene_path.clone(), self.scene_lod);
         }
         let settings = self.panel.render_settings(self.renderer.settings().tile_pair_cap);
         if settings != self.renderer.settings() {
