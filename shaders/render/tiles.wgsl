@@ -7,7 +7,8 @@
 // - (the renderer's shared scan turns the counts into each position's first pair);
 // - `tile_prepare` (one thread): the number of pairs and the indirect arguments of what follows; past the cap on
 //   pairs, none are written and the frame goes to the quad draw;
-// - `tile_emit`: one thread per (tile id, splat) pair, in sorted-position order;
+// - `tile_emit_pairs` or `tile_emit_positions`: the (tile id, splat) pairs in sorted-position order, from a thread
+//   per pair or per position;
 // - (splatsort's radix sort orders the pairs by tile id, stably: each tile's splats stay in depth order);
 // - `tile_ranges`: each tile's first and last pair;
 // - `rasterize`: one workgroup per tile walks its list from the nearest splat, 256 at a time through workgroup
@@ -49,7 +50,7 @@ struct TileArgs {
     raster_x: u32,
     raster_y: u32,
     raster_z: u32,
-    // `tile_emit`'s workgroups: one thread per pair (none when the pairs overflow).
+    // `tile_emit_pairs`' workgroups: one thread per pair (none when the pairs overflow or the other emit runs).
     emit_x: u32,
     emit_y: u32,
     emit_z: u32,
@@ -57,6 +58,12 @@ struct TileArgs {
     pairs: u32,
     overflow: u32,
     _pad: u32,
+    // `tile_emit_positions`' workgroups: one thread per visible splat (none when the pairs overflow or the other
+    // emit runs).
+    positions_x: u32,
+    positions_y: u32,
+    positions_z: u32,
+    _pad1: u32,
 }
 
 @group(0) @binding(0) var<uniform> frame: FrameUniforms;
@@ -127,24 +134,37 @@ fn tile_prepare() {
     args.draw_first_vertex = 0u;
     args.draw_first_instance = 0u;
     let per_pair = grid((pairs + GROUP - 1u) / GROUP);
+    // The emit: a thread per sorted position when splats touch few tiles, else a thread per pair.
+    let by_position = pairs <= EMIT_POSITIONS_MAX_PAIRS_PER_SPLAT * visible[0];
+    let emit_pairs = grid(select((pairs + GROUP - 1u) / GROUP, 0u, by_position));
+    let per_position = grid(select((visible[0] + GROUP - 1u) / GROUP, 0u, overflow || !by_position));
     args.ranges_x = per_pair.x;
     args.ranges_y = per_pair.y;
     args.ranges_z = 1u;
     args.raster_x = tiles.tiles_x;
     args.raster_y = tiles.tiles_y;
     args.raster_z = 1u;
-    args.emit_x = per_pair.x;
-    args.emit_y = per_pair.y;
+    args.emit_x = emit_pairs.x;
+    args.emit_y = emit_pairs.y;
     args.emit_z = 1u;
+    args.positions_x = per_position.x;
+    args.positions_y = per_position.y;
+    args.positions_z = 1u;
     args.pairs = total;
     args.overflow = select(0u, 1u, overflow);
 }
+
+// The emit, in one of two kernels: the prepare pass picks one by the frame's pairs per visible splat (measured on
+// the H100: a thread per position is 2-3% faster a frame at 1.3-1.8 pairs per splat, 1M-20M splats framed, where
+// the binary search of a thread per pair takes as long as the rest of its work; but a splat over hundreds of tiles
+// holds its whole subgroup back, and at 7-56 pairs per splat it is 6-56% slower).
+const EMIT_POSITIONS_MAX_PAIRS_PER_SPLAT: u32 = 3u;
 
 // One thread per pair (load-balanced: a splat over a thousand tiles costs no thread more than one over a single
 // tile): finds its sorted position by binary search in the scanned counts, then its tile by walking the splat's
 // rows of tiles, and stores the splat's index (so the rasterizer reads the splat with one dependent load).
 @compute @workgroup_size(GROUP)
-fn tile_emit(
+fn tile_emit_pairs(
     @builtin(local_invocation_index) tid: u32,
     @builtin(workgroup_id) workgroup_id: vec3<u32>,
     @builtin(num_workgroups) num_workgroups: vec3<u32>,
@@ -181,6 +201,45 @@ fn tile_emit(
     }
     pair_tiles[i] = tile;
     pair_splats[i] = splat;
+}
+
+// One thread per sorted position (as the 3DGS rasterizer's duplicateWithKeys): the splat's pairs go at its first
+// pair (the scanned counts), one per tile its ellipse touches, row by row, each with the splat's index (so the
+// rasterizer reads the splat with one dependent load). The count is the projection's (`tile_count`); where this
+// module's walk of the same ellipse finds fewer tiles (floating-point contraction may round the two apart), the
+// rest are sentinel pairs, and tiles past the count are left out.
+@compute @workgroup_size(GROUP)
+fn tile_emit_positions(
+    @builtin(local_invocation_index) tid: u32,
+    @builtin(workgroup_id) workgroup_id: vec3<u32>,
+    @builtin(num_workgroups) num_workgroups: vec3<u32>,
+) {
+    let position = linear_id(workgroup_id, num_workgroups, tid);
+    if (position >= min(frame.num_splats, visible[0])) {
+        return;
+    }
+    let splat = depth_order[position];
+    let p = projected_at(splat, 0u);
+    let first = counts[position];
+    let count = p.tile_count;
+    if (count == 0u || first + count > pair_count[0]) {
+        return;
+    }
+    let e = ellipse_of(p);
+    var k = 0u;
+    let rows = ellipse_tile_rows(e, tiles.tiles_y);
+    for (var row = rows.x; row < rows.y && k < count; row++) {
+        let span = ellipse_row_tiles(e, row, tiles.tiles_x);
+        for (var x = span.x; x < span.y && k < count; x++) {
+            pair_tiles[first + k] = row * tiles.tiles_x + x;
+            pair_splats[first + k] = splat;
+            k++;
+        }
+    }
+    for (; k < count; k++) {
+        pair_tiles[first + k] = sentinel_tile();
+        pair_splats[first + k] = splat;
+    }
 }
 
 // Reads the sorted pairs (the tile sort's output pair, bound at the same bindings).

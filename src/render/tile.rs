@@ -21,12 +21,14 @@ pub const TILE: u32 = 16;
 /// Threads per workgroup of the per-splat and per-pair passes. Mirrors `GROUP`.
 const GROUP: u32 = 256;
 /// Bytes of `TileArgs`.
-const ARGS_BYTES: u64 = 64;
+const ARGS_BYTES: u64 = 80;
 /// Where `TileArgs` keeps the workgroups of the ranges pass, the rasterizer and the emit pass, and the pairs (the
 /// quad draw's arguments are first).
 const ARGS_RANGES: u64 = 16;
 const ARGS_RASTER: u64 = 28;
 const ARGS_EMIT: u64 = 40;
+/// Where `TileArgs` keeps the workgroups of the emit by position.
+const ARGS_EMIT_POSITIONS: u64 = 64;
 pub const ARGS_PAIRS: u64 = 52;
 
 pub const TILES_WGSL: &str = include_str!("../../shaders/render/tiles.wgsl");
@@ -92,6 +94,7 @@ struct Groups {
     count: wgpu::BindGroup,
     prepare: wgpu::BindGroup,
     emit: wgpu::BindGroup,
+    emit_positions: wgpu::BindGroup,
     ranges: wgpu::BindGroup,
     raster: wgpu::BindGroup,
 }
@@ -100,7 +103,9 @@ struct Groups {
 pub(crate) struct TilePipelines {
     count: wgpu::ComputePipeline,
     prepare: wgpu::ComputePipeline,
+    /// The two emits (`render/tiles.wgsl`); the prepare pass gives one of them no workgroups.
     emit: wgpu::ComputePipeline,
+    emit_positions: wgpu::ComputePipeline,
     ranges: wgpu::ComputePipeline,
     raster: wgpu::ComputePipeline,
 }
@@ -124,7 +129,8 @@ impl TilePipelines {
         Self {
             count: pipeline("tile_count"),
             prepare: pipeline("tile_prepare"),
-            emit: pipeline("tile_emit"),
+            emit: pipeline("tile_emit_pairs"),
+            emit_positions: pipeline("tile_emit_positions"),
             ranges: pipeline("tile_ranges"),
             raster: pipeline("rasterize"),
         }
@@ -309,6 +315,16 @@ impl TileRaster {
         let visible = || inputs.depth.count().as_entire_binding();
         let counts = || self.counts.table().as_entire_binding();
         let view = wgpu::BindingResource::TextureView(inputs.accumulation);
+        let emit_entries = [
+            (0, frame()),
+            (1, settings()),
+            (3, order()),
+            (4, visible()),
+            (5, counts()),
+            (6, self.pairs.keys(0).as_entire_binding()),
+            (7, self.pairs.values(0).as_entire_binding()),
+            (8, self.pairs.count().as_entire_binding()),
+        ];
         Groups {
             key,
             count: group(&self.pipelines.count, &[(0, frame()), (3, order()), (4, visible()), (5, counts())], true),
@@ -323,20 +339,8 @@ impl TileRaster {
                 ],
                 false,
             ),
-            emit: group(
-                &self.pipelines.emit,
-                &[
-                    (0, frame()),
-                    (1, settings()),
-                    (3, order()),
-                    (4, visible()),
-                    (5, counts()),
-                    (6, self.pairs.keys(0).as_entire_binding()),
-                    (7, self.pairs.values(0).as_entire_binding()),
-                    (8, self.pairs.count().as_entire_binding()),
-                ],
-                true,
-            ),
+            emit: group(&self.pipelines.emit, &emit_entries, true),
+            emit_positions: group(&self.pipelines.emit_positions, &emit_entries, true),
             ranges: group(
                 &self.pipelines.ranges,
                 &[
@@ -398,6 +402,9 @@ impl TileRaster {
             pass.set_pipeline(&self.pipelines.emit);
             pass.set_bind_group(0, &groups.emit, &[]);
             pass.dispatch_workgroups_indirect(&self.args, ARGS_EMIT);
+            pass.set_pipeline(&self.pipelines.emit_positions);
+            pass.set_bind_group(0, &groups.emit_positions, &[]);
+            pass.dispatch_workgroups_indirect(&self.args, ARGS_EMIT_POSITIONS);
         }
         // Every pass of the pairs' sort is timed as one stage of the frame.
         let mut sort_timer = timer.as_deref_mut().map(|timer| TimedAs { timer, kind: PassKind::TileSort });
@@ -427,6 +434,18 @@ impl TileRaster {
 mod tests {
     use super::*;
     use splatsort_wgsl_test::assert_layout;
+
+    #[test]
+    fn tile_args_offsets_match_the_shader() {
+        let (members, span) = splatsort_wgsl_test::wgsl_struct(&shader_source(1), "TileArgs");
+        let offset = |name: &str| u64::from(members.iter().find(|(n, _)| n == name).expect(name).1);
+        assert_eq!(u64::from(span), ARGS_BYTES);
+        assert_eq!(offset("ranges_x"), ARGS_RANGES);
+        assert_eq!(offset("raster_x"), ARGS_RASTER);
+        assert_eq!(offset("emit_x"), ARGS_EMIT);
+        assert_eq!(offset("positions_x"), ARGS_EMIT_POSITIONS);
+        assert_eq!(offset("pairs"), ARGS_PAIRS);
+    }
 
     #[test]
     fn tile_settings_match_the_shader() {
