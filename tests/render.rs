@@ -178,19 +178,25 @@ fn two_overlapping_splats_in_depth_order() {
     assert!(g > 200 && r < 30, "seen from behind, green is in front: {r} {g}");
 }
 
+/// Six thin splats in a row, each turned further (and by `tilt(t)` at step t).
+fn rotated_splats(tilt: impl Fn(f32) -> Quat) -> Vec<Splat> {
+    (0..6)
+        .map(|i| {
+            let t = i as f32;
+            Splat {
+                position: Vec3::new(-1.5 + 0.6 * t, 0.3 * (t - 2.5), 0.2 * t),
+                scale: Vec3::new(0.5, 0.05, 0.15),
+                rotation: Quat::from_rotation_z(0.5 * t) * Quat::from_rotation_y(0.3 * t) * tilt(t),
+                opacity: 0.8,
+                color: [0.2 + 0.1 * t, 0.9 - 0.1 * t, 0.5],
+            }
+        })
+        .collect()
+}
+
 #[test]
 fn anisotropic_rotated_splats() {
-    let mut splats = Vec::new();
-    for i in 0..6 {
-        let t = i as f32;
-        splats.push(Splat {
-            position: Vec3::new(-1.5 + 0.6 * t, 0.3 * (t - 2.5), 0.2 * t),
-            scale: Vec3::new(0.5, 0.05, 0.15),
-            rotation: Quat::from_rotation_z(0.5 * t) * Quat::from_rotation_y(0.3 * t),
-            opacity: 0.8,
-            color: [0.2 + 0.1 * t, 0.9 - 0.1 * t, 0.5],
-        });
-    }
+    let splats = rotated_splats(|_| Quat::IDENTITY);
     let scene = scene_of(&splats, 0, |_, _| [0.0; 3]);
     let cam = camera(128, 96, [0.3, -0.5, -5.0], [0.0, 0.0, 0.5]);
     let image = assert_matches_reference("anisotropic", &scene, &cam, RenderSettings::default(), SYNTHETIC);
@@ -281,17 +287,7 @@ fn view_dependent_colour_from_sh_degrees_1_to_3() {
 #[test]
 fn the_compact_layout_matches_the_reference() {
     let compact = RenderSettings { gpu_format: render::GpuFormat::Compact, ..Default::default() };
-    let mut splats = Vec::new();
-    for i in 0..6 {
-        let t = i as f32;
-        splats.push(Splat {
-            position: Vec3::new(-1.5 + 0.6 * t, 0.3 * (t - 2.5), 0.2 * t),
-            scale: Vec3::new(0.5, 0.05, 0.15),
-            rotation: Quat::from_rotation_z(0.5 * t) * Quat::from_rotation_y(0.3 * t) * Quat::from_rotation_x(-t),
-            opacity: 0.8,
-            color: [0.2 + 0.1 * t, 0.9 - 0.1 * t, 0.5],
-        });
-    }
+    let splats = rotated_splats(|t| Quat::from_rotation_x(-t));
     let scene = scene_of(&splats, 3, |i, k| {
         let s = 0.4 / (k as f32).sqrt() * if i % 2 == 0 { 1.0 } else { -0.7 };
         [s, -0.5 * s, if k % 2 == 0 { s } else { -s }]

@@ -256,20 +256,11 @@ fn print_render_result(args: &RenderBenchArgs, ctx: &GpuContext, result: &Render
         }
         (None, reason) => println!("  no GPU timings: {}", reason.as_deref().unwrap_or("unknown")),
     }
-    let m = &result.memory;
-    let mib = |b: u64| b as f64 / 1048576.0;
     println!(
-        "  wall clock {:.3} ms per frame; GPU memory ({} layout) {:.1} MiB, {} B per splat: scene {:.1} MiB, frame \
-         {:.1}, sort {:.1}, tiles {:.1}, image {:.1}",
+        "  wall clock {:.3} ms per frame; GPU memory ({} layout) {}",
         result.wall_ms_per_frame,
         result.gpu_format.name(),
-        mib(m.total()),
-        m.per_splat(u64::from(result.num_splats)),
-        mib(m.scene),
-        mib(m.frame),
-        mib(m.sort),
-        mib(m.tiles),
-        mib(m.image),
+        result.memory.describe(u64::from(result.num_splats)),
     );
 }
 

@@ -34,6 +34,21 @@ impl GpuMemory {
         self.buffers() / num_splats.max(1)
     }
 
+    /// One line for people: the total, bytes per splat, and each part in MiB.
+    pub fn describe(&self, num_splats: u64) -> String {
+        let mib = |b: u64| b as f64 / 1048576.0;
+        format!(
+            "{:.1} MiB, {} B per splat: scene {:.1} MiB, frame {:.1}, sort {:.1}, tiles {:.1}, image {:.1}",
+            mib(self.total()),
+            self.per_splat(num_splats),
+            mib(self.scene),
+            mib(self.frame),
+            mib(self.sort),
+            mib(self.tiles),
+            mib(self.image)
+        )
+    }
+
     /// What a renderer of `num_splats` splats at `sh_degree` in `format` allocates for its scene, frame and sort
     /// buffers, and with `draw` = compute, the tile path's at its default cap on pairs (`tile_pair_cap` pairs).
     /// A sort takes its two key/value pairs (16 bytes a key) and its temporaries, counted at the largest: the

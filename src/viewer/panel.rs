@@ -318,17 +318,7 @@ pub fn show(ui: &mut egui::Ui, state: &mut PanelState, info: &PanelInfo<'_>) -> 
             .show(ui, |ui| camera_section(ui, state, &mut actions));
         egui::CollapsingHeader::new("Device").default_open(false).show(ui, |ui| {
             ui.label(info.adapter);
-            let m = info.memory;
-            ui.label(format!(
-                "GPU memory {} ({} B per splat): scene {}, frame {}, sort {}, tiles {}, image {}",
-                mib(m.total()),
-                m.per_splat(u64::from(info.num_splats)),
-                mib(m.scene),
-                mib(m.frame),
-                mib(m.sort),
-                mib(m.tiles),
-                mib(m.image)
-            ));
+            ui.label(format!("GPU memory {}", info.memory.describe(u64::from(info.num_splats))));
             ui.checkbox(&mut state.vsync, "vsync");
         });
     });
