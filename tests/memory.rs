@@ -60,8 +60,13 @@ fn memory_figures_are_the_buffers_made_and_a_scene_past_the_gpu_is_refused_first
     for part in ["40000 splats in the full layout", "7000000", "the compact layout would fit"] {
         assert!(error.contains(part), "{part:?} in {error}");
     }
-    let tiny = RenderKernels::with_limits(device, Binding::for_device(device), Some(1_000_000));
+    // The viewer loads a scene while the one on screen keeps its memory: 5.8 MB of compact scene fits 7 MB, but not
+    // beside 2 MB in use.
     let compact = RenderSettings { gpu_format: GpuFormat::Compact, ..Default::default() };
+    assert!(SplatRenderer::with_kernels_beside(&small, queue, &scene, compact, 0).is_ok());
+    let error = SplatRenderer::with_kernels_beside(&small, queue, &scene, compact, 2_000_000).err().expect("too big");
+    assert!(error.to_string().contains("more than this GPU's 5000000"), "{error}");
+    let tiny = RenderKernels::with_limits(device, Binding::for_device(device), Some(1_000_000));
     let error =
         SplatRenderer::with_kernels(&tiny, queue, &scene, compact).err().expect("1 MB is too small").to_string();
     assert!(error.contains("compact layout need") && !error.contains("would fit"), "{error}");

@@ -20,11 +20,10 @@ struct FrameUniforms {
     count_index: u32,
     // 1: Mip-Splatting's 2D filter with its opacity compensation (render/project.wgsl), for scenes trained with it.
     antialias: u32,
-    // The scene's layout (`GpuFormat`: 0 full, 1 compact); the projection is compiled for one (`GPU_FORMAT`).
-    gpu_format: u32,
     _pad0: u32,
     _pad1: u32,
-    // Splats per part of the split arrays (render/split.rs): geometry, SH, projection, -.
+    _pad2: u32,
+    // x: splats per part of the split arrays (render/split.rs; all split at the same splats); y, z, w: unused.
     parts: vec4<u32>,
     // The compact layout's DC colour: its least value and step per channel (rgb, -).
     dc_min: vec4<f32>,

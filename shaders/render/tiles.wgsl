@@ -63,7 +63,9 @@ struct TileArgs {
     positions_x: u32,
     positions_y: u32,
     positions_z: u32,
-    _pad1: u32,
+    // The frame's pairs in units of 1024, rounded up per workgroup (`tile_count`): where the u32 scan's total could
+    // have wrapped (2^22 units: 2^32 pairs), the frame is past any cap and overflows.
+    pairs_kib: atomic<u32>,
 }
 
 @group(0) @binding(0) var<uniform> frame: FrameUniforms;
@@ -94,6 +96,8 @@ fn sentinel_tile() -> u32 {
     return tiles.tiles_x * tiles.tiles_y;
 }
 
+var<workgroup> group_pairs: atomic<u32>;
+
 @compute @workgroup_size(GROUP)
 fn tile_count(
     @builtin(local_invocation_index) tid: u32,
@@ -101,14 +105,20 @@ fn tile_count(
     @builtin(num_workgroups) num_workgroups: vec3<u32>,
 ) {
     let position = linear_id(workgroup_id, num_workgroups, tid);
-    if (position >= frame.num_splats) {
-        return;
-    }
     var n = 0u;
-    if (position < visible[0]) {
+    if (position < min(frame.num_splats, visible[0])) {
         n = projected_at(depth_order[position], 0u).tile_count;
     }
-    counts[position] = n;
+    if (position < frame.num_splats) {
+        counts[position] = n;
+    }
+    // The scan adds in u32; this coarse sum cannot wrap (2^32 KiB of pairs), so `tile_prepare` can tell a total
+    // that wrapped.
+    atomicAdd(&group_pairs, n);
+    workgroupBarrier();
+    if (tid == 0u) {
+        atomicAdd(&args.pairs_kib, (atomicLoad(&group_pairs) + 1023u) / 1024u);
+    }
 }
 
 fn grid(groups: u32) -> vec3<u32> {
@@ -126,7 +136,9 @@ fn grid(groups: u32) -> vec3<u32> {
 @compute @workgroup_size(1)
 fn tile_prepare() {
     let total = counts[tiles.total_index];
-    let overflow = total > tiles.pair_cap;
+    let wrapped = atomicLoad(&args.pairs_kib) >= (1u << 22u);
+    atomicStore(&args.pairs_kib, 0u);
+    let overflow = total > tiles.pair_cap || wrapped;
     let pairs = select(total, 0u, overflow);
     pair_count[0] = pairs;
     args.draw_vertices = 4u;
@@ -150,7 +162,7 @@ fn tile_prepare() {
     args.positions_x = per_position.x;
     args.positions_y = per_position.y;
     args.positions_z = 1u;
-    args.pairs = total;
+    args.pairs = select(total, 0xffffffffu, wrapped);
     args.overflow = select(0u, 1u, overflow);
 }
 

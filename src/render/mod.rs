@@ -286,6 +286,8 @@ pub enum RenderError {
         available: u64,
         fits: Option<&'static str>,
     },
+    #[error("the GPU could not allocate the buffers of {num_splats} splats in the {format} layout: {message}")]
+    AllocationFailed { num_splats: u64, format: &'static str, message: String },
     #[error("{0} splats is more than a 32-bit index holds")]
     TooManySplats(u64),
     #[error("an image of {width}x{height} is past this GPU's largest texture side, {limit} pixels")]
@@ -312,9 +314,9 @@ struct FrameUniforms {
     splat_scale: f32,
     count_index: u32,
     antialias: u32,
-    gpu_format: u32,
     _pad0: u32,
     _pad1: u32,
+    _pad2: u32,
     parts: [u32; 4],
     dc_min: [f32; 4],
     dc_step: [f32; 4],
@@ -764,13 +766,46 @@ impl SplatRenderer {
         scene: &Scene,
         settings: RenderSettings,
     ) -> Result<Self, RenderError> {
+        Self::with_kernels_beside(kernels, queue, scene, settings, 0)
+    }
+
+    /// `with_kernels` while `in_use` bytes of the GPU's memory stay taken (the renderer of the scene on screen,
+    /// kept until this one is ready): the scene is checked against the rest. A failed allocation (the estimate is
+    /// not the driver's) is an error too, never a panic.
+    pub fn with_kernels_beside(
+        kernels: &RenderKernels,
+        queue: &wgpu::Queue,
+        scene: &Scene,
+        settings: RenderSettings,
+        in_use: u64,
+    ) -> Result<Self, RenderError> {
+        let scope = kernels.device().push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let built = Self::build(kernels, queue, scene, settings, in_use);
+        match pollster::block_on(scope.pop()) {
+            Some(error) => Err(RenderError::AllocationFailed {
+                num_splats: scene.len() as u64,
+                format: settings.gpu_format.name(),
+                message: error.to_string(),
+            }),
+            None => built,
+        }
+    }
+
+    fn build(
+        kernels: &RenderKernels,
+        queue: &wgpu::Queue,
+        scene: &Scene,
+        settings: RenderSettings,
+        in_use: u64,
+    ) -> Result<Self, RenderError> {
         let device = kernels.device();
         let binding = kernels.binding();
         let n = scene.len() as u64;
         GpuScene::check_limits(binding, n, scene.sh_degree, settings.gpu_format)?;
         let cap = u64::from(tile::default_pair_cap(device, u32::try_from(n).unwrap_or(u32::MAX)));
         let (deg, format) = (scene.sh_degree, settings.gpu_format);
-        memory::check_fits(kernels.memory(), n, deg, format, settings.draw, cap)?;
+        let available = kernels.memory().map(|m| m.saturating_sub(in_use));
+        memory::check_fits(available, n, deg, format, settings.draw, cap)?;
         let gpu_scene = GpuScene::upload(device, queue, binding, scene, settings.gpu_format)?;
         let sort_buffers = SortBuffers::new(device, gpu_scene.num_splats.max(1))?;
         let sorter = GpuSort::with_kernels(kernels.sort(), settings.algorithm, &sort_buffers, settings.sort)?;
@@ -1072,9 +1107,9 @@ impl SplatRenderer {
             splat_scale: s.splat_scale,
             count_index: self.visible_counts.total_index(),
             antialias: u32::from(s.antialias),
-            gpu_format: self.scene.format.index(),
             _pad0: 0,
             _pad1: 0,
+            _pad2: 0,
             parts: [self.scene.part_splats, 0, 0, 0],
             dc_min: [self.scene.dc_range.min[0], self.scene.dc_range.min[1], self.scene.dc_range.min[2], 0.0],
             dc_step: [self.scene.dc_range.step[0], self.scene.dc_range.step[1], self.scene.dc_range.step[2], 0.0],
@@ -1239,9 +1274,9 @@ mod tests {
                 splat_scale,
                 count_index,
                 antialias,
-                gpu_format,
                 _pad0,
                 _pad1,
+                _pad2,
                 parts,
                 dc_min,
                 dc_step,

@@ -34,7 +34,7 @@ impl GpuFormat {
         }
     }
 
-    /// The shaders' `GPU_FORMAT`.
+    /// The renderer's index of the layout's projection pipeline.
     pub fn index(self) -> u32 {
         self as u32
     }

@@ -327,7 +327,11 @@ impl TileRaster {
         ];
         Groups {
             key,
-            count: group(&self.pipelines.count, &[(0, frame()), (3, order()), (4, visible()), (5, counts())], true),
+            count: group(
+                &self.pipelines.count,
+                &[(0, frame()), (3, order()), (4, visible()), (5, counts()), (9, self.args.as_entire_binding())],
+                true,
+            ),
             prepare: group(
                 &self.pipelines.prepare,
                 &[

@@ -42,13 +42,15 @@ pub struct SceneLoader {
 
 impl SceneLoader {
     /// Starts loading `path` (at LOD level `lod` for a bundle) and building its renderer on `kernels` with
-    /// `settings` on a background thread.
+    /// `settings` on a background thread, beside `in_use` bytes of GPU memory (the scene on screen, kept until the
+    /// new one is ready).
     pub fn start(
         path: PathBuf,
         lod: Option<usize>,
         kernels: RenderKernels,
         queue: wgpu::Queue,
         settings: RenderSettings,
+        in_use: u64,
     ) -> Self {
         let progress = Arc::new(AtomicU32::new(0));
         let (send, result) = mpsc::channel();
@@ -62,7 +64,7 @@ impl SceneLoader {
                 .and_then(|scene| {
                     set(READ_SHARE);
                     let build = std::time::Instant::now();
-                    let renderer = SplatRenderer::with_kernels(&kernels, &queue, &scene, settings)
+                    let renderer = SplatRenderer::with_kernels_beside(&kernels, &queue, &scene, settings, in_use)
                         .map_err(|e| format!("{}: {e}", path.display()))?;
                     set(1.0);
                     Ok(Loaded {

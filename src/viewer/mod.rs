@@ -405,7 +405,8 @@ impl Running {
         }
         let (kernels, queue) = (self.renderer.kernels().clone(), self.ctx.queue.clone());
         let settings = RenderSettings { gpu_format: self.panel.gpu_format, ..self.renderer.settings() };
-        self.loader = Some(SceneLoader::start(path, lod, kernels, queue, settings));
+        let in_use = self.renderer.memory().total();
+        self.loader = Some(SceneLoader::start(path, lod, kernels, queue, settings, in_use));
     }
 
     /// A finished background load replaces the scene; a failed one leaves it and says why.
@@ -422,13 +423,17 @@ impl Running {
         };
         // The old scene's buffers are freed when its renderer drops here.
         self.renderer = loaded.renderer;
+        // The same scene in another layout keeps the view and the panel's settings; another scene is framed anew.
+        let same_scene = loaded.path == self.scene_path && loaded.lod == self.scene_lod;
         self.scene_name = loaded.label;
-        self.file_sh_degree = loaded.sh_degree;
-        self.panel.sh_degree = loaded.sh_degree;
-        self.file_antialiased = loaded.antialiased;
-        self.panel.antialias = self.antialias.resolve(loaded.antialiased);
-        self.scene_bounds = loaded.bounds;
-        self.frame_scene();
+        if !same_scene {
+            self.file_sh_degree = loaded.sh_degree;
+            self.panel.sh_degree = loaded.sh_degree;
+            self.file_antialiased = loaded.antialiased;
+            self.panel.antialias = self.antialias.resolve(loaded.antialiased);
+            self.scene_bounds = loaded.bounds;
+            self.frame_scene();
+        }
         self.readbacks.forget();
         self.timings.stats.reset_window();
         // The lab's buffers are sized for the old scene: rebuilt on the next frame.
