@@ -79,8 +79,7 @@ pub fn make_parts(
 }
 
 /// The bind-group entries of a split array's `parts` bindings from `base`: the array's buffers, the last repeated
-/// for the parts it does not use (read-only arrays; a writable array repeats its last part too, which no index
-/// reaches).
+/// for the parts the scene does not need (no index reaches them).
 pub fn entries(base: u32, parts: u32, buffers: &[wgpu::Buffer]) -> Vec<wgpu::BindGroupEntry<'_>> {
     (0..parts)
         .map(|k| wgpu::BindGroupEntry {
