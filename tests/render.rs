@@ -720,3 +720,49 @@ fn only_visible_splats_are_sorted_in_a_stable_order() {
         assert!(lit_pixels(&first) > 160 * 120 / 10, "{what}: the corner is in view");
     }
 }
+
+#[test]
+fn both_rasterizer_walks_draw_the_same_image() {
+    // The compute path's rasterizer walks each batch either with every pixel reading every splat, or (devices with
+    // 32-lane ballots, lavapipe among them) with each subgroup walking only the splats a ballot finds touching its
+    // pixel blocks. Both blend the same splats in the same order with the same arithmetic: the images are equal
+    // byte for byte, whichever the frame's pairs per splat pick by default.
+    let ctx = common::context();
+    assert!(render::tile::has_ballot_walk(&ctx.device), "the test device has 32-lane ballots: both walks run");
+    let plain = render::RenderKernels::with_ballot_walk(&ctx.device, 0);
+    let ballot = render::RenderKernels::with_ballot_walk(&ctx.device, u32::MAX);
+    let default = render::RenderKernels::new(&ctx.device);
+    // A long list in one tile: 3,000 faint splats (many batches, no pixel stops early), in a few tiles' pixels.
+    let mut heavy = Vec::new();
+    for i in 0..3000u32 {
+        let t = i as f32;
+        let (x, y) = ((t * 0.618).fract() - 0.5, (t * 0.414).fract() - 0.5);
+        let colour = [(t * 0.13).fract(), (t * 0.29).fract(), (t * 0.71).fract()];
+        heavy.push(splat([0.3 * x, 0.3 * y, 0.01 * t], 0.02 + 0.04 * (t * 0.37).fract(), 0.04, colour));
+    }
+    let inside = Camera::look_at(&CameraFile {
+        width: 240,
+        height: 136,
+        ..CameraFile::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/bench/inside.json")).expect("camera")
+    })
+    .expect("camera");
+    let cases = [
+        ("the demo scene from above", demo_scene(), common::demo_camera()),
+        ("the demo scene from inside", demo_scene(), inside),
+        ("thin, rotated and edge splats", scene_of(&binning_splats(), 0, |_, _| [0.0; 3]), {
+            camera(203, 141, [0.0, 0.0, -3.0], [0.0, 0.0, 0.0])
+        }),
+        ("3,000 splats over a few tiles", scene_of(&heavy, 0, |_, _| [0.0; 3]), {
+            camera(96, 64, [0.0, 0.0, -2.0], [0.0, 0.0, 0.0])
+        }),
+    ];
+    for (what, scene, cam) in cases {
+        let settings = RenderSettings { draw: DrawPath::Compute, ..Default::default() };
+        let a = render_on(&plain, &scene, &cam, settings);
+        let b = render_on(&ballot, &scene, &cam, settings);
+        let c = render_on(&default, &scene, &cam, settings);
+        assert!(lit_pixels(&a) > 100, "{what}: the view shows it ({} lit pixels)", lit_pixels(&a));
+        assert!(a.rgba == b.rgba, "{what}: the ballot walk draws what the plain walk draws");
+        assert!(a.rgba == c.rgba, "{what}: the default kernels draw it too");
+    }
+}

@@ -32,7 +32,9 @@ struct TileSettings {
     background_b: f32,
     // Where the scan leaves the total of all counts.
     total_index: u32,
-    _pad: u32,
+    // The rasterizer walks only the splats that touch a subgroup's pixel blocks (`walk_touching`) in frames of at
+    // most this many pairs per visible splat; 0: never (a device without 32-lane ballots has no such pipeline).
+    ballot_max_pairs_per_splat: u32,
 }
 
 // Indirect arguments and counters the emit pass writes (`TileArgs` in render/tile.rs).
@@ -66,6 +68,10 @@ struct TileArgs {
     // The frame's pairs in units of 1024, rounded up per workgroup (`tile_count`): where the u32 scan's total could
     // have wrapped (2^22 units: 2^32 pairs), the frame is past any cap and overflows.
     pairs_kib: atomic<u32>,
+    // The ballot rasterizer's workgroups: every tile in the frames it takes (then the other gets none).
+    ballot_x: u32,
+    ballot_y: u32,
+    ballot_z: u32,
 }
 
 @group(0) @binding(0) var<uniform> frame: FrameUniforms;
@@ -153,9 +159,16 @@ fn tile_prepare() {
     args.ranges_x = per_pair.x;
     args.ranges_y = per_pair.y;
     args.ranges_z = 1u;
-    args.raster_x = tiles.tiles_x;
+    // The rasterizer, in one of two kernels (`walk_all`, `walk_touching`).
+    // (Pairs per visible splat rounded up: pairs < 2^30 and visible splats < 2^29, so nothing wraps.)
+    let per_splat = select(0u, (pairs + visible[0] - 1u) / max(visible[0], 1u), visible[0] > 0u);
+    let by_ballot = !overflow && tiles.ballot_max_pairs_per_splat > 0u && per_splat <= tiles.ballot_max_pairs_per_splat;
+    args.raster_x = select(tiles.tiles_x, 0u, by_ballot);
     args.raster_y = tiles.tiles_y;
     args.raster_z = 1u;
+    args.ballot_x = select(0u, tiles.tiles_x, by_ballot);
+    args.ballot_y = tiles.tiles_y;
+    args.ballot_z = 1u;
     args.emit_x = emit_pairs.x;
     args.emit_y = emit_pairs.y;
     args.emit_z = 1u;
@@ -363,8 +376,10 @@ fn blend_splat(px: ptr<function, Pixel>, j: u32, a: vec4<f32>, b: vec4<f32>, cen
     return false;
 }
 
-@compute @workgroup_size(GROUP)
-fn rasterize(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) workgroup_id: vec3<u32>) {
+// The rasterizer's body for tile `workgroup_id`; `lane` and `sg_size` are the invocation's subgroup lane and size
+// (0 and 1 without subgroups). The entry point `rasterize` is in render/walk_subgroup.wgsl or render/walk_plain.wgsl;
+// its pipelines set BALLOT_WALK (there) to walk each batch with `walk_touching`, else every pixel walks every splat.
+fn rasterize_tile(tid: u32, workgroup_id: vec3<u32>, lane: u32, sg_size: u32) {
     let tile = workgroup_id.y * tiles.tiles_x + workgroup_id.x;
     let origin = workgroup_id.xy * TILE;
     let pixel = origin + tile_pixel(tid);
@@ -386,6 +401,7 @@ fn rasterize(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) w
     if (done) {
         atomicAdd(&pixels_done, 1u);
     }
+    let walk = Walk(centre, block, lane, sg_size);
     // The list is farthest first: walk it from its end, a batch of GROUP at a time.
     var end = range.y;
     loop {
@@ -398,7 +414,13 @@ fn rasterize(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) w
             load_splat(tid, end - 1u - tid, vec2<f32>(origin));
         }
         workgroupBarrier();
-        if (!done) {
+        if (BALLOT_WALK) {
+            let was_done = done;
+            done = walk_touching(&px, done, count, walk);
+            if (done && !was_done) {
+                atomicAdd(&pixels_done, 1u);
+            }
+        } else if (!done) {
             // Four splats' records read at once, so that their loads overlap; then blended one by one, in order.
             for (var j = 0u; j < count; j += 4u) {
                 let b0 = batch_b[j];
@@ -431,4 +453,13 @@ fn rasterize(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) w
         let background = vec3<f32>(tiles.background_r, tiles.background_g, tiles.background_b);
         textureStore(accumulation, pixel, vec4<f32>(px.colour + px.transmittance * background, 1.0));
     }
+}
+
+// What a walk knows of its invocation.
+struct Walk {
+    // The pixel centre, and its block of the tile.
+    centre: vec2<f32>,
+    block: u32,
+    lane: u32,
+    sg_size: u32,
 }

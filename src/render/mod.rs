@@ -89,7 +89,9 @@ pub fn shader_modules() -> Vec<(&'static str, String)> {
             ("render/layout_compact.wgsl", project_source(GpuFormat::Compact)),
             ("render/compact.wgsl", format!("{COMMON_WGSL}\n{COMPACT_WGSL}")),
             ("render/draw.wgsl", draw_source(parts)),
-            ("render/tiles.wgsl", tile::shader_source(parts)),
+            ("render/tiles.wgsl", tile::shader_source(parts, true)),
+            ("render/walk_plain.wgsl", tile::shader_source(parts, false)),
+            ("render/walk_subgroup.wgsl", tile::shader_source(parts, true)),
             ("render/blit.wgsl", BLIT_WGSL.to_string()),
         ]);
     }
@@ -423,6 +425,9 @@ struct KernelsShared {
     pipelines: Pipelines,
     blit: Mutex<HashMap<wgpu::TextureFormat, wgpu::RenderPipeline>>,
     tiles: OnceLock<Arc<tile::TilePipelines>>,
+    /// The compute path's rasterizer walks by subgroup ballots (`render/walk_subgroup.wgsl`) in frames of at most
+    /// this many tile-splat pairs per visible splat; 0: never (the device has no 32-lane ballots).
+    ballot_max_pairs_per_splat: u32,
     sort: SortKernels,
 }
 
@@ -435,6 +440,18 @@ impl RenderKernels {
     /// As `new`, with the per-splat arrays split as `binding` says and `memory` bytes taken as the GPU's memory
     /// (tests force small parts and a small GPU this way).
     pub fn with_limits(device: &wgpu::Device, binding: Binding, memory: Option<u64>) -> Self {
+        Self::with_walk(device, binding, memory, tile::BALLOT_MAX_PAIRS_PER_SPLAT)
+    }
+
+    /// As `new`, with the compute path's rasterizer walking by subgroup ballots in frames of at most
+    /// `max_pairs_per_splat` pairs per visible splat (0: never, `u32::MAX`: always), where the device has 32-lane
+    /// ballots (`tile::has_ballot_walk`). The two walks draw the same image; tests run both.
+    pub fn with_ballot_walk(device: &wgpu::Device, max_pairs_per_splat: u32) -> Self {
+        Self::with_walk(device, Binding::for_device(device), memory::device_memory(device), max_pairs_per_splat)
+    }
+
+    fn with_walk(device: &wgpu::Device, binding: Binding, memory: Option<u64>, max_pairs_per_splat: u32) -> Self {
+        let ballot_max_pairs_per_splat = if tile::has_ballot_walk(device) { max_pairs_per_splat } else { 0 };
         Self(Arc::new(KernelsShared {
             device: device.clone(),
             binding,
@@ -442,6 +459,7 @@ impl RenderKernels {
             pipelines: Pipelines::new(device, binding.parts),
             blit: Mutex::new(HashMap::new()),
             tiles: OnceLock::new(),
+            ballot_max_pairs_per_splat,
             sort: SortKernels::new(device),
         }))
     }
@@ -471,7 +489,17 @@ impl RenderKernels {
     }
 
     pub(crate) fn tiles(&self) -> Arc<tile::TilePipelines> {
-        self.0.tiles.get_or_init(|| Arc::new(tile::TilePipelines::new(&self.0.device, self.0.binding.parts))).clone()
+        let shared = &self.0;
+        shared
+            .tiles
+            .get_or_init(|| {
+                Arc::new(tile::TilePipelines::new(
+                    &shared.device,
+                    shared.binding.parts,
+                    shared.ballot_max_pairs_per_splat,
+                ))
+            })
+            .clone()
     }
 
     /// The blit's pipeline for targets of `format`, made the first time that format is drawn to.

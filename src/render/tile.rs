@@ -21,7 +21,7 @@ pub const TILE: u32 = 16;
 /// Threads per workgroup of the per-splat and per-pair passes. Mirrors `GROUP`.
 const GROUP: u32 = 256;
 /// Bytes of `TileArgs`.
-const ARGS_BYTES: u64 = 80;
+const ARGS_BYTES: u64 = 92;
 /// Where `TileArgs` keeps the workgroups of the ranges pass, the rasterizer and the emit pass, and the pairs (the
 /// quad draw's arguments are first).
 const ARGS_RANGES: u64 = 16;
@@ -29,14 +29,33 @@ const ARGS_RASTER: u64 = 28;
 const ARGS_EMIT: u64 = 40;
 /// Where `TileArgs` keeps the workgroups of the emit by position.
 const ARGS_EMIT_POSITIONS: u64 = 64;
+/// Where `TileArgs` keeps the workgroups of the rasterizer that walks by ballots.
+const ARGS_RASTER_BALLOT: u64 = 80;
+/// The ballot rasterizer takes frames of at most this many pairs per visible splat (`TileSettings` in
+/// `render/tiles.wgsl`), by default. Measured on the H100 (BENCHMARKS.md): its pass is 10% faster at 1.4-2.1 (1M-20M splats
+/// framed) and 3% at 4.6 (the demo from far), 13% slower at 20-25 (the demo from near and inside), where nearly
+/// every splat touches every pixel block.
+pub const BALLOT_MAX_PAIRS_PER_SPLAT: u32 = 8;
 pub const ARGS_PAIRS: u64 = 52;
 
 pub const TILES_WGSL: &str = include_str!("../../shaders/render/tiles.wgsl");
+/// The rasterizer's entry point with the walk by subgroup ballots (its pipeline sets `BALLOT_WALK`).
+pub const WALK_SUBGROUP_WGSL: &str = include_str!("../../shaders/render/walk_subgroup.wgsl");
+/// What stands for it in a module without subgroups.
+pub const WALK_PLAIN_WGSL: &str = include_str!("../../shaders/render/walk_plain.wgsl");
 
-/// The tile path's shader as compiled for `parts` parts of the projection: the common part, the projection's
-/// split bindings, then `render/tiles.wgsl`.
-pub fn shader_source(parts: u32) -> String {
-    format!("{}\n{}\n{TILES_WGSL}", super::COMMON_WGSL, super::projected_split(parts))
+/// Whether the compute path on `device` has the rasterizer that walks by ballots: subgroups of at most 32 lanes
+/// (a ballot's first word holds them all).
+pub fn has_ballot_walk(device: &wgpu::Device) -> bool {
+    device.features().contains(wgpu::Features::SUBGROUP) && device.adapter_info().subgroup_max_size <= 32
+}
+
+/// The tile path's shader as compiled for `parts` parts of the projection, with the ballot rasterizer or without:
+/// the common part, the projection's split bindings, `render/tiles.wgsl`, then `render/walk_subgroup.wgsl` or
+/// `render/walk_plain.wgsl`.
+pub fn shader_source(parts: u32, ballot: bool) -> String {
+    let walk = if ballot { WALK_SUBGROUP_WGSL } else { WALK_PLAIN_WGSL };
+    format!("{}\n{}\n{TILES_WGSL}\n{walk}", super::COMMON_WGSL, super::projected_split(parts))
 }
 
 /// Mirrors `TileSettings` in `render/tiles.wgsl`.
@@ -50,7 +69,7 @@ struct TileSettings {
     background_g: f32,
     background_b: f32,
     total_index: u32,
-    _pad: u32,
+    ballot_max_pairs_per_splat: u32,
 }
 
 /// The default cap on (tile, splat) pairs for `num_splats` splats: 8 per splat up to 2^24 pairs (a 1080p frame of
@@ -97,6 +116,7 @@ struct Groups {
     emit_positions: wgpu::BindGroup,
     ranges: wgpu::BindGroup,
     raster: wgpu::BindGroup,
+    raster_ballot: Option<wgpu::BindGroup>,
 }
 
 /// The tile passes' pipelines (once per device: `RenderKernels::tiles`).
@@ -108,24 +128,33 @@ pub(crate) struct TilePipelines {
     emit_positions: wgpu::ComputePipeline,
     ranges: wgpu::ComputePipeline,
     raster: wgpu::ComputePipeline,
+    /// Where the device has it (`has_ballot_walk`) and frames may take it.
+    raster_ballot: Option<wgpu::ComputePipeline>,
+    /// The frames it takes: at most this many pairs per visible splat.
+    ballot_max_pairs_per_splat: u32,
 }
 
 impl TilePipelines {
-    pub(crate) fn new(device: &wgpu::Device, parts: u32) -> Self {
+    /// The pipelines for `parts` parts of the projection, with the ballot rasterizer for frames of at most
+    /// `ballot_max_pairs_per_splat` pairs per visible splat (0: none; otherwise the device must have it:
+    /// `has_ballot_walk`).
+    pub(crate) fn new(device: &wgpu::Device, parts: u32, ballot_max_pairs_per_splat: u32) -> Self {
+        let ballot = ballot_max_pairs_per_splat > 0;
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("splat tiles"),
-            source: wgpu::ShaderSource::Wgsl(shader_source(parts).into()),
+            source: wgpu::ShaderSource::Wgsl(shader_source(parts, ballot).into()),
         });
-        let pipeline = |entry: &str| {
+        let with_constants = |entry: &str, label: &str, constants: &[(&str, f64)]| {
             device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(entry),
+                label: Some(label),
                 layout: None,
                 module: &module,
                 entry_point: Some(entry),
-                compilation_options: Default::default(),
+                compilation_options: wgpu::PipelineCompilationOptions { constants, ..Default::default() },
                 cache: None,
             })
         };
+        let pipeline = |entry: &str| with_constants(entry, entry, &[]);
         Self {
             count: pipeline("tile_count"),
             prepare: pipeline("tile_prepare"),
@@ -133,6 +162,8 @@ impl TilePipelines {
             emit_positions: pipeline("tile_emit_positions"),
             ranges: pipeline("tile_ranges"),
             raster: pipeline("rasterize"),
+            raster_ballot: ballot.then(|| with_constants("rasterize", "rasterize (ballot)", &[("BALLOT_WALK", 1.0)])),
+            ballot_max_pairs_per_splat,
         }
     }
 }
@@ -277,7 +308,7 @@ impl TileRaster {
             background_g: inputs.background[1],
             background_b: inputs.background[2],
             total_index: self.counts.total_index(),
-            _pad: 0,
+            ballot_max_pairs_per_splat: self.pipelines.ballot_max_pairs_per_splat,
         };
         if self.settings_written != Some(settings) {
             queue.write_buffer(&self.settings, 0, bytemuck::bytes_of(&settings));
@@ -314,7 +345,15 @@ impl TileRaster {
         let order = || inputs.depth.values(inputs.depth_slot).as_entire_binding();
         let visible = || inputs.depth.count().as_entire_binding();
         let counts = || self.counts.table().as_entire_binding();
-        let view = wgpu::BindingResource::TextureView(inputs.accumulation);
+        let view = || wgpu::BindingResource::TextureView(inputs.accumulation);
+        let raster_entries = [
+            (0, frame()),
+            (1, settings()),
+            (7, self.pairs.values(out).as_entire_binding()),
+            (10, self.ranges.as_entire_binding()),
+            (11, view()),
+            (12, self.args.as_entire_binding()),
+        ];
         let emit_entries = [
             (0, frame()),
             (1, settings()),
@@ -355,18 +394,8 @@ impl TileRaster {
                 ],
                 false,
             ),
-            raster: group(
-                &self.pipelines.raster,
-                &[
-                    (0, frame()),
-                    (1, settings()),
-                    (7, self.pairs.values(out).as_entire_binding()),
-                    (10, self.ranges.as_entire_binding()),
-                    (11, view),
-                    (12, self.args.as_entire_binding()),
-                ],
-                true,
-            ),
+            raster: group(&self.pipelines.raster, &raster_entries, true),
+            raster_ballot: self.pipelines.raster_ballot.as_ref().map(|pipeline| group(pipeline, &raster_entries, true)),
         }
     }
 
@@ -423,7 +452,8 @@ impl TileRaster {
         Ok(())
     }
 
-    /// Records the rasterizer: every tile (only the background when the frame's pairs passed the cap).
+    /// Records the rasterizer: every tile (only the background when the frame's pairs passed the cap), by one of
+    /// its two kernels (the prepare pass gives the other no workgroups).
     pub fn record_rasterize(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&mut GpuTimer>, repeat: u32) {
         let groups = self.groups.as_ref().expect("binning recorded first");
         let label = PassLabel { kind: PassKind::Rasterize, iteration: None, repeat };
@@ -431,6 +461,11 @@ impl TileRaster {
         pass.set_pipeline(&self.pipelines.raster);
         pass.set_bind_group(0, &groups.raster, &[]);
         pass.dispatch_workgroups_indirect(&self.args, ARGS_RASTER);
+        if let (Some(pipeline), Some(group)) = (&self.pipelines.raster_ballot, &groups.raster_ballot) {
+            pass.set_pipeline(pipeline);
+            pass.set_bind_group(0, group, &[]);
+            pass.dispatch_workgroups_indirect(&self.args, ARGS_RASTER_BALLOT);
+        }
     }
 }
 
@@ -441,7 +476,7 @@ mod tests {
 
     #[test]
     fn tile_args_offsets_match_the_shader() {
-        let (members, span) = splatsort_wgsl_test::wgsl_struct(&shader_source(1), "TileArgs");
+        let (members, span) = splatsort_wgsl_test::wgsl_struct(&shader_source(1, false), "TileArgs");
         let offset = |name: &str| u64::from(members.iter().find(|(n, _)| n == name).expect(name).1);
         assert_eq!(u64::from(span), ARGS_BYTES);
         assert_eq!(offset("ranges_x"), ARGS_RANGES);
@@ -449,15 +484,25 @@ mod tests {
         assert_eq!(offset("emit_x"), ARGS_EMIT);
         assert_eq!(offset("positions_x"), ARGS_EMIT_POSITIONS);
         assert_eq!(offset("pairs"), ARGS_PAIRS);
+        assert_eq!(offset("ballot_x"), ARGS_RASTER_BALLOT);
     }
 
     #[test]
     fn tile_settings_match_the_shader() {
         assert_layout!(
-            shader_source(1),
+            shader_source(1, false),
             "TileSettings",
             TileSettings,
-            [tiles_x, tiles_y, pair_cap, background_r, background_g, background_b, total_index, _pad,]
+            [
+                tiles_x,
+                tiles_y,
+                pair_cap,
+                background_r,
+                background_g,
+                background_b,
+                total_index,
+                ballot_max_pairs_per_splat,
+            ]
         );
     }
 }

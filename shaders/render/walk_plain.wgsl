@@ -1,0 +1,15 @@
+// The rasterizer's entry point on a device without 32-lane ballots. Appended to render/tiles.wgsl in place of
+// render/walk_subgroup.wgsl.
+
+// Every pixel walks every splat of a batch (the block mask in each record skips those that miss its block).
+const BALLOT_WALK: bool = false;
+
+@compute @workgroup_size(GROUP)
+fn rasterize(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) workgroup_id: vec3<u32>) {
+    rasterize_tile(tid, workgroup_id, 0u, 1u);
+}
+
+// Never called (BALLOT_WALK is false): `rasterize_tile` names it.
+fn walk_touching(px: ptr<function, Pixel>, done_before: bool, count: u32, walk: Walk) -> bool {
+    return done_before;
+}
