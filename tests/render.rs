@@ -766,3 +766,29 @@ fn both_rasterizer_walks_draw_the_same_image() {
         assert!(a.rgba == c.rgba, "{what}: the default kernels draw it too");
     }
 }
+
+#[test]
+fn a_frame_after_another_view_renders_as_a_first_frame() {
+    // The compute path's per-tile ranges are reset by each frame's rasterizer (`tile_ranges` writes only tiles
+    // with pairs): after a frame every range is zero, and a frame whose tiles went empty since the last one draws
+    // what a first frame draws. (A stale range would only make an empty tile walk splats that miss it: slower,
+    // not wrong; so the ranges themselves are read back.)
+    let ctx = common::context();
+    let scene = demo_scene();
+    let kernels = render::RenderKernels::new(&ctx.device);
+    let settings = RenderSettings { draw: DrawPath::Compute, ..Default::default() };
+    let first = common::demo_camera();
+    // Half the image beyond the scene's edge: tiles with pairs in the first view have none here.
+    let second = camera(160, 120, [140.0, -60.0, -90.0], [220.0, 0.0, 0.0]);
+    let fresh = render_on(&kernels, &scene, &second, settings);
+    let after = common::checked(ctx, "two views", || {
+        let mut renderer = SplatRenderer::with_kernels(&kernels, &ctx.queue, &scene, settings).expect("renderer");
+        render::render_image(&ctx.device, &ctx.queue, &mut renderer, &first, None).expect("first frame");
+        let ranges = renderer.tile_ranges_blocking(&ctx.device, &ctx.queue).expect("the compute path's ranges");
+        assert!(ranges.len() == 2 * 10 * 8 && ranges.iter().all(|&w| w == 0), "every range is zero after a frame");
+        render::render_image(&ctx.device, &ctx.queue, &mut renderer, &second, None).expect("second frame")
+    });
+    let lit = lit_pixels(&fresh);
+    assert!(lit > 160 * 120 / 8 && lit < 160 * 120 * 3 / 4, "the second view is partly empty: {lit} lit pixels");
+    assert!(after.rgba == fresh.rgba, "the second frame draws what a first frame of that view draws");
+}

@@ -7,8 +7,7 @@
 // - (the renderer's shared scan turns the counts into each position's first pair);
 // - `tile_prepare` (one thread): the number of pairs and the indirect arguments of what follows; past the cap on
 //   pairs, none are written and the frame goes to the quad draw;
-// - `tile_emit_pairs` or `tile_emit_positions`: the (tile id, splat) pairs in sorted-position order, from a thread
-//   per pair or per position;
+// - `tile_emit`: the (tile id, splat) pairs in sorted-position order, from a thread per pair or per position;
 // - (splatsort's radix sort orders the pairs by tile id, stably: each tile's splats stay in depth order);
 // - `tile_ranges`: each tile's first and last pair;
 // - `rasterize`: one workgroup per tile walks its list from the nearest splat, 256 at a time through workgroup
@@ -52,19 +51,16 @@ struct TileArgs {
     raster_x: u32,
     raster_y: u32,
     raster_z: u32,
-    // `tile_emit_pairs`' workgroups: one thread per pair (none when the pairs overflow or the other emit runs).
+    // `tile_emit`'s workgroups: one thread per pair, or per visible splat where `emit_by_position` (none when the
+    // pairs overflow).
     emit_x: u32,
     emit_y: u32,
     emit_z: u32,
     // Pairs the frame needed (may pass the cap), and 1 when it did.
     pairs: u32,
     overflow: u32,
-    _pad: u32,
-    // `tile_emit_positions`' workgroups: one thread per visible splat (none when the pairs overflow or the other
-    // emit runs).
-    positions_x: u32,
-    positions_y: u32,
-    positions_z: u32,
+    // 1: `tile_emit` runs a thread per sorted position (word 15, read through `overflow_flag`).
+    emit_by_position: u32,
     // The frame's pairs in units of 1024, rounded up per workgroup (`tile_count`): where the u32 scan's total could
     // have wrapped (2^22 units: 2^32 pairs), the frame is past any cap and overflows.
     pairs_kib: atomic<u32>,
@@ -88,7 +84,8 @@ struct TileArgs {
 @group(0) @binding(9) var<storage, read_write> args: TileArgs;
 @group(0) @binding(10) var<storage, read_write> ranges: array<vec2<u32>>;
 @group(0) @binding(11) var accumulation: texture_storage_2d<rgba16float, write>;
-// What `rasterize` reads of `args` (bound alone, read-only): 1 when the frame's pairs passed the cap.
+// What `rasterize` and `tile_emit` read of `args` (bound alone, read-only): word 14, 1 when the frame's pairs
+// passed the cap; word 15, the emit's choice.
 @group(0) @binding(12) var<storage, read> overflow_flag: array<u32>;
 
 fn linear_id(workgroup_id: vec3<u32>, num_workgroups: vec3<u32>, tid: u32) -> u32 {
@@ -154,8 +151,7 @@ fn tile_prepare() {
     let per_pair = grid((pairs + GROUP - 1u) / GROUP);
     // The emit: a thread per sorted position when splats touch few tiles, else a thread per pair.
     let by_position = pairs <= EMIT_POSITIONS_MAX_PAIRS_PER_SPLAT * visible[0];
-    let emit_pairs = grid(select((pairs + GROUP - 1u) / GROUP, 0u, by_position));
-    let per_position = grid(select((visible[0] + GROUP - 1u) / GROUP, 0u, overflow || !by_position));
+    let per_position = grid(select((visible[0] + GROUP - 1u) / GROUP, 0u, overflow));
     args.ranges_x = per_pair.x;
     args.ranges_y = per_pair.y;
     args.ranges_z = 1u;
@@ -169,32 +165,41 @@ fn tile_prepare() {
     args.ballot_x = select(0u, tiles.tiles_x, by_ballot);
     args.ballot_y = tiles.tiles_y;
     args.ballot_z = 1u;
-    args.emit_x = emit_pairs.x;
-    args.emit_y = emit_pairs.y;
+    let emit = select(per_pair, per_position, by_position);
+    args.emit_x = emit.x;
+    args.emit_y = emit.y;
     args.emit_z = 1u;
-    args.positions_x = per_position.x;
-    args.positions_y = per_position.y;
-    args.positions_z = 1u;
+    args.emit_by_position = select(0u, 1u, by_position);
     args.pairs = select(total, 0xffffffffu, wrapped);
     args.overflow = select(0u, 1u, overflow);
 }
 
-// The emit, in one of two kernels: the prepare pass picks one by the frame's pairs per visible splat (measured on
+// The emit, in one of two ways: the prepare pass picks one by the frame's pairs per visible splat (measured on
 // the H100: a thread per position is 2-3% faster a frame at 1.3-1.8 pairs per splat, 1M-20M splats framed, where
 // the binary search of a thread per pair takes as long as the rest of its work; but a splat over hundreds of tiles
 // holds its whole subgroup back, and at 7-56 pairs per splat it is 6-56% slower).
 const EMIT_POSITIONS_MAX_PAIRS_PER_SPLAT: u32 = 3u;
 
-// One thread per pair (load-balanced: a splat over a thousand tiles costs no thread more than one over a single
-// tile): finds its sorted position by binary search in the scanned counts, then its tile by walking the splat's
-// rows of tiles, and stores the splat's index (so the rasterizer reads the splat with one dependent load).
+// The emit (one kernel, so that a frame records one dispatch for it): a thread per pair or per sorted position, as
+// the prepare pass chose.
 @compute @workgroup_size(GROUP)
-fn tile_emit_pairs(
+fn tile_emit(
     @builtin(local_invocation_index) tid: u32,
     @builtin(workgroup_id) workgroup_id: vec3<u32>,
     @builtin(num_workgroups) num_workgroups: vec3<u32>,
 ) {
     let i = linear_id(workgroup_id, num_workgroups, tid);
+    if (overflow_flag[15] != 0u) {
+        emit_position(i);
+    } else {
+        emit_pair(i);
+    }
+}
+
+// One thread per pair (load-balanced: a splat over a thousand tiles costs no thread more than one over a single
+// tile): finds its sorted position by binary search in the scanned counts, then its tile by walking the splat's
+// rows of tiles, and stores the splat's index (so the rasterizer reads the splat with one dependent load).
+fn emit_pair(i: u32) {
     if (i >= pair_count[0]) {
         return;
     }
@@ -233,13 +238,7 @@ fn tile_emit_pairs(
 // rasterizer reads the splat with one dependent load). The count is the projection's (`tile_count`); where this
 // module's walk of the same ellipse finds fewer tiles (floating-point contraction may round the two apart), the
 // rest are sentinel pairs, and tiles past the count are left out.
-@compute @workgroup_size(GROUP)
-fn tile_emit_positions(
-    @builtin(local_invocation_index) tid: u32,
-    @builtin(workgroup_id) workgroup_id: vec3<u32>,
-    @builtin(num_workgroups) num_workgroups: vec3<u32>,
-) {
-    let position = linear_id(workgroup_id, num_workgroups, tid);
+fn emit_position(position: u32) {
     if (position >= min(frame.num_splats, visible[0])) {
         return;
     }
@@ -310,6 +309,7 @@ var<workgroup> batch_a: array<vec4<f32>, BATCH_SLOTS>; // centre x, centre y, q.
 var<workgroup> batch_b: array<vec4<f32>, BATCH_SLOTS>; // q.z, log2(opacity), cutoff, block mask (bits)
 var<workgroup> batch_color: array<vec2<u32>, GROUP>; // f16 (r, g), (b, opacity)
 var<workgroup> pixels_done: atomic<u32>;
+var<workgroup> tile_range: vec2<u32>;
 
 // The pixel, within its tile, of invocation `tid`.
 fn tile_pixel(tid: u32) -> vec2<u32> {
@@ -386,16 +386,19 @@ fn rasterize_tile(tid: u32, workgroup_id: vec3<u32>, lane: u32, sg_size: u32) {
     let block = tid / BLOCK_PIXELS;
     let inside = pixel.x < u32(frame.viewport.x) && pixel.y < u32(frame.viewport.y);
     let centre = vec2<f32>(pixel) + 0.5;
-    // Past the cap the quads draw this frame over the background written here.
-    let overflow = overflow_flag[14] != 0u;
-    var range = ranges[tile];
-    if (overflow) {
-        range = vec2<u32>(0u);
-    }
+    // The tile's range, which the workgroup then zeroes for the next frame (`tile_ranges` writes only the tiles
+    // that have pairs; a new buffer is zeroed). Past the cap the quads draw this frame over the background
+    // written here.
     if (tid == 0u) {
         atomicStore(&pixels_done, 0u);
+        tile_range = ranges[tile];
+        ranges[tile] = vec2<u32>(0u);
     }
     workgroupBarrier();
+    var range = tile_range;
+    if (overflow_flag[14] != 0u) {
+        range = vec2<u32>(0u);
+    }
     var px = Pixel(vec3<f32>(0.0), 1.0);
     var done = !inside;
     if (done) {

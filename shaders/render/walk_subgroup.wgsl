@@ -5,8 +5,8 @@
 // blocks', and each pixel still tests its own. Appended to render/tiles.wgsl (naga takes subgroup operations
 // without `enable subgroups;`, and refuses it).
 //
-// Measured on the H100 (BENCHMARKS.md): the rasterizer 7% faster where splats touch few tiles (1M-20M splats
-// framed), 16% slower from inside the demo scene, where nearly every splat touches every block; the prepare pass
+// Measured on the H100 (BENCHMARKS.md): the rasterizer 10% faster where splats touch few tiles (1M-20M splats
+// framed), 13% slower from inside the demo scene, where nearly every splat touches every block; the prepare pass
 // picks one of the two pipelines by the frame's pairs per visible splat.
 
 // Set by the pipeline: true for `walk_touching`, false for every pixel walking every splat of a batch.

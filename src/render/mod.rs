@@ -997,6 +997,14 @@ impl SplatRenderer {
         FrameCounts::from_bytes(&crate::gpu::read_buffer_blocking(device, queue, &self.draw_args, DRAW_ARGS_BYTES))
     }
 
+    /// The compute path's per-tile pair ranges (first and end pair, two words a tile) as the last frame left them,
+    /// blocking; None before the compute path was first taken. Each frame's rasterizer zeroes them behind it.
+    pub fn tile_ranges_blocking(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Option<Vec<u32>> {
+        let ranges = self.tiles.as_ref()?.ranges();
+        let bytes = crate::gpu::read_buffer_blocking(device, queue, ranges, ranges.size());
+        Some(bytemuck::pod_collect_to_vec(&bytes))
+    }
+
     /// GPU memory held by the scene, the per-frame buffers and image, and the sort.
     pub fn allocated_bytes(&self) -> (u64, u64) {
         let m = self.memory();
@@ -1101,13 +1109,18 @@ impl SplatRenderer {
         // Only the visible splats are sorted: their number stays on the GPU.
         let output_slot =
             self.sorter.record_gpu_count(queue, encoder, timer.as_deref_mut().map(|t| t as &mut dyn PassTimer), repeat);
-        // The sort's look-back counters ride along with the counts (words 5 and 6), read back without a stall.
-        self.sorter.copy_lookback_stats(encoder, &self.draw_args, draw_args_offset!(sort_fallbacks));
         let compute = self.settings.draw == DrawPath::Compute;
         if compute {
             self.record_tiles(device, queue, encoder, camera, output_slot, (timer.as_deref_mut(), repeat))?;
         }
         self.record_quads(encoder, output_slot, compute, (timer, repeat));
+        // The sort's look-back counters and the compute path's pair count ride along with the counts (words 5 to
+        // 7), read back without a stall. Copied last: a copy between two passes waits for the one before it.
+        self.sorter.copy_lookback_stats(encoder, &self.draw_args, draw_args_offset!(sort_fallbacks));
+        if let Some(tiles) = self.tiles.as_ref().filter(|_| compute) {
+            let at = draw_args_offset!(tile_pairs);
+            encoder.copy_buffer_to_buffer(tiles.draw_args(), tile::ARGS_PAIRS, &self.draw_args, at, 4);
+        }
         Ok(())
     }
 
@@ -1191,8 +1204,6 @@ impl SplatRenderer {
             background: self.settings.background,
         };
         tiles.record_binning(device, queue, encoder, &inputs, (timer.as_deref_mut(), repeat))?;
-        let at = draw_args_offset!(tile_pairs);
-        encoder.copy_buffer_to_buffer(tiles.draw_args(), tile::ARGS_PAIRS, &self.draw_args, at, 4);
         tiles.record_rasterize(encoder, timer, repeat);
         Ok(())
     }

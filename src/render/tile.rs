@@ -21,16 +21,14 @@ pub const TILE: u32 = 16;
 /// Threads per workgroup of the per-splat and per-pair passes. Mirrors `GROUP`.
 const GROUP: u32 = 256;
 /// Bytes of `TileArgs`.
-const ARGS_BYTES: u64 = 92;
+const ARGS_BYTES: u64 = 80;
 /// Where `TileArgs` keeps the workgroups of the ranges pass, the rasterizer and the emit pass, and the pairs (the
 /// quad draw's arguments are first).
 const ARGS_RANGES: u64 = 16;
 const ARGS_RASTER: u64 = 28;
 const ARGS_EMIT: u64 = 40;
-/// Where `TileArgs` keeps the workgroups of the emit by position.
-const ARGS_EMIT_POSITIONS: u64 = 64;
 /// Where `TileArgs` keeps the workgroups of the rasterizer that walks by ballots.
-const ARGS_RASTER_BALLOT: u64 = 80;
+const ARGS_RASTER_BALLOT: u64 = 68;
 /// The ballot rasterizer takes frames of at most this many pairs per visible splat (`TileSettings` in
 /// `render/tiles.wgsl`), by default. Measured on the H100 (BENCHMARKS.md): its pass is 10% faster at 1.4-2.1 (1M-20M splats
 /// framed) and 3% at 4.6 (the demo from far), 13% slower at 20-25 (the demo from near and inside), where nearly
@@ -113,7 +111,6 @@ struct Groups {
     count: wgpu::BindGroup,
     prepare: wgpu::BindGroup,
     emit: wgpu::BindGroup,
-    emit_positions: wgpu::BindGroup,
     ranges: wgpu::BindGroup,
     raster: wgpu::BindGroup,
     raster_ballot: Option<wgpu::BindGroup>,
@@ -123,9 +120,8 @@ struct Groups {
 pub(crate) struct TilePipelines {
     count: wgpu::ComputePipeline,
     prepare: wgpu::ComputePipeline,
-    /// The two emits (`render/tiles.wgsl`); the prepare pass gives one of them no workgroups.
+    /// The emit, by pair or by position as the prepare pass chose (`render/tiles.wgsl`).
     emit: wgpu::ComputePipeline,
-    emit_positions: wgpu::ComputePipeline,
     ranges: wgpu::ComputePipeline,
     raster: wgpu::ComputePipeline,
     /// Where the device has it (`has_ballot_walk`) and frames may take it.
@@ -158,8 +154,7 @@ impl TilePipelines {
         Self {
             count: pipeline("tile_count"),
             prepare: pipeline("tile_prepare"),
-            emit: pipeline("tile_emit_pairs"),
-            emit_positions: pipeline("tile_emit_positions"),
+            emit: pipeline("tile_emit"),
             ranges: pipeline("tile_ranges"),
             raster: pipeline("rasterize"),
             raster_ballot: ballot.then(|| with_constants("rasterize", "rasterize (ballot)", &[("BALLOT_WALK", 1.0)])),
@@ -219,7 +214,7 @@ impl TileRaster {
                 ARGS_BYTES,
                 wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::COPY_SRC,
             ),
-            ranges: buffer("tile ranges", 8, wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST),
+            ranges: buffer("tile ranges", 8, wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC),
             tiles: (0, 0),
             groups: None,
             num_splats,
@@ -239,6 +234,11 @@ impl TileRaster {
     }
 
     /// The cap on pairs.
+    /// Each tile's first and end pair (zero outside a frame: the rasterizer resets them).
+    pub(crate) fn ranges(&self) -> &wgpu::Buffer {
+        &self.ranges
+    }
+
     pub fn pair_cap(&self) -> u32 {
         self.pairs.capacity()
     }
@@ -290,7 +290,7 @@ impl TileRaster {
             self.ranges = device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("tile ranges"),
                 size: u64::from(tiles.0 * tiles.1) * 8,
-                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
                 mapped_at_creation: false,
             });
             let config = self.sorter.config();
@@ -363,6 +363,7 @@ impl TileRaster {
             (6, self.pairs.keys(0).as_entire_binding()),
             (7, self.pairs.values(0).as_entire_binding()),
             (8, self.pairs.count().as_entire_binding()),
+            (12, self.args.as_entire_binding()),
         ];
         Groups {
             key,
@@ -383,7 +384,6 @@ impl TileRaster {
                 false,
             ),
             emit: group(&self.pipelines.emit, &emit_entries, true),
-            emit_positions: group(&self.pipelines.emit_positions, &emit_entries, true),
             ranges: group(
                 &self.pipelines.ranges,
                 &[
@@ -412,7 +412,6 @@ impl TileRaster {
         let groups = self.groups.as_ref().expect("made by prepare");
         let label = |kind| PassLabel { kind, iteration: None, repeat };
         let per_splat = crate::gpu::dispatch_grid(self.num_splats.max(1).div_ceil(GROUP), self.max_dim);
-        encoder.clear_buffer(&self.ranges, 0, None);
         {
             let mut pass =
                 crate::timing::begin_pass(encoder, timer.as_deref_mut(), "tile count", label(PassKind::TileCount));
@@ -435,9 +434,6 @@ impl TileRaster {
             pass.set_pipeline(&self.pipelines.emit);
             pass.set_bind_group(0, &groups.emit, &[]);
             pass.dispatch_workgroups_indirect(&self.args, ARGS_EMIT);
-            pass.set_pipeline(&self.pipelines.emit_positions);
-            pass.set_bind_group(0, &groups.emit_positions, &[]);
-            pass.dispatch_workgroups_indirect(&self.args, ARGS_EMIT_POSITIONS);
         }
         // Every pass of the pairs' sort is timed as one stage of the frame.
         let mut sort_timer = timer.as_deref_mut().map(|timer| TimedAs { timer, kind: PassKind::TileSort });
@@ -482,7 +478,6 @@ mod tests {
         assert_eq!(offset("ranges_x"), ARGS_RANGES);
         assert_eq!(offset("raster_x"), ARGS_RASTER);
         assert_eq!(offset("emit_x"), ARGS_EMIT);
-        assert_eq!(offset("positions_x"), ARGS_EMIT_POSITIONS);
         assert_eq!(offset("pairs"), ARGS_PAIRS);
         assert_eq!(offset("ballot_x"), ARGS_RASTER_BALLOT);
     }

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Issue 19: the frame without the transfers between its passes (N2: no clear of the tile ranges, which the
+# rasterizer now zeroes behind it; the look-back counters and pair count copied after the last pass, not between
+# passes) against N1 (final.sh's N: the ballot walk) and B (ec40c7a). Same settings as final.sh; two rounds.
+set -u
+mkdir -p /tmp/bin
+xz -dc devbin/splatsort.xz > /tmp/bin/N2; xz -dc devbin/splatsort-n1.xz > /tmp/bin/N1; xz -dc devbin/splatsort-base.xz > /tmp/bin/B; chmod +x /tmp/bin/*
+S=assets/semarang_stadium_sh3.ply; C=devbin/cams
+bench() { b=$1; shift; /tmp/bin/$b render-bench $S --algorithm onesweep --draw compute --key-bits 24 "$@" 2>&1 | grep -E "^    |^      |pairs"; }
+for round in 1 2; do
+  for b in B N1 N2; do
+    echo "== round $round: $b"
+    for cam in cam_demo near inside; do echo "-- demo $cam"; bench $b --frames 50 --camera $C/$cam.json; done
+    echo "-- x18 framed"; bench $b --frames 50 --tile 18 --camera $C/x18_framed.json
+    echo "-- x18 oblique"; bench $b --frames 50 --tile 18 --camera $C/cam_x18.json
+    echo "-- x90 framed"; bench $b --frames 50 --tile 90 --camera $C/x90_framed.json
+  done
+done
+echo done
