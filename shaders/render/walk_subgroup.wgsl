@@ -1,9 +1,9 @@
 // The rasterizer's entry point with the walk by subgroup ballots (BALLOT_WALK set by the pipeline), for devices
 // whose subgroups have at most 32 lanes: each subgroup reads the block masks of a subgroup's worth of splats at once
-// (a lane each), takes a ballot of those that touch one of its pixel blocks, and walks only those. Where a subgroup is one 8x4 block (32 lanes)
-// or part of one (8 or 16 lanes), it walks exactly the splats its pixels can take; otherwise the union of its
-// blocks', and each pixel still tests its own. Appended to render/tiles.wgsl (naga takes subgroup operations
-// without `enable subgroups;`, and refuses it).
+// (a lane each), takes a ballot of those that touch one of its pixel blocks, and walks only those. Where a subgroup
+// is one 8x4 block (32 lanes) or part of one (8 or 16 lanes), it walks exactly the splats its pixels can take;
+// otherwise the union of its blocks', and each pixel still tests its own. Appended to render/tiles.wgsl (naga takes
+// subgroup operations without `enable subgroups;`, and refuses it).
 //
 // Measured on the H100 (BENCHMARKS.md): the rasterizer 10% faster where splats touch few tiles (1M-20M splats
 // framed), 13% slower from inside the demo scene, where nearly every splat touches every block; the prepare pass
