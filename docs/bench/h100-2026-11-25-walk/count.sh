@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Issue 19: `tile_count` reading the tile count alone (a generated field accessor) instead of the whole projected
+# record (N4), against N3 (final2.sh) and B (ec40c7a). Same settings as final.sh; two rounds, x360 in round 2.
+set -u
+mkdir -p /tmp/bin
+xz -dc devbin/splatsort.xz > /tmp/bin/N4; xz -dc devbin/splatsort-n3.xz > /tmp/bin/N3; xz -dc devbin/splatsort-base.xz > /tmp/bin/B; chmod +x /tmp/bin/*
+S=assets/semarang_stadium_sh3.ply; C=devbin/cams
+bench() { b=$1; shift; /tmp/bin/$b render-bench $S --algorithm onesweep --draw compute --key-bits 24 "$@" 2>&1 | grep -E "^    |^      |pairs"; }
+for round in 1 2; do
+  for b in B N3 N4; do
+    echo "== round $round: $b"
+    for cam in cam_demo near inside; do echo "-- demo $cam"; bench $b --frames 50 --camera $C/$cam.json; done
+    echo "-- x18 framed"; bench $b --frames 50 --tile 18 --camera $C/x18_framed.json
+    echo "-- x18 oblique"; bench $b --frames 50 --tile 18 --camera $C/cam_x18.json
+    echo "-- x90 framed"; bench $b --frames 50 --tile 90 --camera $C/x90_framed.json
+    [ $round = 2 ] && [ $b != B ] && { echo "-- x360 framed"; bench $b --frames 20 --tile 360 --camera $C/x360_framed.json; }
+  done
+done
+echo done
