@@ -27,13 +27,16 @@ fn rasterize(
 fn walk_touching(px: ptr<function, Pixel>, done_before: bool, count: u32, walk: Walk) -> bool {
     var done = done_before;
     let blocks = subgroupOr(1u << walk.block);
-    for (var first = 0u; first < count; first += walk.sg_size) {
+    // Splats per ballot: the subgroup's lanes, at most the 32 of the ballot's first word (so that a wider subgroup,
+    // were one to take this pipeline, would still walk every splat).
+    let step = min(walk.sg_size, 32u);
+    for (var first = 0u; first < count; first += step) {
         if (subgroupAll(done)) {
             break;
         }
         let j = first + walk.lane;
         var touches = false;
-        if (j < count) {
+        if (walk.lane < step && j < count) {
             touches = (bitcast<u32>(batch_b[j].w) & blocks) != 0u;
         }
         // Subgroup-uniform: the set bits, four at a time.
