@@ -1,6 +1,7 @@
 // The compute draw path: splats binned to 16x16-pixel tiles, each tile blended front to back in one workgroup.
-// Needs render/common.wgsl and the split array `projected` (render/split.rs). Fed by the depth sort (`depth_order`: splat indices, farthest first). Entry points, in
-// the order a frame records them:
+// Needs render/common.wgsl and the split array `projected` (render/split.rs), and is followed by
+// render/walk_subgroup.wgsl or render/walk_plain.wgsl (the rasterizer's entry point). Fed by the depth sort
+// (`depth_order`: splat indices, farthest first). Entry points, in the order a frame records them:
 //
 // - `tile_count`: for the splat at each sorted position, the number of tiles its ellipse touches (the projection
 //   counted them: `ellipse_tile_count` in render/common.wgsl);
@@ -9,9 +10,11 @@
 //   pairs, none are written and the frame goes to the quad draw;
 // - `tile_emit`: the (tile id, splat) pairs in sorted-position order, from a thread per pair or per position;
 // - (splatsort's radix sort orders the pairs by tile id, stably: each tile's splats stay in depth order);
-// - `tile_ranges`: each tile's first and last pair;
-// - `rasterize`: one workgroup per tile walks its list from the nearest splat, 256 at a time through workgroup
-//   memory, blending with transmittance T: colour += T * alpha * rgb, T *= 1 - alpha. A pixel stops *before* the
+// - `tile_ranges`: each tile's first and last pair (the rasterizer zeroes them behind it);
+// - `rasterize` (two pipelines: every pixel reads every splat of a batch, or each subgroup only those a ballot
+//   finds touching its pixels; `tile_prepare` picks one): one workgroup per tile walks its list from the nearest
+//   splat, 256 at a time through workgroup memory, blending with transmittance T: colour += T * alpha * rgb,
+//   T *= 1 - alpha. A pixel stops *before* the
 //   splat that would take T under 1e-4 (as 3DGS and gsplat do), the tile when all its pixels have stopped. Writes
 //   colour + T * background (only the background when the pairs passed the cap: the quad draw then draws over it).
 //
