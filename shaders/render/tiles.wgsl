@@ -14,9 +14,9 @@
 // - `rasterize` (two pipelines: every pixel reads every splat of a batch, or each subgroup only those a ballot
 //   finds touching its pixels; `tile_prepare` picks one): one workgroup per tile walks its list from the nearest
 //   splat, 256 at a time through workgroup memory, blending with transmittance T: colour += T * alpha * rgb,
-//   T *= 1 - alpha. A pixel stops *before* the
-//   splat that would take T under 1e-4 (as 3DGS and gsplat do), the tile when all its pixels have stopped. Writes
-//   colour + T * background (only the background when the pairs passed the cap: the quad draw then draws over it).
+//   T *= 1 - alpha. A pixel stops *before* the splat that would take T under 1e-4 (as 3DGS and gsplat do), the
+//   tile when all its pixels have stopped. Writes colour + T * background (only the background when the pairs
+//   passed the cap: the quad draw then draws over it).
 //
 // Coverage is the quad draw's: a pixel takes a splat when its centre is inside the splat's coverage ellipse
 // (render/common.wgsl), and alpha = min(0.99, opacity * exp(-d^T conic d / 2)).
