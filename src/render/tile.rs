@@ -42,8 +42,8 @@ pub const WALK_SUBGROUP_WGSL: &str = include_str!("../../shaders/render/walk_sub
 /// What stands for it in a module without subgroups.
 pub const WALK_PLAIN_WGSL: &str = include_str!("../../shaders/render/walk_plain.wgsl");
 
-/// Whether the compute path on `device` has the rasterizer that walks by ballots: subgroups of at most 32 lanes
-/// (a ballot's first word holds them all).
+/// Whether the compute path on `device` has the rasterizer that walks by ballots: subgroups of at most 32 lanes,
+/// where it was measured (its walk is exact on wider ones too, a ballot's first word at a time).
 pub fn has_ballot_walk(device: &wgpu::Device) -> bool {
     device.features().contains(wgpu::Features::SUBGROUP) && device.adapter_info().subgroup_max_size <= 32
 }
