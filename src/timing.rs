@@ -7,8 +7,8 @@
 //! the newest finished frame without waiting; when every slot is still in flight the frame is simply not timed.
 
 use crate::readback::AsyncReadback;
-use crate::sort::SortAlgorithm;
 use crate::sort::timing::{PassTimer, SortPass, SortPassLabel};
+use crate::sort::{GpuSort, SortAlgorithm};
 
 /// Which kind of GPU pass a timing belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
@@ -243,6 +243,41 @@ pub fn begin_pass<'e>(
 ) -> wgpu::ComputePass<'e> {
     let timestamp_writes = timer.and_then(|t| t.compute_pass_writes(label));
     encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(name), timestamp_writes })
+}
+
+/// Where a frame records its compute stages: each in its own compute pass (timed when the timer is timing this
+/// frame), or all in one compute pass. Untimed frames take one pass: a compute pass boundary costs several µs of
+/// GPU time on the H100, more than a dispatch boundary inside a pass (`docs/BENCHMARKS.md`).
+pub enum Stages<'r, 'p> {
+    Passes { encoder: &'r mut wgpu::CommandEncoder, timer: Option<&'r mut GpuTimer>, repeat: u32 },
+    One(&'r mut wgpu::ComputePass<'p>),
+}
+
+impl Stages<'_, '_> {
+    /// Records the stage `name` (timed as `kind`) by `record`.
+    pub fn stage(&mut self, name: &'static str, kind: PassKind, record: impl FnOnce(&mut wgpu::ComputePass<'_>)) {
+        match self {
+            Self::Passes { encoder, timer, repeat } => {
+                let label = PassLabel { kind, iteration: None, repeat: *repeat };
+                record(&mut begin_pass(encoder, timer.as_deref_mut(), name, label));
+            }
+            Self::One(pass) => record(pass),
+        }
+    }
+
+    /// Records `sorter`'s sort of the count a stage before wrote (see `GpuSort::record_gpu_count`), its passes
+    /// timed as their own kinds, or all as `kind`. Returns the output slot.
+    pub fn sort(&mut self, sorter: &mut GpuSort, queue: &wgpu::Queue, kind: Option<PassKind>) -> usize {
+        match self {
+            Self::Passes { encoder, timer, repeat } => match (timer.as_deref_mut(), kind) {
+                (Some(timer), Some(kind)) => {
+                    sorter.record_gpu_count(queue, encoder, Some(&mut TimedAs { timer, kind }), *repeat)
+                }
+                (timer, _) => sorter.record_gpu_count(queue, encoder, timer.map(|t| t as &mut dyn PassTimer), *repeat),
+            },
+            Self::One(pass) => sorter.record_gpu_count_in(queue, pass),
+        }
+    }
 }
 
 impl GpuTimer {

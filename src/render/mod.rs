@@ -38,9 +38,8 @@ use crate::camera::Camera;
 use crate::gpu::dispatch_grid;
 use crate::scene::Scene;
 use crate::sort::scan::ScanTable;
-use crate::sort::timing::PassTimer;
 use crate::sort::{GpuSort, SortAlgorithm, SortBuffers, SortConfig, SortError, SortKernels};
-use crate::timing::{GpuTimer, PassKind, PassLabel};
+use crate::timing::{GpuTimer, PassKind, PassLabel, Stages};
 
 /// The frame uniforms and the per-splat projection layout, prepended to the projection and draw shaders.
 pub const COMMON_WGSL: &str = include_str!("../../shaders/render/common.wgsl");
@@ -1102,17 +1101,17 @@ impl SplatRenderer {
         self.ensure_target(device, camera.width, camera.height);
         queue.write_buffer(&self.uniforms, 0, bytemuck::bytes_of(&self.frame_uniforms(camera)));
         encoder.copy_buffer_to_buffer(&self.draw_args_reset, 0, &self.draw_args, 0, DRAW_ARGS_BYTES);
-        self.record_depth_keys(encoder, timer.as_deref_mut(), repeat);
-        if let Some(hook) = before_sort {
-            hook(encoder, &self.sort_buffers);
-        }
-        // Only the visible splats are sorted: their number stays on the GPU.
-        let output_slot =
-            self.sorter.record_gpu_count(queue, encoder, timer.as_deref_mut().map(|t| t as &mut dyn PassTimer), repeat);
         let compute = self.settings.draw == DrawPath::Compute;
-        if compute {
-            self.record_tiles(device, queue, encoder, camera, output_slot, (timer.as_deref_mut(), repeat))?;
-        }
+        // Timed, or with a hook that needs the encoder between two stages: a compute pass per stage. Otherwise the
+        // frame's compute work is one compute pass.
+        let output_slot = if timer.as_deref().is_some_and(GpuTimer::is_timing) || before_sort.is_some() {
+            let mut stages = Stages::Passes { encoder, timer: timer.as_deref_mut(), repeat };
+            self.record_compute(device, queue, camera, &mut stages, before_sort)?
+        } else {
+            let descriptor = wgpu::ComputePassDescriptor { label: Some("frame"), timestamp_writes: None };
+            let mut pass = encoder.begin_compute_pass(&descriptor);
+            self.record_compute(device, queue, camera, &mut Stages::One(&mut pass), None)?
+        };
         self.record_quads(encoder, output_slot, compute, (timer, repeat));
         // The sort's look-back counters and the compute path's pair count ride along with the counts (words 5 to
         // 7), read back without a stall. Copied last: a copy between two passes waits for the one before it.
@@ -1157,25 +1156,46 @@ impl SplatRenderer {
         }
     }
 
-    /// The depth-keys pass: projection, the scan of the per-workgroup visible counts, and the compaction of the
-    /// visible splats' keys into the sort's input.
-    fn record_depth_keys(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&mut GpuTimer>, repeat: u32) {
-        let label = PassLabel { kind: PassKind::DepthKeys, iteration: None, repeat };
-        let timestamp_writes = timer.and_then(|t| t.compute_pass_writes(label));
-        let mut pass =
-            encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("depth keys"), timestamp_writes });
-        pass.set_pipeline(&self.kernels.pipelines().project[self.scene.format.index() as usize]);
-        for (group, &(_, count)) in self.project_groups.iter().zip(&self.scene.parts) {
-            let (x, y) = dispatch_grid((count as u32).div_ceil(PROJECT_WORKGROUP_SIZE), self.max_workgroups_per_dim);
-            pass.set_bind_group(0, group, &[]);
-            pass.dispatch_workgroups(x, y, 1);
+    /// The frame's compute stages: depth keys, `before_sort` (given the encoder when `stages` has one), the depth
+    /// sort, and for the compute path the tiles. Returns the sort's output slot.
+    fn record_compute(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        camera: &Camera,
+        stages: &mut Stages<'_, '_>,
+        before_sort: Option<BeforeSort<'_>>,
+    ) -> Result<usize, RenderError> {
+        self.record_depth_keys(stages);
+        if let (Some(hook), Stages::Passes { encoder, .. }) = (before_sort, &mut *stages) {
+            hook(encoder, &self.sort_buffers);
         }
-        let groups = self.scene.num_splats.div_ceil(PROJECT_WORKGROUP_SIZE);
-        let (x, y) = dispatch_grid(groups, self.max_workgroups_per_dim);
-        self.visible_counts.record(&mut pass);
-        pass.set_pipeline(&self.kernels.pipelines().compact);
-        pass.set_bind_group(0, &self.compact_group, &[]);
-        pass.dispatch_workgroups(x, y, 1);
+        // Only the visible splats are sorted: their number stays on the GPU.
+        let output_slot = stages.sort(&mut self.sorter, queue, None);
+        if self.settings.draw == DrawPath::Compute {
+            self.record_tiles(device, queue, camera, output_slot, stages)?;
+        }
+        Ok(output_slot)
+    }
+
+    /// The depth-keys stage: projection, the scan of the per-workgroup visible counts, and the compaction of the
+    /// visible splats' keys into the sort's input.
+    fn record_depth_keys(&self, stages: &mut Stages<'_, '_>) {
+        stages.stage("depth keys", PassKind::DepthKeys, |pass| {
+            pass.set_pipeline(&self.kernels.pipelines().project[self.scene.format.index() as usize]);
+            for (group, &(_, count)) in self.project_groups.iter().zip(&self.scene.parts) {
+                let groups = (count as u32).div_ceil(PROJECT_WORKGROUP_SIZE);
+                let (x, y) = dispatch_grid(groups, self.max_workgroups_per_dim);
+                pass.set_bind_group(0, group, &[]);
+                pass.dispatch_workgroups(x, y, 1);
+            }
+            let groups = self.scene.num_splats.div_ceil(PROJECT_WORKGROUP_SIZE);
+            let (x, y) = dispatch_grid(groups, self.max_workgroups_per_dim);
+            self.visible_counts.record(pass);
+            pass.set_pipeline(&self.kernels.pipelines().compact);
+            pass.set_bind_group(0, &self.compact_group, &[]);
+            pass.dispatch_workgroups(x, y, 1);
+        });
     }
 
     /// The compute path: the depth-sorted splats binned to tiles (their pairs sorted by tile), then each tile
@@ -1184,10 +1204,9 @@ impl SplatRenderer {
         &mut self,
         device: &wgpu::Device,
         queue: &wgpu::Queue,
-        encoder: &mut wgpu::CommandEncoder,
         camera: &Camera,
         output_slot: usize,
-        (mut timer, repeat): (Option<&mut GpuTimer>, u32),
+        stages: &mut Stages<'_, '_>,
     ) -> Result<(), RenderError> {
         let tiles = self.tiles.as_mut().expect("made by set_settings for the compute path");
         let (_, view, _) = self.target.as_ref().expect("made by ensure_target");
@@ -1203,8 +1222,8 @@ impl SplatRenderer {
             height: camera.height,
             background: self.settings.background,
         };
-        tiles.record_binning(device, queue, encoder, &inputs, (timer.as_deref_mut(), repeat))?;
-        tiles.record_rasterize(encoder, timer, repeat);
+        tiles.record_binning(device, queue, stages, &inputs)?;
+        tiles.record_rasterize(stages);
         Ok(())
     }
 

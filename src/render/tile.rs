@@ -12,9 +12,8 @@ use std::sync::Arc;
 
 use crate::render::{RenderError, RenderKernels};
 use crate::sort::scan::ScanTable;
-use crate::sort::timing::PassTimer;
 use crate::sort::{GpuSort, SortAlgorithm, SortBuffers, SortConfig, SortKernels};
-use crate::timing::{GpuTimer, PassKind, PassLabel, TimedAs};
+use crate::timing::{PassKind, Stages};
 
 /// Tile side in pixels. Mirrors `TILE` in `render/tiles.wgsl`.
 pub const TILE: u32 = 16;
@@ -404,64 +403,54 @@ impl TileRaster {
         &mut self,
         device: &wgpu::Device,
         queue: &wgpu::Queue,
-        encoder: &mut wgpu::CommandEncoder,
+        stages: &mut Stages<'_, '_>,
         inputs: &FrameInputs<'_>,
-        (mut timer, repeat): (Option<&mut GpuTimer>, u32),
     ) -> Result<(), RenderError> {
         self.prepare(device, queue, inputs)?;
         let groups = self.groups.as_ref().expect("made by prepare");
-        let label = |kind| PassLabel { kind, iteration: None, repeat };
         let per_splat = crate::gpu::dispatch_grid(self.num_splats.max(1).div_ceil(GROUP), self.max_dim);
-        {
-            let mut pass =
-                crate::timing::begin_pass(encoder, timer.as_deref_mut(), "tile count", label(PassKind::TileCount));
+        stages.stage("tile count", PassKind::TileCount, |pass| {
             pass.set_pipeline(&self.pipelines.count);
             pass.set_bind_group(0, &groups.count, &[]);
             pass.dispatch_workgroups(per_splat.0, per_splat.1, 1);
-        }
-        {
-            let mut pass =
-                crate::timing::begin_pass(encoder, timer.as_deref_mut(), "tile scan", label(PassKind::TileScan));
-            self.counts.record(&mut pass);
+        });
+        stages.stage("tile scan", PassKind::TileScan, |pass| {
+            self.counts.record(pass);
             pass.set_pipeline(&self.pipelines.prepare);
             pass.set_bind_group(0, &groups.prepare, &[]);
             pass.dispatch_workgroups(1, 1, 1);
-        }
-        {
-            // Its own pass: the emit's dispatch size is the prepare's output.
-            let mut pass =
-                crate::timing::begin_pass(encoder, timer.as_deref_mut(), "tile emit", label(PassKind::TileScan));
+        });
+        // Timed, its own pass (timed as part of the scan).
+        stages.stage("tile emit", PassKind::TileScan, |pass| {
             pass.set_pipeline(&self.pipelines.emit);
             pass.set_bind_group(0, &groups.emit, &[]);
             pass.dispatch_workgroups_indirect(&self.args, ARGS_EMIT);
-        }
+        });
         // Every pass of the pairs' sort is timed as one stage of the frame.
-        let mut sort_timer = timer.as_deref_mut().map(|timer| TimedAs { timer, kind: PassKind::TileSort });
-        self.sorter.record_gpu_count(queue, encoder, sort_timer.as_mut().map(|t| t as &mut dyn PassTimer), repeat);
+        stages.sort(&mut self.sorter, queue, Some(PassKind::TileSort));
         let groups = self.groups.as_ref().expect("made by prepare");
-        {
-            let mut pass = crate::timing::begin_pass(encoder, timer, "tile ranges", label(PassKind::TileRanges));
+        stages.stage("tile ranges", PassKind::TileRanges, |pass| {
             pass.set_pipeline(&self.pipelines.ranges);
             pass.set_bind_group(0, &groups.ranges, &[]);
             pass.dispatch_workgroups_indirect(&self.args, ARGS_RANGES);
-        }
+        });
         Ok(())
     }
 
     /// Records the rasterizer: every tile (only the background when the frame's pairs passed the cap), by one of
     /// its two kernels (the prepare pass gives the other no workgroups).
-    pub fn record_rasterize(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&mut GpuTimer>, repeat: u32) {
+    pub fn record_rasterize(&self, stages: &mut Stages<'_, '_>) {
         let groups = self.groups.as_ref().expect("binning recorded first");
-        let label = PassLabel { kind: PassKind::Rasterize, iteration: None, repeat };
-        let mut pass = crate::timing::begin_pass(encoder, timer, "rasterize", label);
-        pass.set_pipeline(&self.pipelines.raster);
-        pass.set_bind_group(0, &groups.raster, &[]);
-        pass.dispatch_workgroups_indirect(&self.args, ARGS_RASTER);
-        if let (Some(pipeline), Some(group)) = (&self.pipelines.raster_ballot, &groups.raster_ballot) {
-            pass.set_pipeline(pipeline);
-            pass.set_bind_group(0, group, &[]);
-            pass.dispatch_workgroups_indirect(&self.args, ARGS_RASTER_BALLOT);
-        }
+        stages.stage("rasterize", PassKind::Rasterize, |pass| {
+            pass.set_pipeline(&self.pipelines.raster);
+            pass.set_bind_group(0, &groups.raster, &[]);
+            pass.dispatch_workgroups_indirect(&self.args, ARGS_RASTER);
+            if let (Some(pipeline), Some(group)) = (&self.pipelines.raster_ballot, &groups.raster_ballot) {
+                pass.set_pipeline(pipeline);
+                pass.set_bind_group(0, group, &[]);
+                pass.dispatch_workgroups_indirect(&self.args, ARGS_RASTER_BALLOT);
+            }
+        });
     }
 }
 

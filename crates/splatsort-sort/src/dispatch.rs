@@ -195,14 +195,29 @@ pub(crate) trait RadixPasses {
     fn dispatch_mut(&mut self) -> &mut SortDispatch;
     /// Writes what the sort's own uniforms need before a recording (through the queue).
     fn prepare(&mut self, _queue: &wgpu::Queue) {}
-    /// Records every iteration's passes, dispatched by `plan`.
-    fn record_passes(
-        &self,
-        encoder: &mut wgpu::CommandEncoder,
-        plan: &Plan<'_>,
-        timer: Option<&mut (dyn PassTimer + '_)>,
-        repeat: u32,
-    );
+    /// Records every pass, dispatched by `plan`, into `pass` (untimed).
+    fn record_in(&self, pass: &mut wgpu::ComputePass<'_>, plan: &Plan<'_>);
+    /// Records every pass, dispatched by `plan`, each in its own compute pass timed by `timer`.
+    fn record_timed(&self, encoder: &mut wgpu::CommandEncoder, plan: &Plan<'_>, timer: &mut dyn PassTimer, repeat: u32);
+}
+
+/// Records a sort's passes: each in its own timed compute pass when `timer` is timing; otherwise all of them in one
+/// compute pass (a compute pass boundary costs more than a dispatch boundary inside one pass: on the H100, 2^20
+/// pairs took 0.191 ms in six passes and 0.160 in one, `docs/BENCHMARKS.md`).
+fn record_passes(
+    sort: &impl RadixPasses,
+    encoder: &mut wgpu::CommandEncoder,
+    plan: &Plan<'_>,
+    timer: Option<&mut (dyn PassTimer + '_)>,
+    repeat: u32,
+) {
+    match timer {
+        Some(timer) if timer.is_timing() => sort.record_timed(encoder, plan, timer, repeat),
+        _ => {
+            let descriptor = wgpu::ComputePassDescriptor { label: Some("sort"), timestamp_writes: None };
+            sort.record_in(&mut encoder.begin_compute_pass(&descriptor), plan);
+        }
+    }
 }
 
 /// One of a radix iteration's passes around the scan: which pipeline, with the bind group reading pair `src`
@@ -215,46 +230,59 @@ pub(crate) struct DigitPass<'a> {
     pub grid: Grid,
 }
 
-/// Records every iteration of a reduce-then-scan radix sort: `before` (count or rank), the scan of the digit-major
-/// table, `after` (reorder or scatter), each its own timed pass; untimed, all of them in one compute pass (a compute
-/// pass boundary costs more than a dispatch boundary: about 10 µs on the H100, `docs/BENCHMARKS.md`).
-pub(crate) fn record_iterations(
-    encoder: &mut wgpu::CommandEncoder,
-    plan: &Plan<'_>,
-    (mut timer, repeat): (Option<&mut (dyn PassTimer + '_)>, u32),
-    (config, dispatch): (SortConfig, &SortDispatch),
-    (scan, scan_group): (&Scan, &wgpu::BindGroup),
-    [before, after]: [DigitPass<'_>; 2],
-) {
-    debug_assert!(config.iterations() <= MAX_ITERATIONS, "at most 32 iterations");
-    let params = &dispatch.params;
-    let digit_pass = |compute: &mut wgpu::ComputePass<'_>, pass: &DigitPass<'_>, iteration: u32| {
+/// The iterations of a reduce-then-scan radix sort: `before` (count or rank), the scan of the digit-major table,
+/// `after` (reorder or scatter).
+pub(crate) struct Iterations<'a> {
+    pub config: SortConfig,
+    pub dispatch: &'a SortDispatch,
+    pub scan: (&'a Scan, &'a wgpu::BindGroup),
+    pub passes: [DigitPass<'a>; 2],
+}
+
+impl Iterations<'_> {
+    fn digit_pass(&self, compute: &mut wgpu::ComputePass<'_>, plan: &Plan<'_>, pass: &DigitPass<'_>, iteration: u32) {
         compute.set_pipeline(pass.pipeline);
-        compute.set_bind_group(0, &pass.groups[(iteration % 2) as usize], &[params.iteration_offset(iteration)]);
+        compute.set_bind_group(
+            0,
+            &pass.groups[(iteration % 2) as usize],
+            &[self.dispatch.params.iteration_offset(iteration)],
+        );
         plan.dispatch(compute, pass.grid);
-    };
-    if !timer.as_deref().is_some_and(|t| t.is_timing()) {
-        let mut compute =
-            encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("sort"), ..Default::default() });
-        for iteration in 0..config.iterations() {
-            digit_pass(&mut compute, &before, iteration);
-            scan.record(&mut compute, scan_group, params, plan);
-            digit_pass(&mut compute, &after, iteration);
-        }
-        return;
     }
-    for iteration in 0..config.iterations() {
-        let label = |pass| SortPassLabel { pass, iteration: Some(iteration), repeat };
-        {
-            let mut compute = begin_pass(encoder, timer.as_deref_mut(), before.name, label(before.kind));
-            digit_pass(&mut compute, &before, iteration);
+
+    /// Every iteration into `compute`.
+    pub fn record_in(&self, compute: &mut wgpu::ComputePass<'_>, plan: &Plan<'_>) {
+        debug_assert!(self.config.iterations() <= MAX_ITERATIONS, "at most 32 iterations");
+        let [before, after] = &self.passes;
+        for iteration in 0..self.config.iterations() {
+            self.digit_pass(compute, plan, before, iteration);
+            self.scan.0.record(compute, self.scan.1, &self.dispatch.params, plan);
+            self.digit_pass(compute, plan, after, iteration);
         }
-        {
-            let mut compute = begin_pass(encoder, timer.as_deref_mut(), "sort scan", label(SortPass::Scan));
-            scan.record(&mut compute, scan_group, params, plan);
+    }
+
+    /// Every iteration, each of its three steps in its own compute pass timed by `timer`.
+    pub fn record_timed(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        plan: &Plan<'_>,
+        timer: &mut dyn PassTimer,
+        repeat: u32,
+    ) {
+        let [before, after] = &self.passes;
+        for iteration in 0..self.config.iterations() {
+            let label = |pass| SortPassLabel { pass, iteration: Some(iteration), repeat };
+            {
+                let mut compute = begin_pass(encoder, Some(&mut *timer), before.name, label(before.kind));
+                self.digit_pass(&mut compute, plan, before, iteration);
+            }
+            {
+                let mut compute = begin_pass(encoder, Some(&mut *timer), "sort scan", label(SortPass::Scan));
+                self.scan.0.record(&mut compute, self.scan.1, &self.dispatch.params, plan);
+            }
+            let mut compute = begin_pass(encoder, Some(&mut *timer), after.name, label(after.kind));
+            self.digit_pass(&mut compute, plan, after, iteration);
         }
-        let mut compute = begin_pass(encoder, timer.as_deref_mut(), after.name, label(after.kind));
-        digit_pass(&mut compute, &after, iteration);
     }
 }
 
@@ -279,7 +307,7 @@ pub(crate) fn record_cpu(
         dispatch.params.prepare(queue, num_keys, config, tile_size);
         let d = sort.dispatch();
         let plan = d.params.cpu_plan(num_keys, d.tile_size, d.keys_per_group, d.max_dim);
-        sort.record_passes(encoder, &plan, timer, repeat);
+        record_passes(sort, encoder, &plan, timer, repeat);
     }
     Ok(crate::SortOutput { slot: (config.iterations() % 2) as usize, num_keys })
 }
@@ -295,8 +323,29 @@ pub(crate) fn record_gpu(
     let config = sort.config();
     sort.prepare(queue);
     let dispatch = sort.dispatch_mut();
-    dispatch.gpu_count.prepare(queue, encoder, &mut dispatch.params, config);
-    sort.record_passes(encoder, &sort.dispatch().gpu_count.plan(), timer, repeat);
+    dispatch.gpu_count.write_settings(queue, &mut dispatch.params, config);
+    {
+        let mut pass = encoder
+            .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("sort prepare"), timestamp_writes: None });
+        sort.dispatch().gpu_count.record(&mut pass);
+    }
+    record_passes(sort, encoder, &sort.dispatch().gpu_count.plan(), timer, repeat);
+    (config.iterations() % 2) as usize
+}
+
+/// `record_gpu`, untimed, into the caller's compute pass (see `GpuSort::record_gpu_count_in`).
+pub(crate) fn record_gpu_in(
+    sort: &mut impl RadixPasses,
+    queue: &wgpu::Queue,
+    pass: &mut wgpu::ComputePass<'_>,
+) -> usize {
+    let config = sort.config();
+    sort.prepare(queue);
+    let dispatch = sort.dispatch_mut();
+    dispatch.gpu_count.write_settings(queue, &mut dispatch.params, config);
+    let gpu_count = &sort.dispatch().gpu_count;
+    gpu_count.record(pass);
+    sort.record_in(pass, &gpu_count.plan());
     (config.iterations() % 2) as usize
 }
 
@@ -453,15 +502,9 @@ impl GpuCount {
         self.settings.size() + self.args.size()
     }
 
-    /// Records the prepare pass for `config`. The caller's `SortParams` are overwritten on the GPU: they are
+    /// Writes the prepare pass's settings for `config` (through the queue). The caller's `SortParams` are overwritten on the GPU: they are
     /// invalidated here, so that a later sort of a CPU count writes them again.
-    pub fn prepare(
-        &mut self,
-        queue: &wgpu::Queue,
-        encoder: &mut wgpu::CommandEncoder,
-        params: &mut SortParams,
-        config: SortConfig,
-    ) {
+    pub fn write_settings(&mut self, queue: &wgpu::Queue, params: &mut SortParams, config: SortConfig) {
         if self.written_for != Some(config) {
             let settings = PrepareSettings {
                 capacity: self.capacity,
@@ -486,14 +529,16 @@ impl GpuCount {
             self.levels = scan_levels(table).0.len();
         }
         params.invalidate();
-        let mut pass = encoder
-            .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("sort prepare"), timestamp_writes: None });
+    }
+
+    /// Records the prepare pass (one thread) into `pass`.
+    pub fn record(&self, pass: &mut wgpu::ComputePass<'_>) {
         pass.set_pipeline(&self.kernel.pipeline);
         pass.set_bind_group(0, &self.group, &[]);
         pass.dispatch_workgroups(1, 1, 1);
     }
 
-    /// The plan the sort's passes dispatch with after `prepare`.
+    /// The plan the sort's passes dispatch with after `record`.
     pub fn plan(&self) -> Plan<'_> {
         Plan::Gpu { args: &self.args, levels: self.levels }
     }

@@ -241,6 +241,17 @@ impl GpuSort {
         }
     }
 
+    /// `record_gpu_count`, untimed, into the caller's compute pass: a frame that records its own passes and the
+    /// sort in one compute pass saves a pass boundary on each side of the sort (several µs each on an H100). The
+    /// caller's dispatches before it in the pass must have written the count. Returns the output slot.
+    pub fn record_gpu_count_in(&mut self, queue: &wgpu::Queue, pass: &mut wgpu::ComputePass<'_>) -> usize {
+        match self {
+            Self::Tutorial(s) => dispatch::record_gpu_in(s, queue, pass),
+            Self::Subgroup(s) => dispatch::record_gpu_in(s, queue, pass),
+            Self::Onesweep(s) => dispatch::record_gpu_in(s, queue, pass),
+        }
+    }
+
     /// OneSweep's keys per tile on this device (None for other algorithms).
     pub fn onesweep_tile_size(&self) -> Option<u32> {
         match self {

@@ -541,34 +541,27 @@ impl RadixPasses for OnesweepSort {
         }
     }
 
-    fn record_passes(
+    fn record_in(&self, pass: &mut wgpu::ComputePass<'_>, plan: &Plan<'_>) {
+        for step in self.steps() {
+            self.record_step(pass, plan, step);
+        }
+    }
+
+    fn record_timed(
         &self,
         encoder: &mut wgpu::CommandEncoder,
         plan: &Plan<'_>,
-        mut timer: Option<&mut (dyn PassTimer + '_)>,
+        timer: &mut dyn PassTimer,
         repeat: u32,
     ) {
         let label = |pass, iteration| SortPassLabel { pass, iteration, repeat };
-        let iterations = self.config.iterations();
-        let reset = (iterations == 1).then_some(Step::Reset);
-        let steps = || std::iter::once(Step::Histogram).chain((0..iterations).map(Step::Digit)).chain(reset);
-        if !timer.as_deref().is_some_and(|t| t.is_timing()) {
-            // Untimed, the whole sort is one compute pass: a compute pass boundary costs more than a dispatch
-            // boundary inside one pass (on the H100, 2^20 pairs: 0.191 ms in six passes, 0.160 in one).
-            let descriptor = wgpu::ComputePassDescriptor { label: Some("sort onesweep"), timestamp_writes: None };
-            let mut pass = encoder.begin_compute_pass(&descriptor);
-            for step in steps() {
-                self.record_step(&mut pass, plan, step);
-            }
-            return;
-        }
-        for step in steps() {
+        for step in self.steps() {
             let (name, label) = match step {
                 Step::Histogram => ("sort histogram", label(SortPass::Histogram, None)),
                 Step::Reset => ("sort histogram reset", label(SortPass::Histogram, None)),
                 Step::Digit(iteration) => ("sort digit pass", label(SortPass::DigitPass, Some(iteration))),
             };
-            let mut pass = begin_pass(encoder, timer.as_deref_mut(), name, label);
+            let mut pass = begin_pass(encoder, Some(&mut *timer), name, label);
             self.record_step(&mut pass, plan, step);
         }
     }
@@ -584,6 +577,14 @@ enum Step {
 }
 
 impl OnesweepSort {
+    /// The sort's dispatches in recording order: the histogram, the digit passes, and after a one-pass sort the
+    /// reset.
+    fn steps(&self) -> impl Iterator<Item = Step> {
+        let iterations = self.config.iterations();
+        let reset = (iterations == 1).then_some(Step::Reset);
+        std::iter::once(Step::Histogram).chain((0..iterations).map(Step::Digit)).chain(reset)
+    }
+
     fn record_step(&self, pass: &mut wgpu::ComputePass<'_>, plan: &Plan<'_>, step: Step) {
         let params = &self.dispatch.params;
         match step {

@@ -13,8 +13,7 @@
 //! lane), which keeps the sort stable for any size from 4 to 128.
 
 use crate::dispatch::{
-    DigitPass, Grid, Plan, RadixPasses, SortDispatch, WORKGROUP_SIZE, iteration_params_entry, record_iterations,
-    with_common,
+    DigitPass, Grid, Iterations, Plan, RadixPasses, SortDispatch, WORKGROUP_SIZE, iteration_params_entry, with_common,
 };
 use crate::scan::{Scan, counts_bytes};
 use crate::timing::{PassTimer, SortPass};
@@ -153,26 +152,9 @@ impl SubgroupSort {
     }
 }
 
-impl RadixPasses for SubgroupSort {
-    fn config(&self) -> SortConfig {
-        self.config
-    }
-
-    fn dispatch(&self) -> &SortDispatch {
-        &self.dispatch
-    }
-
-    fn dispatch_mut(&mut self) -> &mut SortDispatch {
-        &mut self.dispatch
-    }
-
-    fn record_passes(
-        &self,
-        encoder: &mut wgpu::CommandEncoder,
-        plan: &Plan<'_>,
-        timer: Option<&mut (dyn PassTimer + '_)>,
-        repeat: u32,
-    ) {
+impl SubgroupSort {
+    /// The passes of every iteration.
+    fn iterations(&self) -> Iterations<'_> {
         let count = DigitPass {
             name: "sort count",
             kind: SortPass::Count,
@@ -187,8 +169,40 @@ impl RadixPasses for SubgroupSort {
             groups: &self.groups,
             grid: Grid::Tiles,
         };
-        let scan = (&*self.scan, &self.scan_group);
-        record_iterations(encoder, plan, (timer, repeat), (self.config, &self.dispatch), scan, [count, reorder]);
+        Iterations {
+            config: self.config,
+            dispatch: &self.dispatch,
+            scan: (&*self.scan, &self.scan_group),
+            passes: [count, reorder],
+        }
+    }
+}
+
+impl RadixPasses for SubgroupSort {
+    fn config(&self) -> SortConfig {
+        self.config
+    }
+
+    fn dispatch(&self) -> &SortDispatch {
+        &self.dispatch
+    }
+
+    fn dispatch_mut(&mut self) -> &mut SortDispatch {
+        &mut self.dispatch
+    }
+
+    fn record_in(&self, pass: &mut wgpu::ComputePass<'_>, plan: &Plan<'_>) {
+        self.iterations().record_in(pass, plan);
+    }
+
+    fn record_timed(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        plan: &Plan<'_>,
+        timer: &mut dyn PassTimer,
+        repeat: u32,
+    ) {
+        self.iterations().record_timed(encoder, plan, timer, repeat);
     }
 }
 

@@ -19,8 +19,8 @@
 //! word instead of a vector.
 
 use crate::dispatch::{
-    DigitPass, Grid, Plan, RadixPasses, SortDispatch, SortParams, WORKGROUP_SIZE, iteration_params_entry,
-    record_iterations, with_common,
+    DigitPass, Grid, Iterations, Plan, RadixPasses, SortDispatch, SortParams, WORKGROUP_SIZE, iteration_params_entry,
+    with_common,
 };
 use crate::scan::{Scan, counts_bytes};
 use crate::timing::{PassTimer, SortPass};
@@ -227,26 +227,9 @@ impl TutorialSort {
     }
 }
 
-impl RadixPasses for TutorialSort {
-    fn config(&self) -> SortConfig {
-        self.config
-    }
-
-    fn dispatch(&self) -> &SortDispatch {
-        &self.dispatch
-    }
-
-    fn dispatch_mut(&mut self) -> &mut SortDispatch {
-        &mut self.dispatch
-    }
-
-    fn record_passes(
-        &self,
-        encoder: &mut wgpu::CommandEncoder,
-        plan: &Plan<'_>,
-        timer: Option<&mut (dyn PassTimer + '_)>,
-        repeat: u32,
-    ) {
+impl TutorialSort {
+    /// The passes of every iteration.
+    fn iterations(&self) -> Iterations<'_> {
         let rank = DigitPass {
             name: "sort rank",
             kind: SortPass::Rank,
@@ -261,8 +244,40 @@ impl RadixPasses for TutorialSort {
             groups: &self.scatter_groups,
             grid: Grid::PerKey,
         };
-        let scan = (&*self.scan, &self.scan_group);
-        record_iterations(encoder, plan, (timer, repeat), (self.config, &self.dispatch), scan, [rank, scatter]);
+        Iterations {
+            config: self.config,
+            dispatch: &self.dispatch,
+            scan: (&*self.scan, &self.scan_group),
+            passes: [rank, scatter],
+        }
+    }
+}
+
+impl RadixPasses for TutorialSort {
+    fn config(&self) -> SortConfig {
+        self.config
+    }
+
+    fn dispatch(&self) -> &SortDispatch {
+        &self.dispatch
+    }
+
+    fn dispatch_mut(&mut self) -> &mut SortDispatch {
+        &mut self.dispatch
+    }
+
+    fn record_in(&self, pass: &mut wgpu::ComputePass<'_>, plan: &Plan<'_>) {
+        self.iterations().record_in(pass, plan);
+    }
+
+    fn record_timed(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        plan: &Plan<'_>,
+        timer: &mut dyn PassTimer,
+        repeat: u32,
+    ) {
+        self.iterations().record_timed(encoder, plan, timer, repeat);
     }
 }
 
