@@ -133,7 +133,7 @@ fn smaller_tiles_and_rings_of_many_cycles_sort_exactly() {
 
 #[test]
 fn the_tile_is_chosen_for_the_device_workgroup_memory() {
-    // The H100's 48 KiB with 32-lane subgroups takes 512 x 15; lavapipe's 32 KiB with 8-lane ones 256 x 12; a
+    // The H100's 48 KiB with 32-lane subgroups takes 512 x 16; lavapipe's 32 KiB with 8-lane ones 256 x 12; a
     // WebGPU-minimum 16 KiB device with 32-lane subgroups 256 x 8; with 8-lane subgroups none fits (the per-subgroup
     // counts alone take 16 KiB), and the sort says so instead of failing in the driver.
     let limits = |bytes: u32| wgpu::Limits {
@@ -146,13 +146,13 @@ fn the_tile_is_chosen_for_the_device_workgroup_memory() {
     let pick = |bytes, subgroup| {
         TileShape::for_device(&limits(bytes), subgroup, large).map(|t| (t.threads, t.keys_per_thread))
     };
-    assert_eq!(pick(48 << 10, 32), Some((512, 15)));
+    assert_eq!(pick(48 << 10, 32), Some((512, 16)));
     // Smaller buffers take tiles of fewer keys per thread where they fit; a device of 256 invocations per
     // workgroup (WebGPU's default) takes 256-thread tiles at every size.
     let shape = |threads, keys_per_thread| Some(TileShape { threads, keys_per_thread });
     let h100 = limits(48 << 10);
     assert_eq!(TileShape::for_device(&h100, 32, onesweep::SMALL_SORT), shape(1024, 4));
-    assert_eq!(TileShape::for_device(&h100, 32, onesweep::SMALL_SORT + 1), shape(512, 15));
+    assert_eq!(TileShape::for_device(&h100, 32, onesweep::SMALL_SORT + 1), shape(512, 16));
     let h100_512 = wgpu::Limits { max_compute_invocations_per_workgroup: 512, ..h100.clone() };
     assert_eq!(TileShape::for_device(&h100_512, 32, onesweep::SMALL_SORT), shape(512, 8));
     let webgpu = wgpu::Limits { max_compute_workgroup_storage_size: 48 << 10, ..wgpu::Limits::default() };

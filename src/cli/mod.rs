@@ -94,7 +94,7 @@ pub(crate) struct OnesweepArgs {
     /// Make every OneSweep look-back take the fallback path (count the predecessor's keys).
     #[arg(long)]
     pub(crate) force_fallback: bool,
-    /// OneSweep's digit-pass tile as THREADSxKEYS, e.g. 512x15 (default: chosen for the device and the buffers).
+    /// OneSweep's digit-pass tile as THREADSxKEYS, e.g. 512x16 (default: chosen for the device and the buffers).
     #[arg(long)]
     pub(crate) onesweep_tile: Option<TileShape>,
     /// Compile OneSweep's kernels with naga's bounds checks and loop counters (to measure what leaving them out buys).

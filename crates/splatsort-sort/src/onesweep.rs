@@ -45,8 +45,8 @@ pub const MAX_KEYS: u32 = (1 << 29) - 1;
 pub const SPIN_LIMIT: u32 = 1024;
 /// Smallest subgroup the shader's per-subgroup tables are sized for.
 pub const MIN_SUBGROUP_SIZE: u32 = 8;
-/// Buffers of at most this many keys get small tiles of many threads (`TileShape::for_device`): 1.5 x 2^20.
-pub const SMALL_SORT: u32 = 3 << 19;
+/// Buffers of at most this many keys get small tiles of many threads (`TileShape::for_device`): 640 Ki.
+pub const SMALL_SORT: u32 = 5 << 17;
 /// Most keys per thread of a digit pass. Mirrors `MAX_KEYS_PER_THREAD`.
 pub const MAX_KEYS_PER_THREAD: u32 = 16;
 
@@ -64,10 +64,13 @@ pub struct TileShape {
 }
 
 impl TileShape {
-    /// The shapes tried for large sorts, largest tile first: the first that fits the device is taken. 512 x 15 is
-    /// GPUSorting's OneSweep tile for 32-bit pairs (CUB's sm90 tile is 384 x 23); 256 x 12 is what lavapipe's 32 KiB
-    /// (with 8-lane subgroups) holds; 256 x 8 what a WebGPU-minimum 16 KiB device with 32-lane subgroups holds.
-    pub const CANDIDATES: [TileShape; 6] = [
+    /// The shapes tried for large sorts, largest tile first: the first that fits the device is taken. 512 x 16 took
+    /// the least time on the H100 from 0.75M to 2^26 keys but at 1.3M (against 512 x 15, GPUSorting's OneSweep tile
+    /// for 32-bit pairs, and 1024 x 4: `docs/BENCHMARKS.md`; CUB's sm90 tile is 384 x 23); 256 x 12 is what
+    /// lavapipe's 32 KiB (with 8-lane subgroups) holds; 256 x 8 what a WebGPU-minimum 16 KiB device with 32-lane
+    /// subgroups holds.
+    pub const CANDIDATES: [TileShape; 7] = [
+        TileShape { threads: 512, keys_per_thread: 16 },
         TileShape { threads: 512, keys_per_thread: 15 },
         TileShape { threads: 512, keys_per_thread: 12 },
         TileShape { threads: 256, keys_per_thread: 15 },
@@ -77,9 +80,9 @@ impl TileShape {
     ];
     /// Tried first for buffers of at most `SMALL_SORT` keys. A sort of a few waves of tiles takes about (waves) x
     /// (one tile's chain of dependent steps), so which shape wins at a given count depends on how its tiles fill
-    /// the last wave; no shape wins at every count. Over nine counts from 2^18 to 2^21 pairs on the H100, 1024 x 4
-    /// (fewer keys per thread, a shorter chain) took the least time in all (1.27 ms, against 1.30-1.33 for
-    /// 1024 x 6, 512 x 15 and 256 x 15; `docs/BENCHMARKS.md`); past 1.5M keys 512 x 15 does.
+    /// the last wave; no shape wins at every count. On the H100 1024 x 4 (fewer keys per thread, a shorter chain)
+    /// took the least time up to 2^19 pairs (0.082 ms against 0.098 for 512 x 16), and 512 x 16 from 0.75M
+    /// (`docs/BENCHMARKS.md`).
     pub const SMALL: [TileShape; 2] =
         [TileShape { threads: 1024, keys_per_thread: 4 }, TileShape { threads: 512, keys_per_thread: 8 }];
 
@@ -180,7 +183,7 @@ pub fn traffic_model(config: SortConfig) -> TrafficModel {
     }
 }
 
-/// Status table slots when none are asked for: on a GPU, one per tile of every sort up to 125M keys in 7680-key
+/// Status table slots when none are asked for: on a GPU, one per tile of every sort up to 134M keys in 8192-key
 /// tiles (16 MiB), so a ring and its tail waits are only for larger sorts; on a CPU driver, which runs a few
 /// workgroups at a time and clears the table at the CPU's bandwidth, 1024 (3M keys in lavapipe's 3072-key tiles).
 pub fn default_status_entries(info: &wgpu::AdapterInfo) -> u32 {

@@ -344,12 +344,14 @@ fn rank_key(key: u32, k: u32) -> u32 {
             leader = first_lane(lanes);
         }
     }
-    var before = 0u;
-    if (valid && below == 0u) {
-        let shift = 16u * (digit & 1u);
-        let word = atomicAdd(&subgroup_counts[at_tile.sg_id * (RADIX / 2u) + digit / 2u], count << shift);
-        before = (word >> shift) & 0xffffu;
-    }
+    // Every lane adds, without a branch around the atomic: the leader its digit's count, the others 0 to a word of
+    // their own subgroup's counts chosen by lane (distinct lanes, distinct words: no conflicts between them).
+    let leads = valid && below == 0u;
+    let shift = 16u * (digit & 1u);
+    let counts = at_tile.sg_id * (RADIX / 2u);
+    let at = select(counts + at_tile.lane % (RADIX / 2u), counts + digit / 2u, leads);
+    let word = atomicAdd(&subgroup_counts[at], select(0u, count << shift, leads));
+    let before = (word >> shift) & 0xffffu;
     return subgroupShuffle(before, min(leader, at_tile.sg_size - 1u)) + below;
 }
 
