@@ -356,12 +356,12 @@ fn rank_key(key: u32, k: u32) -> u32 {
 }
 
 // Puts the key of step `k` at its tile position (sorted by digit) and returns the position.
+// A key past the tile's end (a last, partial tile) goes to its own tile position, at or past `tile_len`, which no
+// key of the tile takes and nothing reads: no branch.
 fn place_key(key: u32, rank: u32, k: u32) -> u32 {
-    if (local_index(k) >= at_tile.len) {
-        return 0u;
-    }
     let d = pass_digit(key);
-    let position = tile_start[d] + subgroup_count(at_tile.sg_id, d) + rank;
+    let at = local_index(k);
+    let position = select(at, tile_start[d] + subgroup_count(at_tile.sg_id, d) + rank, at < at_tile.len);
     tile_data[position] = key;
     return position;
 }
@@ -707,9 +707,7 @@ fn digit_pass(
         let other = 1u - key_word();
         workgroupBarrier();
         for (var k = 0u; k < KEYS_PER_THREAD; k++) {
-            if (local_index(k) < tile_len) {
-                tile_data[ranks[k]] = other_words[k];
-            }
+            tile_data[ranks[k]] = other_words[k];
         }
         workgroupBarrier();
         for (var k = 0u; k < KEYS_PER_THREAD; k++) {
@@ -722,9 +720,7 @@ fn digit_pass(
     if (with_values) {
         workgroupBarrier();
         for (var k = 0u; k < KEYS_PER_THREAD; k++) {
-            if (local_index(k) < tile_len) {
-                tile_data[ranks[k]] = values[k];
-            }
+            tile_data[ranks[k]] = values[k];
         }
         workgroupBarrier();
         for (var k = 0u; k < KEYS_PER_THREAD; k++) {
