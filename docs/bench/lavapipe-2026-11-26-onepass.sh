@@ -11,3 +11,10 @@ for round in 1 2; do
     /tmp/$b sort-bench --algorithm onesweep --n 1000000 --repeat 7 --warmup-secs 1 2>&1 | grep -E "onesweep sort|span"
   done
 done
+# Then the sort alone, three more alternations (the spread above is wide).
+for round in 3 4 5; do
+  for b in b n6; do
+    echo "== sort round $round: $b"
+    /tmp/$b sort-bench --algorithm onesweep --n 1000000 --repeat 7 --warmup-secs 1 2>&1 | grep -E "span"
+  done
+done
