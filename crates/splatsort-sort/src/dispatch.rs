@@ -502,8 +502,8 @@ impl GpuCount {
         self.settings.size() + self.args.size()
     }
 
-    /// Writes the prepare pass's settings for `config` (through the queue). The caller's `SortParams` are overwritten on the GPU: they are
-    /// invalidated here, so that a later sort of a CPU count writes them again.
+    /// Writes the prepare pass's settings for `config` (through the queue). The caller's `SortParams` are
+    /// overwritten on the GPU: they are invalidated here, so that a later sort of a CPU count writes them again.
     pub fn write_settings(&mut self, queue: &wgpu::Queue, params: &mut SortParams, config: SortConfig) {
         if self.written_for != Some(config) {
             let settings = PrepareSettings {
