@@ -428,7 +428,6 @@ impl TileRaster {
         });
         // Every pass of the pairs' sort is timed as one stage of the frame.
         stages.sort(&mut self.sorter, queue, Some(PassKind::TileSort));
-        let groups = self.groups.as_ref().expect("made by prepare");
         stages.stage("tile ranges", PassKind::TileRanges, |pass| {
             pass.set_pipeline(&self.pipelines.ranges);
             pass.set_bind_group(0, &groups.ranges, &[]);

@@ -312,7 +312,8 @@ pub(crate) fn record_cpu(
     Ok(crate::SortOutput { slot: (config.iterations() % 2) as usize, num_keys })
 }
 
-/// Records a sort of the count a GPU pass wrote into `SortBuffers::count()` (see `GpuSort::record_gpu_count`).
+/// Records a sort of the count a GPU pass wrote into `SortBuffers::count()` (see `GpuSort::record_gpu_count`):
+/// timed, the prepare pass and each of the sort's passes in its own compute pass; untimed, all in one.
 pub(crate) fn record_gpu(
     sort: &mut impl RadixPasses,
     queue: &wgpu::Queue,
@@ -320,17 +321,20 @@ pub(crate) fn record_gpu(
     timer: Option<&mut (dyn PassTimer + '_)>,
     repeat: u32,
 ) -> usize {
-    let config = sort.config();
-    sort.prepare(queue);
-    let dispatch = sort.dispatch_mut();
-    dispatch.gpu_count.write_settings(queue, &mut dispatch.params, config);
-    {
-        let mut pass = encoder
-            .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("sort prepare"), timestamp_writes: None });
-        sort.dispatch().gpu_count.record(&mut pass);
+    match timer {
+        Some(timer) if timer.is_timing() => {
+            let slot = write_gpu_count(sort, queue);
+            let gpu_count = &sort.dispatch().gpu_count;
+            let descriptor = wgpu::ComputePassDescriptor { label: Some("sort prepare"), timestamp_writes: None };
+            gpu_count.record(&mut encoder.begin_compute_pass(&descriptor));
+            sort.record_timed(encoder, &gpu_count.plan(), timer, repeat);
+            slot
+        }
+        _ => {
+            let descriptor = wgpu::ComputePassDescriptor { label: Some("sort"), timestamp_writes: None };
+            record_gpu_in(sort, queue, &mut encoder.begin_compute_pass(&descriptor))
+        }
     }
-    record_passes(sort, encoder, &sort.dispatch().gpu_count.plan(), timer, repeat);
-    (config.iterations() % 2) as usize
 }
 
 /// `record_gpu`, untimed, into the caller's compute pass (see `GpuSort::record_gpu_count_in`).
@@ -339,13 +343,19 @@ pub(crate) fn record_gpu_in(
     queue: &wgpu::Queue,
     pass: &mut wgpu::ComputePass<'_>,
 ) -> usize {
+    let slot = write_gpu_count(sort, queue);
+    let gpu_count = &sort.dispatch().gpu_count;
+    gpu_count.record(pass);
+    sort.record_in(pass, &gpu_count.plan());
+    slot
+}
+
+/// Writes what a sort of a GPU count needs through the queue; returns the output slot.
+fn write_gpu_count(sort: &mut impl RadixPasses, queue: &wgpu::Queue) -> usize {
     let config = sort.config();
     sort.prepare(queue);
     let dispatch = sort.dispatch_mut();
     dispatch.gpu_count.write_settings(queue, &mut dispatch.params, config);
-    let gpu_count = &sort.dispatch().gpu_count;
-    gpu_count.record(pass);
-    sort.record_in(pass, &gpu_count.plan());
     (config.iterations() % 2) as usize
 }
 
