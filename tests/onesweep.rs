@@ -337,7 +337,7 @@ fn bad_onesweep_settings_are_clear_errors() {
     assert!(error.to_string().contains("onesweep sort takes [8] radix bits"), "{error}");
     let error = SortConfig::new(8, 16).unwrap().with_keys(KeyType::F32, SortOrder::Ascending).unwrap_err();
     assert!(matches!(error, SortError::KeyBitsForType { .. }), "{error}");
-    for text in ["512", "512x0", "100x8", "256x17", "axb"] {
+    for text in ["512", "512x0", "100x8", "256x25", "axb"] {
         let error = text.parse::<TileShape>().unwrap_err();
         assert!(error.to_string().contains("OneSweep tile"), "{text}: {error}");
     }

@@ -23,7 +23,7 @@
 use crate::dispatch::{Grid, Plan, RadixPasses, SortDispatch, iteration_params_entry, with_common};
 use crate::timing::{PassTimer, SortPass, SortPassLabel};
 use crate::util::{begin_pass, data_buffer, pipeline_from_module, storage_entry, uniform_entry};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::{
     OnesweepOptions, SortBuffers, SortConfig, SortError, SortKernels, StatusTable, TrafficModel, check_binding,
@@ -48,7 +48,7 @@ pub const MIN_SUBGROUP_SIZE: u32 = 8;
 /// Buffers of at most this many keys get small tiles of many threads (`TileShape::for_device`): 640 Ki.
 pub const SMALL_SORT: u32 = 5 << 17;
 /// Most keys per thread of a digit pass. Mirrors `MAX_KEYS_PER_THREAD`.
-pub const MAX_KEYS_PER_THREAD: u32 = 16;
+pub const MAX_KEYS_PER_THREAD: u32 = 24;
 
 /// The digit pass, histogram and reset kernels.
 pub const ONESWEEP_WGSL: &str = include_str!("../../../shaders/sort/onesweep/onesweep.wgsl");
@@ -262,6 +262,11 @@ pub(crate) struct OnesweepKernels {
     histogram_pipeline: wgpu::ComputePipeline,
     reset_pipeline: wgpu::ComputePipeline,
     digit_pipeline: wgpu::ComputePipeline,
+    /// The digit pass compiled without values (`WITH_VALUES` off: no registers held for them), made when a
+    /// keys-only sort first asks for it (`OnesweepSort::set_config`).
+    keys_only_pipeline: OnceLock<wgpu::ComputePipeline>,
+    module: wgpu::ShaderModule,
+    constants: Vec<(&'static str, f64)>,
 }
 
 impl OnesweepKernels {
@@ -282,8 +287,8 @@ impl OnesweepKernels {
             label: Some("sort onesweep"),
             entries: &entries,
         });
-        let module = shader_module(device, checked);
-        let constants = [
+        let module = shader_module(device, shape, checked);
+        let constants = vec![
             ("SCALAR_LANES", if scalar { 1.0 } else { 0.0 }),
             ("THREADS", f64::from(shape.threads)),
             ("KEYS_PER_THREAD", f64::from(shape.keys_per_thread)),
@@ -292,15 +297,45 @@ impl OnesweepKernels {
             ("KEY_WORDS", f64::from(key_words)),
             ("HISTOGRAM_BINS", f64::from(4 * RADIX * key_words)),
         ];
-        // Every entry point writes the workgroup words it reads first, so WebGPU's zeroing is skipped.
-        let options =
-            || wgpu::PipelineCompilationOptions { constants: &constants, zero_initialize_workgroup_memory: false };
-        let make = |label, entry| pipeline_from_module(device, label, &module, entry, &layout, options());
+        let make = |label, entry| Self::pipeline(device, &module, &layout, &constants, label, entry);
         Self {
             histogram_pipeline: make("sort onesweep histogram", "histogram"),
             reset_pipeline: make("sort onesweep reset", "reset"),
             digit_pipeline: make("sort onesweep digit pass", "digit_pass"),
+            keys_only_pipeline: OnceLock::new(),
             layout,
+            module,
+            constants,
+        }
+    }
+
+    fn pipeline(
+        device: &wgpu::Device,
+        module: &wgpu::ShaderModule,
+        layout: &wgpu::BindGroupLayout,
+        constants: &[(&str, f64)],
+        label: &str,
+        entry: &str,
+    ) -> wgpu::ComputePipeline {
+        // Every entry point writes the workgroup words it reads first, so WebGPU's zeroing is skipped.
+        let options = wgpu::PipelineCompilationOptions { constants, zero_initialize_workgroup_memory: false };
+        pipeline_from_module(device, label, module, entry, layout, options)
+    }
+
+    /// The keys-only digit pass, compiled on first use.
+    fn keys_only_pipeline(&self, device: &wgpu::Device) -> &wgpu::ComputePipeline {
+        self.keys_only_pipeline.get_or_init(|| {
+            let constants: Vec<_> = self.constants.iter().copied().chain([("WITH_VALUES", 0.0)]).collect();
+            let label = "sort onesweep digit pass, keys only";
+            Self::pipeline(device, &self.module, &self.layout, &constants, label, "digit_pass")
+        })
+    }
+
+    /// The digit pass for `config`.
+    fn digit_pipeline(&self, config: SortConfig) -> &wgpu::ComputePipeline {
+        match self.keys_only_pipeline.get() {
+            Some(pipeline) if config.keys_only => pipeline,
+            _ => &self.digit_pipeline,
         }
     }
 }
@@ -456,6 +491,9 @@ impl OnesweepSort {
                 &self.values,
             );
         }
+        if config.keys_only {
+            self.kernels.keys_only_pipeline(device);
+        }
         self.config = config;
         self.settings_written = false;
         self.dispatch.params.invalidate();
@@ -505,13 +543,56 @@ impl OnesweepSort {
     }
 }
 
+/// The loops the digit pass writes out whole (`unrolled_source`): its per-key loops, and the ballots' loops over
+/// the digit's bits.
+const KEY_LOOP: &str = "for (var k = 0u; k < KEYS_PER_THREAD; k++) {";
+const BIT_LOOP: &str = "for (var b = 0u; b < DIGIT_BITS; b++) {";
+
+/// The shader as compiled for tiles of `keys_per_thread` keys a thread: every `KEY_LOOP` and `BIT_LOOP` written
+/// out, `{ let k = 0u; body } { let k = 1u; body } ...`, so that every private array (`keys`, `values`, `ranks`,
+/// ...) is indexed by constants only and every ballot's bit is known. Done in the source because a loop is left to
+/// the driver's unrolling, which (for the rank loop's eight ballots, atomic and shuffle per key) may keep the loop
+/// and put its arrays in memory instead of registers; WGSL has no unroll attribute.
+pub(crate) fn unrolled_source(keys_per_thread: u32) -> String {
+    let source = with_common(ONESWEEP_WGSL);
+    let source = unroll(&source, KEY_LOOP, "k", keys_per_thread);
+    unroll(&source, BIT_LOOP, "b", RADIX_BITS)
+}
+
+/// `source` with every loop that starts with `header` (`for (var {var} = 0u; ...) {`) replaced by `count` blocks
+/// of its body, each binding `var` to its step.
+fn unroll(source: &str, header: &str, var: &str, count: u32) -> String {
+    let mut out = String::with_capacity(source.len() * 2);
+    let mut rest = source;
+    while let Some(at) = rest.find(header) {
+        out.push_str(&rest[..at]);
+        let body_start = at + header.len();
+        let mut depth = 1;
+        let body_len = rest[body_start..]
+            .char_indices()
+            .find(|&(_, c)| {
+                depth += i32::from(c == '{') - i32::from(c == '}');
+                depth == 0
+            })
+            .map(|(i, _)| i)
+            .expect("every unrolled loop of the shader ends with its closing brace");
+        let body = &rest[body_start..body_start + body_len];
+        for step in 0..count {
+            out.push_str(&format!("{{ let {var} = {step}u;{body}}}"));
+        }
+        rest = &rest[body_start + body_len + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The sort's module. Trusted by default: `sort/onesweep/onesweep.wgsl` says why each of its indices is in range and each of
 /// its loops ends, so naga's bounds clamps (on every indexed access) and loop counters (a 64-bit counter in every
 /// loop) are left out; buffer accesses stay guarded where the driver's robust buffer access does it.
-fn shader_module(device: &wgpu::Device, checked: bool) -> wgpu::ShaderModule {
+fn shader_module(device: &wgpu::Device, shape: TileShape, checked: bool) -> wgpu::ShaderModule {
     let descriptor = wgpu::ShaderModuleDescriptor {
         label: Some("sort onesweep"),
-        source: wgpu::ShaderSource::Wgsl(with_common(ONESWEEP_WGSL).into()),
+        source: wgpu::ShaderSource::Wgsl(unrolled_source(shape.keys_per_thread).into()),
     };
     if checked {
         return device.create_shader_module(descriptor);
@@ -604,7 +685,7 @@ impl OnesweepSort {
             Step::Digit(iteration) => {
                 let src = (iteration % 2) as usize;
                 pass.set_bind_group(0, &self.groups[src], &[params.iteration_offset(iteration)]);
-                pass.set_pipeline(&self.kernels.digit_pipeline);
+                pass.set_pipeline(self.kernels.digit_pipeline(self.config));
                 plan.dispatch(pass, Grid::Tiles);
             }
         }
@@ -661,6 +742,25 @@ mod tests {
                     .sum();
                 assert_eq!(bytes, shape.workgroup_bytes(min_subgroup), "{shape:?}, subgroups of {min_subgroup}");
             }
+        }
+    }
+
+    #[test]
+    fn unrolled_source_has_no_per_key_loop_and_validates() {
+        let plain = with_common(ONESWEEP_WGSL);
+        assert_eq!(plain.matches(KEY_LOOP).count(), 8, "the digit pass's per-key loops");
+        assert_eq!(plain.matches(BIT_LOOP).count(), 2, "the ballots' loops");
+        for keys_per_thread in [1, 4, 16] {
+            let source = unrolled_source(keys_per_thread);
+            assert!(!source.contains(KEY_LOOP) && !source.contains(BIT_LOOP));
+            let steps = |var: &str, step: u32| source.matches(&format!("{{ let {var} = {step}u;")).count();
+            assert_eq!(steps("k", keys_per_thread - 1), 8);
+            assert_eq!(steps("k", keys_per_thread), 0);
+            assert_eq!(steps("b", RADIX_BITS - 1), 2);
+            let module = naga::front::wgsl::parse_str(&source).expect("the unrolled shader parses");
+            naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
+                .validate(&module)
+                .expect("the unrolled shader validates");
         }
     }
 

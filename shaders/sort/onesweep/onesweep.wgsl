@@ -53,6 +53,9 @@ const HISTOGRAM_TILE: u32 = 8192u;
 override KEY_WORDS: u32 = 1u;
 // Digit positions the histogram counts: 4 per key word. The pipeline sets it to 4 * RADIX * KEY_WORDS.
 override HISTOGRAM_BINS: u32 = 1024u;
+// Off in the keys-only pipeline: the digit pass then holds no values (the key-value pipeline also sorts keys only
+// when `params.keys_only` says so).
+override WITH_VALUES: bool = true;
 // Most digit passes: 64-bit keys.
 const MAX_PASSES: u32 = 8u;
 // Digit passes per key word.
@@ -208,7 +211,7 @@ override KEYS_PER_THREAD: u32 = 8u;
 override TILE_KEYS: u32 = 2048u;
 override SUBGROUP_WORDS: u32 = 4096u;
 // Keys per thread the private arrays hold: `KEYS_PER_THREAD` is at most this.
-const MAX_KEYS_PER_THREAD: u32 = 16u;
+const MAX_KEYS_PER_THREAD: u32 = 24u;
 
 // Per subgroup, two 16-bit digit counts per word (digits 2w and 2w + 1): while ranking, the running count of each
 // digit in the subgroup's segment; then the subgroup's first position among the tile's keys of that digit.
@@ -611,7 +614,7 @@ fn digit_pass(
     // 1. Load the tile's keys and values at once: subgroup s owns keys [s * KEYS_PER_THREAD * sg_size, ...) of
     //    the tile and walks them in KEYS_PER_THREAD steps of sg_size keys.
     at_tile = TileGeometry(tile_first, tile_len, sg_id * KEYS_PER_THREAD * sg_size, lane, sg_size, sg_id);
-    let with_values = params.keys_only == 0u;
+    let with_values = WITH_VALUES && params.keys_only == 0u;
     // The key word this pass sorts by, and (64-bit keys) the other word.
     var keys: array<u32, MAX_KEYS_PER_THREAD>;
     var other_words: array<u32, MAX_KEYS_PER_THREAD>;
