@@ -45,8 +45,8 @@ pub const MAX_KEYS: u32 = (1 << 29) - 1;
 pub const SPIN_LIMIT: u32 = 1024;
 /// Smallest subgroup the shader's per-subgroup tables are sized for.
 pub const MIN_SUBGROUP_SIZE: u32 = 8;
-/// Buffers of at most this many keys get small tiles of many threads (`TileShape::for_device`): 640 Ki.
-pub const SMALL_SORT: u32 = 5 << 17;
+/// Buffers of at most this many keys get small tiles of many threads (`TileShape::for_device`): 4 Mi.
+pub const SMALL_SORT: u32 = 1 << 22;
 /// Most keys per thread of a digit pass. Mirrors `MAX_KEYS_PER_THREAD`.
 pub const MAX_KEYS_PER_THREAD: u32 = 24;
 
@@ -64,12 +64,13 @@ pub struct TileShape {
 }
 
 impl TileShape {
-    /// The shapes tried for large sorts, largest tile first: the first that fits the device is taken. 512 x 16 took
-    /// the least time on the H100 from 0.75M to 2^26 keys but at 1.3M (against 512 x 15, GPUSorting's OneSweep tile
-    /// for 32-bit pairs, and 1024 x 4: `docs/BENCHMARKS.md`; CUB's sm90 tile is 384 x 23); 256 x 12 is what
-    /// lavapipe's 32 KiB (with 8-lane subgroups) holds; 256 x 8 what a WebGPU-minimum 16 KiB device with 32-lane
-    /// subgroups holds.
-    pub const CANDIDATES: [TileShape; 7] = [
+    /// The shapes tried for large sorts, largest tile first: the first that fits the device is taken. 768 x 14 took
+    /// the least time on the H100 for key-value pairs from 4M to 2^26 keys, within 0.4% of 896 x 12 (against 512 x
+    /// 16-22, 640 x 17 and 1024 x 8-11: `docs/BENCHMARKS.md`; CUB's sm90 tile is 384 x 23, GPUSorting's 512 x 15);
+    /// 256 x 15 is what lavapipe's 32 KiB (with 8-lane subgroups, whose per-subgroup counts take 16 KiB) and
+    /// WebGPU's 256 invocations hold; 256 x 12 what a WebGPU-minimum 16 KiB device with 32-lane subgroups holds.
+    pub const CANDIDATES: [TileShape; 8] = [
+        TileShape { threads: 768, keys_per_thread: 14 },
         TileShape { threads: 512, keys_per_thread: 16 },
         TileShape { threads: 512, keys_per_thread: 15 },
         TileShape { threads: 512, keys_per_thread: 12 },
@@ -81,10 +82,12 @@ impl TileShape {
     /// Tried first for buffers of at most `SMALL_SORT` keys. A sort of a few waves of tiles takes about (waves) x
     /// (one tile's chain of dependent steps), so which shape wins at a given count depends on how its tiles fill
     /// the last wave; no shape wins at every count. On the H100 1024 x 4 (fewer keys per thread, a shorter chain)
-    /// took the least time up to 2^19 pairs (0.082 ms against 0.098 for 512 x 16), and 512 x 16 from 0.75M
-    /// (`docs/BENCHMARKS.md`).
+    /// took the least time, or within 2% of it, from 0.75M to 4M pairs but at 1.3M (`docs/BENCHMARKS.md`).
     pub const SMALL: [TileShape; 2] =
         [TileShape { threads: 1024, keys_per_thread: 4 }, TileShape { threads: 512, keys_per_thread: 8 }];
+    /// Tried first for large sorts made keys-only: without values a thread holds fewer registers, and 1024 x 11
+    /// took 1-3% less time than 768 x 14 from 4M to 2^26 keys on the H100 (`docs/BENCHMARKS.md`).
+    pub const KEYS_ONLY: [TileShape; 1] = [TileShape { threads: 1024, keys_per_thread: 11 }];
 
     /// Keys per tile.
     pub fn keys(self) -> u32 {
@@ -96,11 +99,16 @@ impl TileShape {
         self.threads / min_subgroup * RADIX / 2
     }
 
-    /// Bytes of workgroup memory the digit pass declares: the tile, the per-subgroup counts, three 256-word digit
-    /// tables, the subgroup totals (64 pairs of words) and four words: the `var<workgroup>`s `digit_pass` uses (a
-    /// test sums them as naga sees them).
+    /// Words of the array that holds the per-subgroup counts, then the tile (`tile_words` in the shader).
+    fn tile_words(self, min_subgroup: u32) -> u32 {
+        self.keys().max(self.subgroup_words(min_subgroup))
+    }
+
+    /// Bytes of workgroup memory the digit pass declares: the tile (or before it the per-subgroup counts), three
+    /// 256-word digit tables, the subgroup totals (64 pairs of words) and four words: the `var<workgroup>`s
+    /// `digit_pass` uses (a test sums them as naga sees them).
     pub fn workgroup_bytes(self, min_subgroup: u32) -> u64 {
-        4 * u64::from(self.keys() + self.subgroup_words(min_subgroup) + 3 * RADIX + 128 + 4)
+        4 * u64::from(self.tile_words(min_subgroup) + 3 * RADIX + 128 + 4)
     }
 
     /// Whether the shader takes this shape at all (every digit has its invocation; the private arrays hold it).
@@ -127,15 +135,20 @@ impl TileShape {
         })
     }
 
-    /// The tile for buffers of `capacity` keys on a device: for small buffers the first of `SMALL` that fits, else
-    /// (and for large buffers) the first of `CANDIDATES` that fits. wgpu does not check workgroup memory: a shape
+    /// The tile for buffers of `capacity` keys on a device: for small buffers the first of `SMALL` that fits, for
+    /// large ones sorted keys-only (the config the sort is made with; a later `set_config` keeps the tile) the
+    /// first of `KEYS_ONLY`, else the first of `CANDIDATES` that fits. wgpu does not check workgroup memory: a shape
     /// over the limit would fail when the pipeline is made, or worse. The choice follows the capacity, not a sort's
     /// count, because the renderer's count is known only on the GPU. Measured on the H100; other GPUs (other SM
     /// counts, so other wave boundaries) may prefer other shapes (`--onesweep-tile`).
-    pub fn for_device(limits: &wgpu::Limits, min_subgroup: u32, capacity: u32) -> Option<TileShape> {
+    pub fn for_device(limits: &wgpu::Limits, min_subgroup: u32, capacity: u32, keys_only: bool) -> Option<TileShape> {
         let fits = |shape: &TileShape| shape.check(limits, min_subgroup).is_ok();
-        let small: &[TileShape] = if capacity <= SMALL_SORT { &Self::SMALL } else { &[] };
-        small.iter().copied().chain(Self::CANDIDATES).find(fits)
+        let first: &[TileShape] = match (capacity <= SMALL_SORT, keys_only) {
+            (true, _) => &Self::SMALL,
+            (false, true) => &Self::KEYS_ONLY,
+            (false, false) => &[],
+        };
+        first.iter().copied().chain(Self::CANDIDATES).find(fits)
     }
 }
 
@@ -294,6 +307,7 @@ impl OnesweepKernels {
             ("KEYS_PER_THREAD", f64::from(shape.keys_per_thread)),
             ("TILE_KEYS", f64::from(shape.keys())),
             ("SUBGROUP_WORDS", f64::from(shape.subgroup_words(min_subgroup))),
+            ("TILE_WORDS", f64::from(shape.tile_words(min_subgroup))),
             ("KEY_WORDS", f64::from(key_words)),
             ("HISTOGRAM_BINS", f64::from(4 * RADIX * key_words)),
         ];
@@ -384,12 +398,14 @@ impl OnesweepSort {
         let min_subgroup = info.subgroup_min_size.max(MIN_SUBGROUP_SIZE);
         let shape = match config.onesweep.tile {
             Some(shape) => shape.check(&limits, min_subgroup).map(|()| shape)?,
-            None => TileShape::for_device(&limits, min_subgroup, capacity).ok_or_else(|| SortError::Unavailable {
-                algorithm: "onesweep",
-                reason: format!(
-                    "no tile fits its {} bytes of workgroup memory",
-                    limits.max_compute_workgroup_storage_size
-                ),
+            None => TileShape::for_device(&limits, min_subgroup, capacity, config.keys_only).ok_or_else(|| {
+                SortError::Unavailable {
+                    algorithm: "onesweep",
+                    reason: format!(
+                        "no tile fits its {} bytes of workgroup memory",
+                        limits.max_compute_workgroup_storage_size
+                    ),
+                }
             })?,
         };
         let tile_size = shape.keys();
@@ -543,10 +559,13 @@ impl OnesweepSort {
     }
 }
 
-/// The loops the digit pass writes out whole (`unrolled_source`): its per-key loops, and the ballots' loops over
-/// the digit's bits.
+/// The loops written out whole (`unrolled_source`): the digit pass's per-key loops, the ballots' loops over the
+/// digit's bits, and the histogram's loop over a key word's digits.
 const KEY_LOOP: &str = "for (var k = 0u; k < KEYS_PER_THREAD; k++) {";
 const BIT_LOOP: &str = "for (var b = 0u; b < DIGIT_BITS; b++) {";
+const DIGIT_LOOP: &str = "for (var p = 0u; p < PASSES_PER_WORD; p++) {";
+/// Mirrors `PASSES_PER_WORD`.
+const PASSES_PER_WORD: u32 = 32 / RADIX_BITS;
 
 /// The shader as compiled for tiles of `keys_per_thread` keys a thread: every `KEY_LOOP` and `BIT_LOOP` written
 /// out, `{ let k = 0u; body } { let k = 1u; body } ...`, so that every private array (`keys`, `values`, `ranks`,
@@ -556,6 +575,7 @@ const BIT_LOOP: &str = "for (var b = 0u; b < DIGIT_BITS; b++) {";
 pub(crate) fn unrolled_source(keys_per_thread: u32) -> String {
     let source = with_common(ONESWEEP_WGSL);
     let source = unroll(&source, KEY_LOOP, "k", keys_per_thread);
+    let source = unroll(&source, DIGIT_LOOP, "p", PASSES_PER_WORD);
     unroll(&source, BIT_LOOP, "b", RADIX_BITS)
 }
 
@@ -726,7 +746,7 @@ mod tests {
                 let override_value =
                     |handle: naga::Handle<naga::Override>| match module.overrides[handle].name.as_deref() {
                         Some("TILE_KEYS") => shape.keys(),
-                        Some("SUBGROUP_WORDS") => shape.subgroup_words(min_subgroup),
+                        Some("TILE_WORDS") => shape.tile_words(min_subgroup),
                         other => panic!("an array sized by {other:?}"),
                     };
                 let bytes: u64 = module
@@ -748,15 +768,17 @@ mod tests {
     #[test]
     fn unrolled_source_has_no_per_key_loop_and_validates() {
         let plain = with_common(ONESWEEP_WGSL);
-        assert_eq!(plain.matches(KEY_LOOP).count(), 8, "the digit pass's per-key loops");
+        assert_eq!(plain.matches(KEY_LOOP).count(), 9, "the digit pass's per-key loops");
         assert_eq!(plain.matches(BIT_LOOP).count(), 2, "the ballots' loops");
+        assert_eq!(plain.matches(DIGIT_LOOP).count(), 1, "the histogram's loop");
         for keys_per_thread in [1, 4, 16] {
             let source = unrolled_source(keys_per_thread);
-            assert!(!source.contains(KEY_LOOP) && !source.contains(BIT_LOOP));
+            assert!(!source.contains(KEY_LOOP) && !source.contains(BIT_LOOP) && !source.contains(DIGIT_LOOP));
             let steps = |var: &str, step: u32| source.matches(&format!("{{ let {var} = {step}u;")).count();
-            assert_eq!(steps("k", keys_per_thread - 1), 8);
+            assert_eq!(steps("k", keys_per_thread - 1), 9);
             assert_eq!(steps("k", keys_per_thread), 0);
             assert_eq!(steps("b", RADIX_BITS - 1), 2);
+            assert_eq!(steps("p", PASSES_PER_WORD - 1), 1);
             let module = naga::front::wgsl::parse_str(&source).expect("the unrolled shader parses");
             naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
                 .validate(&module)

@@ -114,10 +114,12 @@ var<workgroup> histogram_counts: array<atomic<u32>, HISTOGRAM_BINS>;
 fn count_digits(word: u32, w: u32) {
     let key = ordered_key(word, params.key_order);
     let first = w * PASSES_PER_WORD;
-    for (var d_pass = first; d_pass < min(settings.passes, first + PASSES_PER_WORD); d_pass++) {
-        let shift = d_pass * DIGIT_BITS;
-        let bits = min(DIGIT_BITS, settings.key_bits - shift);
-        atomicAdd(&histogram_counts[d_pass * RADIX + ((key >> (shift % 32u)) & ((1u << bits) - 1u))], 1u);
+    for (var p = 0u; p < PASSES_PER_WORD; p++) {
+        let d_pass = first + p;
+        if (d_pass < settings.passes) {
+            let bits = min(DIGIT_BITS, settings.key_bits - d_pass * DIGIT_BITS);
+            atomicAdd(&histogram_counts[d_pass * RADIX + ((key >> (p * DIGIT_BITS)) & ((1u << bits) - 1u))], 1u);
+        }
     }
 }
 
@@ -204,20 +206,24 @@ fn reset(@builtin(local_invocation_index) tid: u32) {
 
 // The tile's shape, set by `sort::onesweep` for the device (`TileShape`): THREADS invocations of KEYS_PER_THREAD
 // keys each, TILE_KEYS = THREADS * KEYS_PER_THREAD, and SUBGROUP_WORDS = (THREADS / smallest subgroup) * RADIX / 2
-// words of per-subgroup digit counts. The pipeline always sets them; the defaults only make the module valid alone.
+// words of per-subgroup digit counts, and TILE_WORDS = max(TILE_KEYS, SUBGROUP_WORDS). The pipeline always sets
+// them; the defaults only make the module valid alone.
 // THREADS is at least RADIX: invocation d looks back for digit d.
 override THREADS: u32 = 256u;
 override KEYS_PER_THREAD: u32 = 8u;
 override TILE_KEYS: u32 = 2048u;
 override SUBGROUP_WORDS: u32 = 4096u;
+override TILE_WORDS: u32 = 4096u;
 // Keys per thread the private arrays hold: `KEYS_PER_THREAD` is at most this.
 const MAX_KEYS_PER_THREAD: u32 = 24u;
 
-// Per subgroup, two 16-bit digit counts per word (digits 2w and 2w + 1): while ranking, the running count of each
-// digit in the subgroup's segment; then the subgroup's first position among the tile's keys of that digit.
-var<workgroup> subgroup_counts: array<atomic<u32>, SUBGROUP_WORDS>;
-// The tile's keys sorted by digit; then its values.
-var<workgroup> tile_data: array<u32, TILE_KEYS>;
+// One array, two uses in turn, so that the tile can take the workgroup memory the counts would keep:
+// - the per-subgroup counts (the first SUBGROUP_WORDS words): per subgroup, two 16-bit digit counts per word
+//   (digits 2w and 2w + 1): while ranking, the running count of each digit in the subgroup's segment; then the
+//   subgroup's first position among the tile's keys of that digit, read into each key's tile position;
+// - after a barrier, the tile's keys sorted by digit; then its values (the first TILE_KEYS words).
+// Atomic for the counts' adds; the tile's words are plain loads and stores of it.
+var<workgroup> tile_words: array<atomic<u32>, TILE_WORDS>;
 // The tile's count of each digit until the tile's scan has read it; then the fallback's counts of another tile.
 var<workgroup> digit_counts: array<atomic<u32>, RADIX>;
 // The pass's count of each digit over all keys (from the histogram) until the tile's scan; then the tile-local
@@ -276,7 +282,7 @@ fn digit_word(i: u32) -> u32 {
 
 // A subgroup's 16-bit count of `digit`.
 fn subgroup_count(sg: u32, digit: u32) -> u32 {
-    let word = atomicLoad(&subgroup_counts[sg * (RADIX / 2u) + digit / 2u]);
+    let word = atomicLoad(&tile_words[sg * (RADIX / 2u) + digit / 2u]);
     return (word >> (16u * (digit & 1u))) & 0xffffu;
 }
 
@@ -353,20 +359,18 @@ fn rank_key(key: u32, k: u32) -> u32 {
     let shift = 16u * (digit & 1u);
     let counts = at_tile.sg_id * (RADIX / 2u);
     let at = select(counts + at_tile.lane % (RADIX / 2u), counts + digit / 2u, leads);
-    let word = atomicAdd(&subgroup_counts[at], select(0u, count << shift, leads));
+    let word = atomicAdd(&tile_words[at], select(0u, count << shift, leads));
     let before = (word >> shift) & 0xffffu;
     return subgroupShuffle(before, min(leader, at_tile.sg_size - 1u)) + below;
 }
 
-// Puts the key of step `k` at its tile position (sorted by digit) and returns the position.
+// The tile position (sorted by digit) of the key of step `k`, ranked `rank` in its subgroup.
 // A key past the tile's end (a last, partial tile) goes to its own tile position, at or past `tile_len`, which no
 // key of the tile takes and nothing reads: no branch.
-fn place_key(key: u32, rank: u32, k: u32) -> u32 {
+fn tile_position(key: u32, rank: u32, k: u32) -> u32 {
     let d = pass_digit(key);
     let at = local_index(k);
-    let position = select(at, tile_start[d] + subgroup_count(at_tile.sg_id, d) + rank, at < at_tile.len);
-    tile_data[position] = key;
-    return position;
+    return select(at, tile_start[d] + subgroup_count(at_tile.sg_id, d) + rank, at < at_tile.len);
 }
 
 // Writes the key at tile position `i` to its output slot and returns the slot.
@@ -374,7 +378,7 @@ fn write_key(i: u32) -> u32 {
     if (i >= at_tile.len) {
         return 0u;
     }
-    let key = tile_data[i];
+    let key = atomicLoad(&tile_words[i]);
     let out = digit_base[pass_digit(key)] + i;
     keys_out[out * KEY_WORDS + key_word()] = key;
     return out;
@@ -583,7 +587,7 @@ fn digit_pass(
         broadcast = atomicAdd(&state[STATE_TICKETS + d_pass], 1u);
     }
     for (var i = tid; i < SUBGROUP_WORDS; i += THREADS) {
-        atomicStore(&subgroup_counts[i], 0u);
+        atomicStore(&tile_words[i], 0u);
     }
     // This tile: the ticket's position among the pass's tiles (the barrier also orders the clear above).
     let tile = workgroupUniformLoad(&broadcast);
@@ -648,8 +652,8 @@ fn digit_pass(
     if (tid < RADIX / 2u) {
         var running = 0u;
         for (var at = tid; at < SUBGROUP_WORDS; at += RADIX / 2u) {
-            let word = atomicLoad(&subgroup_counts[at]);
-            atomicStore(&subgroup_counts[at], running);
+            let word = atomicLoad(&tile_words[at]);
+            atomicStore(&tile_words[at], running);
             running += word;
         }
         atomicStore(&digit_counts[2u * tid], running & 0xffffu);
@@ -672,10 +676,15 @@ fn digit_pass(
     }
 
     // 6. Sort the tile by digit in workgroup memory: a key goes to its digit's first tile position, plus the
-    //    counts of earlier subgroups, plus its rank in its subgroup.
+    //    counts of earlier subgroups, plus its rank in its subgroup. The keys take the counts' words once every
+    //    key's position is known.
     tile_exclusive_scan(lane, sg_size, sg_id);
     for (var k = 0u; k < KEYS_PER_THREAD; k++) {
-        ranks[k] = place_key(keys[k], ranks[k], k);
+        ranks[k] = tile_position(keys[k], ranks[k], k);
+    }
+    workgroupBarrier();
+    for (var k = 0u; k < KEYS_PER_THREAD; k++) {
+        atomicStore(&tile_words[ranks[k]], keys[k]);
     }
 
     // 7. Only now look back for the digits' exclusive prefixes over earlier tiles: their entries had the time of
@@ -710,26 +719,26 @@ fn digit_pass(
         let other = 1u - key_word();
         workgroupBarrier();
         for (var k = 0u; k < KEYS_PER_THREAD; k++) {
-            tile_data[ranks[k]] = other_words[k];
+            atomicStore(&tile_words[ranks[k]], other_words[k]);
         }
         workgroupBarrier();
         for (var k = 0u; k < KEYS_PER_THREAD; k++) {
             let i = tid + k * THREADS;
             if (i < tile_len) {
-                keys_out[2u * outputs[k] + other] = tile_data[i];
+                keys_out[2u * outputs[k] + other] = atomicLoad(&tile_words[i]);
             }
         }
     }
     if (with_values) {
         workgroupBarrier();
         for (var k = 0u; k < KEYS_PER_THREAD; k++) {
-            tile_data[ranks[k]] = values[k];
+            atomicStore(&tile_words[ranks[k]], values[k]);
         }
         workgroupBarrier();
         for (var k = 0u; k < KEYS_PER_THREAD; k++) {
             let i = tid + k * THREADS;
             if (i < tile_len) {
-                values_out[outputs[k]] = tile_data[i];
+                values_out[outputs[k]] = atomicLoad(&tile_words[i]);
             }
         }
     }
