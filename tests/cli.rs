@@ -204,10 +204,10 @@ fn info_gives_the_gpu_memory_of_each_layout() {
     assert!(info.status.success(), "{}", stderr(&info));
     let text = String::from_utf8_lossy(&info.stdout);
     // The demo is SH degree 3: 48 + 96 bytes of scene a splat in the full layout, 24 + 52 in the compact one; with
-    // the projection (48) and the sort (16 + 4), 212 and 144.
+    // the projection (32) and the sort (16 + 4), 196 and 128.
     for line in [
-        "full   : scene 144 B per splat; with frame and sort 212",
-        "compact: scene 76 B per splat; with frame and sort 144",
+        "full   : scene 144 B per splat; with frame and sort 196",
+        "compact: scene 76 B per splat; with frame and sort 128",
     ] {
         assert!(text.contains(line), "{line:?} in {text}");
     }

@@ -46,8 +46,8 @@ fn memory_figures_are_the_buffers_made_and_a_scene_past_the_gpu_is_refused_first
         }
     }
 
-    // A GPU of 7 MB: the full layout (212 bytes a splat with the quads: 8.5 MB) is refused before anything is
-    // allocated, and the message names the bytes and the layout that fits (144 bytes a splat: 5.8 MB).
+    // A GPU of 7 MB: the full layout (196 bytes a splat with the quads: 7.8 MB) is refused before anything is
+    // allocated, and the message names the bytes and the layout that fits (128 bytes a splat: 5.1 MB).
     let before = allocated(device);
     let small = RenderKernels::with_limits(device, Binding::for_device(device), Some(7_000_000));
     let scene = common::sample_scene(40_000, 3);
@@ -60,7 +60,7 @@ fn memory_figures_are_the_buffers_made_and_a_scene_past_the_gpu_is_refused_first
     for part in ["40000 splats in the full layout", "7000000", "the compact layout would fit"] {
         assert!(error.contains(part), "{part:?} in {error}");
     }
-    // The viewer loads a scene while the one on screen keeps its memory: 5.8 MB of compact scene fits 7 MB, but not
+    // The viewer loads a scene while the one on screen keeps its memory: 5.1 MB of compact scene fits 7 MB, but not
     // beside 2 MB in use.
     let compact = RenderSettings { gpu_format: GpuFormat::Compact, ..Default::default() };
     assert!(SplatRenderer::with_kernels_beside(&small, queue, &scene, compact, 0).is_ok());

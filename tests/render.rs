@@ -598,10 +598,10 @@ fn a_scene_past_the_storage_bindings_is_a_clear_error_naming_the_layout_that_fit
     }
     let compact = RenderSettings { gpu_format: render::GpuFormat::Compact, ..Default::default() };
     assert!(SplatRenderer::new(&device, &queue, &scene, compact).is_ok(), "the compact layout fits");
-    // 100,000 splats: the per-frame projection (48 bytes a splat) is past 4 MiB in either layout.
-    let scene = row_of_splats(100_000, 0);
+    // 150,000 splats: the per-frame projection (32 bytes a splat) is past 4 MiB in either layout.
+    let scene = row_of_splats(150_000, 0);
     let message = match SplatRenderer::new(&device, &queue, &scene, compact) {
-        Ok(_) => panic!("100,000 projected splats cannot fit four 1 MiB bindings"),
+        Ok(_) => panic!("150,000 projected splats cannot fit four 1 MiB bindings"),
         Err(e) => e.to_string(),
     };
     assert!(message.contains("per-frame projection buffer") && !message.contains("fits"), "{message}");

@@ -42,19 +42,15 @@ struct DrawIndirect {
     culled_nonfinite: atomic<u32>,
 }
 
+// 32 bytes: what every reader needs and nothing it can derive. The coverage radius comes from the stored opacity
+// (`ellipse_of`), the quad's axes from the conic (render/draw.wgsl). All zero for a culled splat.
 struct Projected {
     center: vec2<f32>,
-    // Half of the quad along the major axis of the splat's ellipse, in pixels.
-    major: vec2<f32>,
     conic_xy: vec2<f32>,
     conic_z: f32,
-    // Half of the quad along the minor axis (perpendicular to `major`); 0 for a culled splat.
-    minor_extent: f32,
     // f16 pairs: (r, g) and (b, opacity).
     color_rg: u32,
     color_b_opacity: u32,
-    // k^2: the splat covers the pixel centres d from its centre with d^T conic d <= k^2 (see `Ellipse`).
-    radius2: f32,
     // The 16x16-pixel tiles its ellipse touches (`ellipse_tile_count`), for the compute path's binning.
     tile_count: u32,
 }
@@ -78,8 +74,13 @@ struct Ellipse {
     radius2: f32,
 }
 
+// The ellipse of a stored projection: its radius from the stored (f16) opacity, as the projection computed it.
 fn ellipse_of(p: Projected) -> Ellipse {
-    return Ellipse(p.center, vec3<f32>(p.conic_xy, p.conic_z), p.radius2);
+    return Ellipse(p.center, vec3<f32>(p.conic_xy, p.conic_z), coverage_radius2(stored_opacity(p)));
+}
+
+fn stored_opacity(p: Projected) -> f32 {
+    return unpack2x16float(p.color_b_opacity).y;
 }
 
 // The squared coverage radius k^2 = 2 ln(255 opacity) (0 when the opacity is under 1/255: nothing to draw).

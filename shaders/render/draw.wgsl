@@ -1,6 +1,6 @@
 // Draws sorted splats as screen-space quads with the Gaussian falloff, back to front, premultiplied alpha "over".
-// Instance k draws the k-th splat of the sorted order (farthest first) as the rectangle around its ellipse that
-// `render/project.wgsl` fitted along the ellipse's axes. Needs render/common.wgsl and the split array `projected`
+// Instance k draws the k-th splat of the sorted order (farthest first) as the rectangle around its coverage ellipse
+// (render/common.wgsl), along the ellipse's axes: the eigenvectors of the covariance, the conic's inverse. Needs render/common.wgsl and the split array `projected`
 // (render/split.rs).
 // A fragment is drawn when its centre is inside the splat's coverage ellipse (render/common.wgsl), with
 // alpha = min(0.99, opacity * exp(-0.5 d^T Sigma2D^-1 d)).
@@ -20,18 +20,34 @@ struct VertexOut {
 fn vs_main(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance: u32) -> VertexOut {
     var out: VertexOut;
     let p = projected_at(sorted_splats[instance], 0u);
-    if (p.minor_extent <= 0.0) {
+    let e = ellipse_of(p);
+    let conic_det = e.conic.x * e.conic.z - e.conic.y * e.conic.y;
+    if (!(e.radius2 > 0.0) || !(conic_det > 0.0)) {
         // Culled: a degenerate quad outside the clip volume.
         out.position = vec4<f32>(0.0, 0.0, 2.0, 1.0);
         return out;
     }
+    // The covariance [[a, b], [b, c]] (the conic's inverse) and its eigenvalues.
+    let a = e.conic.z / conic_det;
+    let b = -e.conic.y / conic_det;
+    let c = e.conic.x / conic_det;
+    let mid = 0.5 * (a + c);
+    let lambda_major = mid + sqrt(max(0.0, mid * mid - (a * c - b * b)));
+    let lambda_minor = max(a * c - b * b, 0.0) / lambda_major;
+    // Eigenvector of the larger eigenvalue: the better conditioned of the two textbook forms.
+    let v1 = vec2<f32>(b, lambda_major - a);
+    let v2 = vec2<f32>(lambda_major - c, b);
+    var axis = select(v2, v1, dot(v1, v1) >= dot(v2, v2));
+    axis = select(vec2<f32>(1.0, 0.0), normalize(axis), dot(axis, axis) > 0.0);
+    let k = sqrt(e.radius2);
+    let major = axis * (k * sqrt(lambda_major));
+    let minor = vec2<f32>(-axis.y, axis.x) * (k * sqrt(lambda_minor));
     let corner = vec2<f32>(f32(vertex & 1u), f32(vertex >> 1u)) * 2.0 - 1.0;
-    let minor = normalize(vec2<f32>(-p.major.y, p.major.x)) * p.minor_extent;
-    let pixel = p.center + corner.x * p.major + corner.y * minor;
+    let pixel = p.center + corner.x * major + corner.y * minor;
     let ndc = vec2<f32>(pixel.x / frame.viewport.x * 2.0 - 1.0, 1.0 - pixel.y / frame.viewport.y * 2.0);
     out.position = vec4<f32>(ndc, 0.0, 1.0);
     out.center = p.center;
-    out.conic = vec4<f32>(p.conic_xy, p.conic_z, p.radius2);
+    out.conic = vec4<f32>(e.conic, e.radius2);
     out.color = vec4<f32>(unpack2x16float(p.color_rg), unpack2x16float(p.color_b_opacity));
     return out;
 }

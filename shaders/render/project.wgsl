@@ -6,7 +6,7 @@
 // Antialiased (Yu et al. 2024, Mip-Splatting's 2D filter, as gsplat's `antialiased` mode): the opacity is also
 // multiplied by sqrt(det(cov) / det(cov + 0.3 I)).
 // The splat covers its ellipse of Mahalanobis radius k = sqrt(2 ln(255 opacity)) (render/common.wgsl);
-// the quad is that ellipse's bounding rectangle along its eigenvectors (half-extents k sqrt(eigenvalue)), and the
+// the opacity is stored as f16 and k comes from the stored value, so that every reader derives the same ellipse; the
 // compute path's tile count is the number of 16x16 tiles the ellipse itself touches. Culled: depth outside
 // [near, far], opacity under 1/255, an ellipse whose bounding box misses the image, or a projected covariance that
 // is not finite (counted, so the caller can say why a scene renders empty).
@@ -104,7 +104,6 @@ struct Splat3d {
 // Projects the part's splat `i` into `projected`; returns its depth key, or NOT_VISIBLE when it is culled.
 fn project(i: u32) -> u32 {
     var out: Projected;
-    out.minor_extent = 0.0;
 
     let splat = load_splat(i);
     let p_cam = (frame.camera_from_world * vec4<f32>(splat.position, 1.0)).xyz;
@@ -148,21 +147,11 @@ fn project(i: u32) -> u32 {
         projected_store(i, 0u, out);
         return NOT_VISIBLE;
     }
-    let opacity = splat.opacity * compensation;
-    let radius2 = coverage_radius2(opacity);
-    let k = sqrt(radius2);
-    let mid = 0.5 * (a + c);
-    let lambda_major = mid + sqrt(max(0.0, mid * mid - det));
-    let lambda_minor = det / lambda_major;
-    // Eigenvector of the larger eigenvalue: the better conditioned of the two textbook forms.
-    let v1 = vec2<f32>(b, lambda_major - a);
-    let v2 = vec2<f32>(lambda_major - c, b);
-    var axis = select(v2, v1, dot(v1, v1) >= dot(v2, v2));
-    axis = select(vec2<f32>(1.0, 0.0), normalize(axis), dot(axis, axis) > 0.0);
+    let opacity = unpack2x16float(pack2x16float(vec2<f32>(splat.opacity * compensation, 0.0))).x;
+    let k = sqrt(coverage_radius2(opacity));
     out.center = frame.focal * p_cam.xy / depth + frame.principal;
     out.conic_xy = vec2<f32>(c / det, -b / det);
     out.conic_z = a / det;
-    out.radius2 = radius2;
     // The ellipse's bounding box: k sqrt(a), k sqrt(c) (the covariance's diagonal).
     let half_box = k * sqrt(vec2<f32>(a, c));
     if (!(k > 0.0) || any(out.center + half_box <= vec2<f32>(0.0)) || any(out.center - half_box >= frame.viewport)) {
@@ -172,8 +161,6 @@ fn project(i: u32) -> u32 {
 
     let dir = normalize(splat.position - frame.camera_position.xyz);
     let color = eval_sh(i, dir);
-    out.major = axis * (k * sqrt(lambda_major));
-    out.minor_extent = k * sqrt(lambda_minor);
     out.color_rg = pack2x16float(color.rg);
     out.color_b_opacity = pack2x16float(vec2<f32>(color.b, opacity));
     // From the values stored, so that the emit pass, which reads them back, bins the same ellipse.

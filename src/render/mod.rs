@@ -106,7 +106,7 @@ pub const ACCUMULATION_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba16
 /// Threads per workgroup in the projection pass. Mirrors `WORKGROUP_SIZE` in `render/project.wgsl` (checked by a test).
 pub const PROJECT_WORKGROUP_SIZE: u32 = 256;
 /// Bytes of per-frame projection output per splat (`Projected` in the shaders).
-pub const PROJECTED_BYTES_PER_SPLAT: u64 = 48;
+pub const PROJECTED_BYTES_PER_SPLAT: u64 = 32;
 
 /// The draw-arguments buffer: the indirect draw's arguments and the projection's count (`DrawIndirect` in
 /// `render/common.wgsl`; a test checks the two against each other), then counts copied in after the frame's passes.

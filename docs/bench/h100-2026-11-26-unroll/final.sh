@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 17, final: K = 6f0a; F = K with the counts and the tile in one workgroup array, the default tiles chosen from
+# Issue 17, final: K = 9b3cd99; F = K with the counts and the tile in one workgroup array, the default tiles chosen from
 # step10 (1024 x 4 up to 4Mi keys, then 768 x 14; 1024 x 11 for keys-only sorts), and the histogram's loop over a
 # word's digits written out. Two rounds of both, then CUB and VRDX in the same call.
 set -u

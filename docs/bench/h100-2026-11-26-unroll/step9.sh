@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 17, step 9: K = 6f0a (unrolled loops, keys-only pipeline); A = K with the per-subgroup counts and the tile
+# Issue 17, step 9: K = 9b3cd99 (unrolled loops, keys-only pipeline); A = K with the per-subgroup counts and the tile
 # in one workgroup array (the counts are read into each key's position before the keys overwrite them), which
 # frees 8 KiB on the H100 for bigger tiles. A at several tile shapes.
 set -u
