@@ -132,6 +132,40 @@ fn smaller_tiles_and_rings_of_many_cycles_sort_exactly() {
 }
 
 #[test]
+fn tiles_past_their_per_subgroup_counts_sort_exactly() {
+    if !available() {
+        return;
+    }
+    // The per-subgroup counts and the sorted tile share one workgroup array. On lavapipe's tile (256 x 15, 8-lane
+    // subgroups) the counts are the longer (4096 words against 3840 keys); on the H100's (768 x 14, 32 lanes) the
+    // keys are (10,752 against 3072 words), so keys overwrite words that were never counts. 256 x 24 (6144 keys)
+    // takes that case here: pairs, keys only, u64 keys, partial tiles, a ring and the forced fallback.
+    let ctx = common::context();
+    let tile = TileShape { threads: 256, keys_per_thread: 24 };
+    for (keys_only, status_entries, force_fallback) in
+        [(false, None, false), (true, Some(4), false), (false, Some(4), true)]
+    {
+        let config = config(|c| {
+            c.keys_only = keys_only;
+            c.onesweep = OnesweepOptions { status_entries, tile: Some(tile), force_fallback, ..Default::default() };
+        });
+        let (buffers, mut sorter) = sorter(20 * tile.keys() + 7, config);
+        assert_eq!(sorter.onesweep_tile_size(), Some(tile.keys()));
+        for (i, n) in [tile.keys() - 1, tile.keys() + 1, 20 * tile.keys() + 7].into_iter().enumerate() {
+            let keys = KeyDistribution::Uniform.generate(n as usize, 110 + i as u64);
+            sort_and_check(&buffers, &mut sorter, &keys, &format!("tile {tile:?}, keys only {keys_only}"));
+        }
+    }
+    let mut config = SortConfig::for_key_type(8, 64, KeyType::U64).unwrap();
+    config.onesweep = OnesweepOptions { tile: Some(tile), ..Default::default() };
+    let buffers = SortBuffers::new_u64(&ctx.device, 3 * tile.keys() + 1).expect("buffers");
+    let mut sorter = GpuSort::new(&ctx.device, SortAlgorithm::Onesweep, &buffers, config).expect("sorter");
+    for keys in wide_keys(3 * tile.keys() as usize + 1, 120).iter().take(2) {
+        sort_and_check_u64(&buffers, &mut sorter, keys, "u64 keys, 256 x 24");
+    }
+}
+
+#[test]
 fn the_tile_is_chosen_for_the_device_workgroup_memory() {
     // The H100's 48 KiB with 32-lane subgroups takes 768 x 14 (1024 x 11 keys-only); lavapipe's 32 KiB with 8-lane
     // ones 256 x 15; a WebGPU-minimum 16 KiB device with 32-lane subgroups 256 x 12; with 8-lane subgroups none fits
