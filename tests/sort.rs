@@ -114,7 +114,7 @@ fn every_key_distribution_at_every_radix() {
 fn past_65535_workgroups_in_one_dispatch() {
     for algorithm in algorithms() {
         // The tutorial's scatter runs a workgroup per 256 keys, the subgroup sort one per 2048-key tile, OneSweep
-        // here one per 256-key tile (its smallest; the device's are up to 8192 keys): past 65,535 of them a dispatch
+        // here one per 256-key tile (its smallest; the device's are up to 11,264 keys): past 65,535 of them a dispatch
         // becomes a 2D grid.
         let n = match algorithm {
             SortAlgorithm::Tutorial | SortAlgorithm::Onesweep => (1u32 << 24) + 1,

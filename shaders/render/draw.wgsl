@@ -27,13 +27,15 @@ fn vs_main(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance
         out.position = vec4<f32>(0.0, 0.0, 2.0, 1.0);
         return out;
     }
-    // The covariance [[a, b], [b, c]] (the conic's inverse) and its eigenvalues.
-    let a = e.conic.z / conic_det;
-    let b = -e.conic.y / conic_det;
-    let c = e.conic.x / conic_det;
+    // The covariance [[a, b], [b, c]] (the conic's inverse) and its eigenvalues. Its determinant is the conic's
+    // inverse, not a c - b^2 again: for a long thin splat that difference cancels and the minor axis would vanish.
+    let cov_det = 1.0 / conic_det;
+    let a = e.conic.z * cov_det;
+    let b = -e.conic.y * cov_det;
+    let c = e.conic.x * cov_det;
     let mid = 0.5 * (a + c);
-    let lambda_major = mid + sqrt(max(0.0, mid * mid - (a * c - b * b)));
-    let lambda_minor = max(a * c - b * b, 0.0) / lambda_major;
+    let lambda_major = mid + sqrt(max(0.0, mid * mid - cov_det));
+    let lambda_minor = cov_det / lambda_major;
     // Eigenvector of the larger eigenvalue: the better conditioned of the two textbook forms.
     let v1 = vec2<f32>(b, lambda_major - a);
     let v2 = vec2<f32>(lambda_major - c, b);

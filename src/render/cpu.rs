@@ -107,7 +107,9 @@ pub fn project(scene: &Scene, i: usize, camera: &Camera, settings: &RenderSettin
     let det_unblurred = cov2.x_axis.x * cov2.y_axis.y - b * b;
     let compensation = if settings.antialias { (det_unblurred.max(0.0) / det).sqrt() } else { 1.0 };
     let opacity = f64::from(scene.opacities[i]) * compensation;
-    let radius2 = (2.0 * (255.0 * opacity).ln()).max(0.0);
+    // The coverage radius from the opacity as the projection stores it (f16), as every GPU reader derives it.
+    let stored = f64::from(super::scene::f16_bits_to_f32(super::scene::f32_to_f16_bits(opacity as f32)));
+    let radius2 = (2.0 * (255.0 * stored).ln()).max(0.0);
     // The ellipse's bounding box: k sqrt of the covariance's diagonal.
     let half_box = DVec2::new(a, c).map(|v| (radius2 * v).sqrt());
     let center = DVec2::new(fx * p.x / depth + f64::from(camera.cx), fy * p.y / depth + f64::from(camera.cy));

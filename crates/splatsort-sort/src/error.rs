@@ -64,7 +64,7 @@ pub enum SortError {
     /// A OneSweep tile the device cannot run.
     #[error(
         "a OneSweep tile of {threads} threads x {keys_per_thread} keys cannot run on this device: it takes 256 to \
-         1024 threads (a multiple of 128, at most {max_threads} here) and 1 to 16 keys per thread, and needs \
+         1024 threads (a multiple of 128, at most {max_threads} here) and 1 to 24 keys per thread, and needs \
          {needed} bytes of workgroup memory (the limit here is {limit}, max_compute_workgroup_storage_size)"
     )]
     TileShape {

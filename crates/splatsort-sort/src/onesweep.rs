@@ -196,9 +196,9 @@ pub fn traffic_model(config: SortConfig) -> TrafficModel {
     }
 }
 
-/// Status table slots when none are asked for: on a GPU, one per tile of every sort up to 134M keys in 8192-key
+/// Status table slots when none are asked for: on a GPU, one per tile of every sort up to 176M keys in 10,752-key
 /// tiles (16 MiB), so a ring and its tail waits are only for larger sorts; on a CPU driver, which runs a few
-/// workgroups at a time and clears the table at the CPU's bandwidth, 1024 (3M keys in lavapipe's 3072-key tiles).
+/// workgroups at a time and clears the table at the CPU's bandwidth, 1024 (3.9M keys in lavapipe's 3840-key tiles).
 pub fn default_status_entries(info: &wgpu::AdapterInfo) -> u32 {
     if info.device_type == wgpu::DeviceType::Cpu { 1024 } else { 16_384 }
 }
@@ -567,8 +567,8 @@ const DIGIT_LOOP: &str = "for (var p = 0u; p < PASSES_PER_WORD; p++) {";
 /// Mirrors `PASSES_PER_WORD`.
 const PASSES_PER_WORD: u32 = 32 / RADIX_BITS;
 
-/// The shader as compiled for tiles of `keys_per_thread` keys a thread: every `KEY_LOOP` and `BIT_LOOP` written
-/// out, `{ let k = 0u; body } { let k = 1u; body } ...`, so that every private array (`keys`, `values`, `ranks`,
+/// The shader as compiled for tiles of `keys_per_thread` keys a thread: every `KEY_LOOP`, `BIT_LOOP` and
+/// `DIGIT_LOOP` written out, `{ let k = 0u; body } { let k = 1u; body } ...`, so that every private array (`keys`, `values`, `ranks`,
 /// ...) is indexed by constants only and every ballot's bit is known. Done in the source because a loop is left to
 /// the driver's unrolling, which (for the rank loop's eight ballots, atomic and shuffle per key) may keep the loop
 /// and put its arrays in memory instead of registers; WGSL has no unroll attribute.
