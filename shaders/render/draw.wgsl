@@ -1,7 +1,7 @@
 // Draws sorted splats as screen-space quads with the Gaussian falloff, back to front, premultiplied alpha "over".
 // Instance k draws the k-th splat of the sorted order (farthest first) as the rectangle around its coverage ellipse
-// (render/common.wgsl), along the ellipse's axes: the eigenvectors of the covariance, the conic's inverse. Needs render/common.wgsl and the split array `projected`
-// (render/split.rs).
+// (render/common.wgsl), along the ellipse's axes: the eigenvectors of the covariance, the conic's inverse. Needs
+// render/common.wgsl and the split array `projected` (render/split.rs).
 // A fragment is drawn when its centre is inside the splat's coverage ellipse (render/common.wgsl), with
 // alpha = min(0.99, opacity * exp(-0.5 d^T Sigma2D^-1 d)).
 

@@ -341,7 +341,7 @@ fn block_mask(e: Ellipse, origin: vec2<f32>) -> u32 {
 fn load_splat(slot: u32, pair: u32, origin: vec2<f32>) {
     let p = projected_at(pair_splats[pair], 0u);
     let e = ellipse_of(p);
-    let opacity = unpack2x16float(p.color_b_opacity).y;
+    let opacity = stored_opacity(p);
     let log2_opacity = log2(opacity);
     let q = -0.5 * LOG2_E * vec3<f32>(e.conic.x, 2.0 * e.conic.y, e.conic.z);
     batch_a[slot] = vec4<f32>(e.center, q.xy);

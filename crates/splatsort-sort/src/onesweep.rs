@@ -568,10 +568,10 @@ const DIGIT_LOOP: &str = "for (var p = 0u; p < PASSES_PER_WORD; p++) {";
 const PASSES_PER_WORD: u32 = 32 / RADIX_BITS;
 
 /// The shader as compiled for tiles of `keys_per_thread` keys a thread: every `KEY_LOOP`, `BIT_LOOP` and
-/// `DIGIT_LOOP` written out, `{ let k = 0u; body } { let k = 1u; body } ...`, so that every private array (`keys`, `values`, `ranks`,
-/// ...) is indexed by constants only and every ballot's bit is known. Done in the source because a loop is left to
-/// the driver's unrolling, which (for the rank loop's eight ballots, atomic and shuffle per key) may keep the loop
-/// and put its arrays in memory instead of registers; WGSL has no unroll attribute.
+/// `DIGIT_LOOP` written out, `{ let k = 0u; body } { let k = 1u; body } ...`, so that every private array (`keys`,
+/// `values`, `ranks`, ...) is indexed by constants only and every ballot's bit is known. Done in the source
+/// because a loop is left to the driver's unrolling, which (for the rank loop's eight ballots, atomic and shuffle
+/// per key) may keep the loop and put its arrays in memory instead of registers; WGSL has no unroll attribute.
 pub(crate) fn unrolled_source(keys_per_thread: u32) -> String {
     let source = with_common(ONESWEEP_WGSL);
     let source = unroll(&source, KEY_LOOP, "k", keys_per_thread);
