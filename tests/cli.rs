@@ -203,11 +203,12 @@ fn info_gives_the_gpu_memory_of_each_layout() {
     let info = splatsort(&["info", &demo()]);
     assert!(info.status.success(), "{}", stderr(&info));
     let text = String::from_utf8_lossy(&info.stdout);
-    // The demo is SH degree 3: 48 + 96 bytes of scene a splat in the full layout, 24 + 52 in the compact one; with
-    // the projection (32) and the sort (16 + 4), 196 and 128.
+    // The demo is SH degree 3: 48 + 96 bytes of scene a splat in the full layout, 24 + 52 in the compact one,
+    // 24 + 28 in the small one; with the projection (32) and the sort (16 + 4), 196, 128 and 104.
     for line in [
         "full   : scene 144 B per splat; with frame and sort 196",
         "compact: scene 76 B per splat; with frame and sort 128",
+        "small  : scene 52 B per splat; with frame and sort 104",
     ] {
         assert!(text.contains(line), "{line:?} in {text}");
     }

@@ -115,6 +115,7 @@ fn assert_matches_reference(
     let reference = cpu::render(scene, camera, &settings);
     let mut quads = None;
     for format in render::GpuFormat::ALL {
+        let tol = tolerance(format, tol);
         for draw in [DrawPath::Raster, DrawPath::Compute] {
             let gpu = gpu_render(scene, camera, RenderSettings { draw, gpu_format: format, ..settings });
             let (mean, p99, max) = compare(&gpu, &reference);
@@ -133,6 +134,17 @@ fn assert_matches_reference(
     quads.expect("the quad image")
 }
 
+/// A layout's tolerance for a test's (mean, p99): the test's own, and for the small layout's 4-bit SH (a step of
+/// 1/7 of each splat's largest coefficient) wider by SMALL_SH_EXTRA (worst seen on lavapipe: mean 0.34 and p99
+/// 4.6 with the synthetic view-dependent colours, mean 0.44 and p99 2.5 on the demo crop).
+fn tolerance(format: render::GpuFormat, tol: (f64, f64)) -> (f64, f64) {
+    match format {
+        render::GpuFormat::Small => (tol.0 + SMALL_SH_EXTRA.0, tol.1 + SMALL_SH_EXTRA.1),
+        _ => tol,
+    }
+}
+
+const SMALL_SH_EXTRA: (f64, f64) = (0.2, 4.0);
 const SYNTHETIC: (f64, f64) = (0.25, 1.5);
 const REAL: (f64, f64) = (0.6, 3.0);
 
@@ -618,20 +630,20 @@ fn render_on(kernels: &render::RenderKernels, scene: &Scene, cam: &Camera, setti
 
 #[test]
 fn a_scene_split_across_bindings_renders_exactly_as_the_unsplit_one() {
-    // The demo scene (55,599 splats) with parts of 14,080 splats of its largest records: its SH in 4 parts, its
-    // geometry and projection in 2 to 4, in both layouts and both draw paths.
+    // The demo scene (55,599 splats) with parts of 14,080 splats of its largest records (the SH, or in the small
+    // layout the projection): 4 parts, the other arrays in 2 to 4, in every layout and both draw paths.
     let ctx = common::context();
     let scene = demo_scene();
     let cam = common::demo_camera();
     let whole = render::RenderKernels::new(&ctx.device);
     for format in render::GpuFormat::ALL {
-        let sh_bytes = u64::from(format.sh_words(3)) * 4;
-        let binding = render::split::Binding { parts: 4, limit: 14_080 * sh_bytes + 100 };
+        let largest = (u64::from(format.sh_words(3)) * 4).max(render::PROJECTED_BYTES_PER_SPLAT);
+        let binding = render::split::Binding { parts: 4, limit: 14_080 * largest + 100 };
         let split = render::RenderKernels::with_limits(&ctx.device, binding, None);
         for draw in [DrawPath::Raster, DrawPath::Compute] {
             let settings = RenderSettings { draw, gpu_format: format, ..Default::default() };
             let renderer = SplatRenderer::with_kernels(&split, &ctx.queue, &scene, settings).expect("split renderer");
-            assert_eq!(renderer.scene().parts(), 4, "{format:?}: the SH is in 4 parts");
+            assert_eq!(renderer.scene().parts(), 4, "{format:?}: the arrays are in 4 parts");
             drop(renderer);
             let a = render_on(&whole, &scene, &cam, settings);
             let b = render_on(&split, &scene, &cam, settings);

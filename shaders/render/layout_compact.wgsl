@@ -1,7 +1,8 @@
-// The compact layout (`GpuFormat::Compact`, packed by render/scene.rs): geometry is three vec2<u32> per splat,
-// (x, y), (z, f16 scale x | f16 scale y), (f16 scale z | unorm16 opacity, rotation); SH is bytes: the DC colour in
-// 11-11-10 bits over the scene's range (`frame.dc_min`, `frame.dc_step`), then (past degree 0) the f16 scale of
-// the other coefficients and one signed byte per value of theirs. Composed into render/project.wgsl.
+// The geometry of the compact and small layouts (`GpuFormat::Compact`, `GpuFormat::Small`, packed by
+// render/scene.rs): three vec2<u32> per splat, (x, y), (z, f16 scale x | f16 scale y), (f16 scale z | unorm16
+// opacity, rotation); and their SH's first word, the DC colour in 11-11-10 bits over the scene's range
+// (`frame.dc_min`, `frame.dc_step`). Composed into render/project.wgsl with the rest of the SH: render/sh_bytes.wgsl
+// (compact) or render/sh_nibbles.wgsl (small).
 
 // A unit quaternion (x, y, z, w) from its 32 bits (`pack_rotation`): the index of the largest component in bits
 // 30-31 (it is positive), the other three in order at 10 bits each over [-1/sqrt 2, 1/sqrt 2].
@@ -40,23 +41,9 @@ fn load_splat(i: u32) -> Splat3d {
     return s;
 }
 
-fn sh_coefficient(splat: u32, index: u32) -> vec3<f32> {
-    if (index == 0u) {
-        let w = sh_at(splat, 0u);
-        let q = vec3<u32>(extractBits(w, 0u, 11u), extractBits(w, 11u, 11u), extractBits(w, 22u, 10u));
-        return frame.dc_min.xyz + vec3<f32>(q) * frame.dc_step.xyz;
-    }
-    let scale = unpack2x16float(sh_at(splat, 1u)).x;
-    // The coefficient's three bytes start at byte b: the two words holding them, shifted into one; a byte q is
-    // q / 127 as a snorm8.
-    let b = 6u + 3u * (index - 1u);
-    let low = sh_at(splat, b / 4u);
-    let shift = 8u * (b % 4u);
-    var bytes = low;
-    if (shift > 8u) {
-        bytes = (low >> shift) | (sh_at(splat, b / 4u + 1u) << (32u - shift));
-    } else if (shift == 8u) {
-        bytes = low >> 8u;
-    }
-    return unpack4x8snorm(bytes).xyz * scale;
+// The DC colour of a compact or small SH record.
+fn dc_coefficient(splat: u32) -> vec3<f32> {
+    let w = sh_at(splat, 0u);
+    let q = vec3<u32>(extractBits(w, 0u, 11u), extractBits(w, 11u, 11u), extractBits(w, 22u, 10u));
+    return frame.dc_min.xyz + vec3<f32>(q) * frame.dc_step.xyz;
 }

@@ -76,7 +76,8 @@ pub(crate) struct SortArgs {
     #[arg(long, value_enum, default_value_t = Antialias::Auto)]
     pub(crate) antialias: Antialias,
     /// The scene's layout on the GPU: compact (f16 scale, 32-bit rotation, 8-bit SH: 76 bytes per splat at SH
-    /// degree 3; faster on a GPU, images 59-68 dB from the full layout's) or full (f32 geometry, f16 SH: 144 bytes)
+    /// degree 3; faster on a GPU, images 59-68 dB from the full layout's), small (compact with 4-bit SH: 52 bytes)
+    /// or full (f32 geometry, f16 SH: 144 bytes)
     #[arg(long, value_enum, default_value_t = GpuFormat::Compact)]
     pub(crate) gpu_format: GpuFormat,
 }

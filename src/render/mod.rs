@@ -46,6 +46,8 @@ pub const COMMON_WGSL: &str = include_str!("../../shaders/render/common.wgsl");
 pub const PROJECT_WGSL: &str = include_str!("../../shaders/render/project.wgsl");
 pub const LAYOUT_FULL_WGSL: &str = include_str!("../../shaders/render/layout_full.wgsl");
 pub const LAYOUT_COMPACT_WGSL: &str = include_str!("../../shaders/render/layout_compact.wgsl");
+pub const SH_BYTES_WGSL: &str = include_str!("../../shaders/render/sh_bytes.wgsl");
+pub const SH_NIBBLES_WGSL: &str = include_str!("../../shaders/render/sh_nibbles.wgsl");
 pub const COMPACT_WGSL: &str = include_str!("../../shaders/render/compact.wgsl");
 pub const DRAW_WGSL: &str = include_str!("../../shaders/render/draw.wgsl");
 pub const BLIT_WGSL: &str = include_str!("../../shaders/render/blit.wgsl");
@@ -58,8 +60,9 @@ fn projected_split(parts: u32) -> String {
 /// The projection pass as compiled for the scene layout `format`: it binds one part of each array at a time.
 pub fn project_source(format: GpuFormat) -> String {
     let (geometry_elem, layout) = match format {
-        GpuFormat::Full => ("vec4<f32>", LAYOUT_FULL_WGSL),
-        GpuFormat::Compact => ("vec2<u32>", LAYOUT_COMPACT_WGSL),
+        GpuFormat::Full => ("vec4<f32>", LAYOUT_FULL_WGSL.to_string()),
+        GpuFormat::Compact => ("vec2<u32>", format!("{LAYOUT_COMPACT_WGSL}\n{SH_BYTES_WGSL}")),
+        GpuFormat::Small => ("vec2<u32>", format!("{LAYOUT_COMPACT_WGSL}\n{SH_NIBBLES_WGSL}")),
     };
     let part = |name, elem, binding, stride, write| split::wgsl_split_array(name, elem, binding, 1, "", stride, write);
     format!(
@@ -86,6 +89,8 @@ pub fn shader_modules() -> Vec<(&'static str, String)> {
             ("render/project.wgsl", project_source(GpuFormat::Full)),
             ("render/layout_full.wgsl", project_source(GpuFormat::Full)),
             ("render/layout_compact.wgsl", project_source(GpuFormat::Compact)),
+            ("render/sh_bytes.wgsl", project_source(GpuFormat::Compact)),
+            ("render/sh_nibbles.wgsl", project_source(GpuFormat::Small)),
             ("render/compact.wgsl", format!("{COMMON_WGSL}\n{COMPACT_WGSL}")),
             ("render/draw.wgsl", draw_source(parts)),
             ("render/tiles.wgsl", tile::shader_source(parts, true)),
@@ -516,7 +521,7 @@ struct Pipelines {
     compact_layout: wgpu::BindGroupLayout,
     draw_layout: wgpu::BindGroupLayout,
     /// Projects every splat and writes its depth key and workgroup rank: one per scene layout (`GpuFormat::index`).
-    project: [wgpu::ComputePipeline; 2],
+    project: [wgpu::ComputePipeline; GpuFormat::ALL.len()],
     /// Moves the visible splats' keys, in splat order, to the front of the sort's input.
     compact: wgpu::ComputePipeline,
     draw: wgpu::RenderPipeline,

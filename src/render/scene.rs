@@ -22,15 +22,21 @@ pub enum GpuFormat {
     /// bytes) and its images are 59-68 dB from the full layout's (docs/BENCHMARKS.md).
     #[default]
     Compact,
+    /// The compact layout's geometry and the SH in 4 bits: the DC colour as in the compact layout, then (past
+    /// degree 0) a 12-bit float scale of the other coefficients and each of their values as a signed nibble,
+    /// 28 bytes at degree 3 (52 a splat in all). For the largest scenes: its images are further from the full
+    /// layout's (docs/BENCHMARKS.md).
+    Small,
 }
 
 impl GpuFormat {
-    pub const ALL: [Self; 2] = [Self::Full, Self::Compact];
+    pub const ALL: [Self; 3] = [Self::Full, Self::Compact, Self::Small];
 
     pub fn name(self) -> &'static str {
         match self {
             Self::Full => "full",
             Self::Compact => "compact",
+            Self::Small => "small",
         }
     }
 
@@ -43,7 +49,7 @@ impl GpuFormat {
     pub fn geometry_bytes(self) -> u64 {
         match self {
             Self::Full => 48,
-            Self::Compact => 24,
+            Self::Compact | Self::Small => 24,
         }
     }
 
@@ -53,6 +59,7 @@ impl GpuFormat {
         match self {
             Self::Full => (3 * coeffs).div_ceil(2),
             Self::Compact => compact_sh_bytes(coeffs).div_ceil(4),
+            Self::Small => 1 + small_sh_nibbles(coeffs).div_ceil(8),
         }
     }
 
@@ -66,6 +73,12 @@ impl GpuFormat {
 /// rest and one signed byte per value.
 fn compact_sh_bytes(coeffs: u32) -> u32 {
     if coeffs <= 1 { 4 } else { 6 + 3 * (coeffs - 1) }
+}
+
+/// Nibbles of a small SH record past its DC word: none at degree 0, else the scale's three and one per value of
+/// the other coefficients.
+fn small_sh_nibbles(coeffs: u32) -> u32 {
+    if coeffs <= 1 { 0 } else { 3 + 3 * (coeffs - 1) }
 }
 
 /// Covariance of a splat: Sigma = R S S^T R^T, as its upper triangle (xx, xy, xz, yy, yz, zz).
@@ -171,8 +184,10 @@ impl GpuScene {
         match binding.split(n, part_splats) {
             Some(parts) => Ok((part_splats, parts)),
             None => {
-                let compact_fits =
-                    format == GpuFormat::Full && Self::check_limits(binding, n, sh_degree, GpuFormat::Compact).is_ok();
+                // The next smaller layout that fits, if one does.
+                let smaller =
+                    GpuFormat::ALL.into_iter().filter(|f| f.scene_bytes(sh_degree) < format.scene_bytes(sh_degree));
+                let fits = smaller.into_iter().find(|f| Self::check_limits(binding, n, sh_degree, *f).is_ok());
                 Err(RenderError::TooBig {
                     what,
                     format: format.name(),
@@ -181,7 +196,11 @@ impl GpuScene {
                     limit: binding.limit,
                     max_splats: binding.max_splats(largest),
                     num_splats: n,
-                    hint: if compact_fits { "; the compact layout fits (--gpu-format compact)" } else { "" },
+                    hint: match fits {
+                        Some(GpuFormat::Compact) => "; the compact layout fits (--gpu-format compact)",
+                        Some(GpuFormat::Small) => "; the small layout fits (--gpu-format small)",
+                        _ => "",
+                    },
                 })
             }
         }
@@ -211,13 +230,13 @@ impl GpuScene {
             format,
             part_splats: part_splats as u32,
             parts,
-            dc_range: if format == GpuFormat::Compact { DcRange::of(scene) } else { DcRange::default() },
+            dc_range: if format == GpuFormat::Full { DcRange::default() } else { DcRange::of(scene) },
         };
         let mut uploader = Uploader { device, queue, since_flush: 0 };
         let record_words = (geometry_bytes / 4) as usize;
         uploader.write_array(&gpu.geometry, gpu.part_splats, n, record_words, |i, out| match format {
             GpuFormat::Full => pack_full_geometry(scene, i, out),
-            GpuFormat::Compact => pack_compact_geometry(scene, i, out),
+            GpuFormat::Compact | GpuFormat::Small => pack_compact_geometry(scene, i, out),
         });
         let coeffs = sh_coeffs_for_degree(scene.sh_degree);
         uploader.write_array(&gpu.sh, gpu.part_splats, n, words as usize, |i, out| {
@@ -225,6 +244,7 @@ impl GpuScene {
             match format {
                 GpuFormat::Full => pack_full_sh(sh, out),
                 GpuFormat::Compact => pack_compact_sh(sh, &gpu.dc_range, out),
+                GpuFormat::Small => pack_small_sh(sh, &gpu.dc_range, out),
             }
         });
         queue.submit([]);
@@ -377,6 +397,35 @@ fn pack_compact_sh(sh: &[[f32; 3]], range: &DcRange, out: &mut [u32]) {
         let q = if scale > 0.0 { (v / scale * 127.0).round().clamp(-127.0, 127.0) as i32 } else { 0 };
         let byte = 6 + k;
         out[byte / 4] |= ((q as u8) as u32) << (8 * (byte % 4));
+    }
+}
+
+/// The largest scale a small SH record holds: the largest f16 whose low three bits are zero.
+const SMALL_SH_MAX_SCALE: f32 = 65280.0;
+
+/// Small SH: word 0 the DC colour (`DcRange::encode`); past degree 0, nibbles from word 1 on (nibble k in word
+/// 1 + k / 8, bits 4 (k % 8) up): nibbles 0-2 the scale s (at least the largest magnitude of the other
+/// coefficients' values) as its f16's top 12 bits (sign 0, exponent, 7 bits of mantissa), then each value v as the
+/// signed nibble round(7 v / s).
+fn pack_small_sh(sh: &[[f32; 3]], range: &DcRange, out: &mut [u32]) {
+    out[0] = range.encode(sh[0]);
+    if sh.len() <= 1 {
+        return;
+    }
+    let rest = sh[1..].iter().flatten();
+    let largest = rest.clone().fold(0.0f32, |m, v| m.max(v.abs())).min(SMALL_SH_MAX_SCALE);
+    let mut scale_bits = f32_to_f16_bits(largest) >> 3;
+    if f16_bits_to_f32(scale_bits << 3) < largest {
+        scale_bits += 1;
+    }
+    let scale = f16_bits_to_f32(scale_bits << 3);
+    let mut put = |k: usize, nibble: u32| out[1 + k / 8] |= (nibble & 15) << (4 * (k % 8));
+    for k in 0..3 {
+        put(k, u32::from(scale_bits) >> (4 * k));
+    }
+    for (k, v) in rest.enumerate() {
+        let q = if scale > 0.0 { (v / scale * 7.0).round().clamp(-7.0, 7.0) as i32 } else { 0 };
+        put(3 + k, q as u32);
     }
 }
 
