@@ -640,7 +640,11 @@ pub fn run_compare(
             camera,
             None,
             0,
-            Some(&mut |e, buffers| lab.capture(e, buffers)),
+            Some(&mut |e, buffers, point| {
+                if point == crate::render::HookPoint::BeforeSort {
+                    lab.capture(e, buffers);
+                }
+            }),
         )?;
         lab.record(queue, &mut encoder);
         queue.submit([encoder.finish()]);

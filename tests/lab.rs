@@ -76,7 +76,11 @@ fn a_wrong_sort_fails_the_gpu_check() {
                     &camera,
                     None,
                     0,
-                    Some(&mut |e, b| compare.capture(e, b)),
+                    Some(&mut |e, b, point| {
+                        if point == splatsort::render::HookPoint::BeforeSort {
+                            compare.capture(e, b);
+                        }
+                    }),
                 )
                 .expect("frame");
             lab.record(queue, &mut encoder);

@@ -40,6 +40,10 @@ fn memory_figures_are_the_buffers_made_and_a_scene_past_the_gpu_is_refused_first
             // The estimate made before upload (what `info` prints and the check uses) agrees within the small
             // buffers it leaves out (the tutorial sort, the default, has the temporaries it counts).
             let cap = u64::from(renderer.tile_pair_cap().unwrap_or(0));
+            if draw == DrawPath::Compute {
+                // The pairs are sorted in the depth sort's buffers: one set of four, of the cap's entries.
+                assert!(cap > 50_000 && m.sort >= 16 * cap && m.tiles < 8 * cap, "{what}: shared pairs, cap {cap}");
+            }
             let estimate = GpuMemory::estimate(50_000, 3, format, draw, cap);
             let off = (estimate.buffers() as i64 - m.buffers() as i64).abs();
             assert!(off < m.buffers() as i64 / 20, "{what}: estimated {estimate:?}");

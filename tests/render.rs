@@ -18,9 +18,9 @@ use std::path::{Path, PathBuf};
 
 use glam::{Quat, Vec3};
 use splatsort::camera::{Camera, CameraFile};
-use splatsort::render::{self, DrawPath, Image, RenderSettings, SplatRenderer, cpu};
+use splatsort::render::{self, DrawPath, HookPoint, Image, RenderSettings, SplatRenderer, cpu};
 use splatsort::scene::{Scene, load_ply};
-use splatsort::sort::{SortAlgorithm, SortConfig};
+use splatsort::sort::{SortAlgorithm, SortBuffers, SortConfig};
 
 /// The sort settings renders are checked with: each algorithm the test device runs, at a few radix settings.
 fn sort_settings() -> Vec<(SortAlgorithm, SortConfig)> {
@@ -446,28 +446,81 @@ fn every_pixel_saturating_early_matches() {
 #[test]
 fn a_frame_past_the_tile_pair_cap_is_drawn_with_quads() {
     // A cap of 16 pairs for a scene that needs hundreds: the frame is drawn by the quad path (decided on the GPU),
-    // matches the reference, and reports the pairs it needed; growing the cap brings the compute path back.
+    // matches the reference, and reports the pairs it needed; growing the cap brings the compute path back. With
+    // every sort: the pairs' sort, which reuses the depth sort's buffers, must leave the depth order alone when it
+    // has no pairs (the quads draw from it), whichever pair the depth sort's result lands in.
     let ctx = common::context();
     let scene = demo_crop();
     let cam = camera(160, 120, [140.0, -25.0, -30.0], [140.0, 0.0, 0.0]);
-    let settings = RenderSettings { draw: DrawPath::Compute, tile_pair_cap: Some(16), ..Default::default() };
-    let reference = cpu::render(&scene, &cam, &settings);
+    for (algorithm, sort) in sort_settings() {
+        let settings =
+            RenderSettings { draw: DrawPath::Compute, tile_pair_cap: Some(16), algorithm, sort, ..Default::default() };
+        let what = format!("{} sort {}/{}", algorithm.name(), sort.radix_bits, sort.key_bits);
+        capped_frame_then_grown(ctx, &scene, &cam, settings, &what);
+    }
+}
+
+fn capped_frame_then_grown(
+    ctx: &splatsort::gpu::GpuContext,
+    scene: &Scene,
+    cam: &Camera,
+    settings: RenderSettings,
+    what: &str,
+) {
+    let reference = cpu::render(scene, cam, &settings);
     let (image, counts, mut renderer) = common::checked(ctx, "capped frame", || {
         let mut renderer = SplatRenderer::new(&ctx.device, &ctx.queue, &scene, settings).expect("renderer");
         let image = render::render_image(&ctx.device, &ctx.queue, &mut renderer, &cam, None).expect("frame");
         let counts = renderer.counts_blocking(&ctx.device, &ctx.queue);
         (image, counts, renderer)
     });
-    assert!(counts.tile_pairs > 16, "the frame needed more pairs than the cap: {counts:?}");
+    assert!(counts.tile_pairs > 16, "{what}: the frame needed more pairs than the cap: {counts:?}");
     let (mean, p99, _) = compare(&image, &reference);
-    assert!(mean <= REAL.0 && p99 <= REAL.1, "the quad fallback matches: mean {mean:.3}, p99 {p99:.3}");
+    assert!(mean <= REAL.0 && p99 <= REAL.1, "{what}: the quad fallback matches: mean {mean:.3}, p99 {p99:.3}");
     renderer.grow_tile_pairs(&ctx.device, &ctx.queue, counts.tile_pairs).expect("grows");
     assert!(renderer.tile_pair_cap().expect("compute path") >= counts.tile_pairs);
     let image = render::render_image(&ctx.device, &ctx.queue, &mut renderer, &cam, None).expect("frame");
     let after = renderer.counts_blocking(&ctx.device, &ctx.queue);
-    assert_eq!(after.tile_pairs, counts.tile_pairs, "the same view needs the same pairs");
+    assert_eq!(after.tile_pairs, counts.tile_pairs, "{what}: the same view needs the same pairs");
     let (mean, p99, _) = compare(&image, &reference);
-    assert!(mean <= REAL.0 && p99 <= REAL.1, "the grown compute path matches: mean {mean:.3}, p99 {p99:.3}");
+    assert!(mean <= REAL.0 && p99 <= REAL.1, "{what}: the grown compute path matches: mean {mean:.3}, p99 {p99:.3}");
+}
+
+#[test]
+fn the_depth_order_is_read_right_after_its_sort() {
+    // The compute path sorts its pairs in the depth sort's buffers, so a reader of the depth order takes it at
+    // `HookPoint::AfterSort` (the viewer's sort check does): there it is the visible splats' keys in order.
+    let ctx = common::context();
+    let scene = demo_crop();
+    let cam = camera(160, 120, [140.0, -25.0, -30.0], [140.0, 0.0, 0.0]);
+    for (algorithm, sort) in sort_settings() {
+        let settings = RenderSettings { draw: DrawPath::Compute, algorithm, sort, ..Default::default() };
+        let what = format!("{} sort {}/{}", algorithm.name(), sort.radix_bits, sort.key_bits);
+        let (keys, visible) = common::checked(ctx, &what, || {
+            let (device, queue) = (&ctx.device, &ctx.queue);
+            let mut renderer = SplatRenderer::new(device, queue, &scene, settings).expect("renderer");
+            let n = u64::from(renderer.scene().num_splats());
+            let copy = device.create_buffer(&wgpu::BufferDescriptor {
+                label: None,
+                size: 4 * n,
+                usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            });
+            let mut encoder = device.create_command_encoder(&Default::default());
+            let mut hook = |e: &mut wgpu::CommandEncoder, b: &SortBuffers, point| {
+                if let HookPoint::AfterSort { output_slot } = point {
+                    e.copy_buffer_to_buffer(b.keys(output_slot), 0, &copy, 0, 4 * n);
+                }
+            };
+            renderer.encode_frame_with(device, queue, &mut encoder, &cam, None, 0, Some(&mut hook)).expect("frame");
+            queue.submit([encoder.finish()]);
+            let bytes = splatsort::gpu::read_buffer_blocking(device, queue, &copy, 4 * n);
+            let visible = renderer.counts_blocking(device, queue).visible as usize;
+            (bytemuck::pod_collect_to_vec::<u8, u32>(&bytes), visible)
+        });
+        assert!(visible > 1000, "{what}: the view shows the crop ({visible})");
+        assert!(keys[..visible].windows(2).all(|w| w[0] <= w[1]), "{what}: the depth keys are in order");
+    }
 }
 
 fn demo_scene() -> Scene {

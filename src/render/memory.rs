@@ -12,9 +12,9 @@ pub struct GpuMemory {
     pub scene: u64,
     /// The per-frame buffers: the projection, the visible counts' scan table, uniforms and counts.
     pub frame: u64,
-    /// The depth sort: its two key/value buffer pairs and its temporaries.
+    /// The depth sort: its two key/value buffer pairs (which the compute path's pairs reuse) and its temporaries.
     pub sort: u64,
-    /// The compute path: its (tile, splat) pairs and their sort, its per-splat counts, the tile ranges.
+    /// The compute path: its pairs' sort's temporaries, its per-splat counts, the tile ranges.
     pub tiles: u64,
     /// The accumulation image.
     pub image: u64,
@@ -51,21 +51,24 @@ impl GpuMemory {
 
     /// What a renderer of `num_splats` splats at `sh_degree` in `format` allocates for its scene, frame and sort
     /// buffers, and with `draw` = compute, the tile path's at its default cap on pairs (`tile_pair_cap` pairs).
-    /// A sort takes its two key/value pairs (16 bytes a key) and its temporaries, counted at the largest: the
-    /// tutorial sort's rank per key (4 bytes; the subgroup sort and OneSweep keep counts per tile, far less).
+    /// The depth sort takes its two key/value pairs (16 bytes an entry), as many entries as splats or, with the
+    /// tile path, as its cap on pairs (the pairs are sorted in the same buffers), and its temporaries, counted at
+    /// the largest: the tutorial sort's rank per key (4 bytes; the subgroup sort and OneSweep keep counts per
+    /// tile, far less). The tile path adds its sort's temporaries, the same way, and a count per splat with its
+    /// scan.
     pub fn estimate(num_splats: u64, sh_degree: u32, format: GpuFormat, draw: DrawPath, tile_pair_cap: u64) -> Self {
-        const SORT_BYTES_PER_KEY: u64 = 16 + 4;
+        const PAIR_BYTES: u64 = 16;
+        const TEMP_BYTES_PER_KEY: u64 = 4;
         let n = num_splats.max(1);
         let scan = |count: u64| 4 * (count + count.div_ceil(256) + 64);
-        let tiles = match draw {
-            DrawPath::Raster => 0,
-            // The pairs and their sort, and a count per depth-sorted splat with its scan.
-            DrawPath::Compute => SORT_BYTES_PER_KEY * tile_pair_cap + scan(n),
+        let (entries, tiles) = match draw {
+            DrawPath::Raster => (n, 0),
+            DrawPath::Compute => (n.max(tile_pair_cap), TEMP_BYTES_PER_KEY * tile_pair_cap + scan(n)),
         };
         Self {
             scene: n * format.scene_bytes(sh_degree),
             frame: n * PROJECTED_BYTES_PER_SPLAT + scan(n.div_ceil(u64::from(PROJECT_WORKGROUP_SIZE))),
-            sort: SORT_BYTES_PER_KEY * n,
+            sort: PAIR_BYTES * entries + TEMP_BYTES_PER_KEY * n,
             tiles,
             image: 0,
         }

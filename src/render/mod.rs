@@ -38,7 +38,7 @@ use crate::camera::Camera;
 use crate::gpu::dispatch_grid;
 use crate::scene::Scene;
 use crate::sort::scan::ScanTable;
-use crate::sort::{GpuSort, SortAlgorithm, SortBuffers, SortConfig, SortError, SortKernels};
+use crate::sort::{GpuSort, KeyType, SortAlgorithm, SortBuffers, SortConfig, SortError, SortKernels};
 use crate::timing::{GpuTimer, PassKind, PassLabel, Stages};
 
 /// The frame uniforms and the per-splat projection layout, prepended to the projection and draw shaders.
@@ -102,9 +102,18 @@ pub fn shader_modules() -> Vec<(&'static str, String)> {
     modules
 }
 
-/// What `SplatRenderer::encode_frame_with` records between the projection and the depth sort, given the unsorted
-/// pairs.
-pub type BeforeSort<'a> = &'a mut dyn FnMut(&mut wgpu::CommandEncoder, &SortBuffers);
+/// Where in the frame `SplatRenderer::encode_frame_with` calls its hook.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HookPoint {
+    /// Between the projection and the depth sort: the unsorted pairs are in pair 0, the visible count in `count()`.
+    BeforeSort,
+    /// Right after the depth sort: its result is in pair `output_slot`. Read it here, not after the frame: the
+    /// compute path's pairs reuse the depth sort's buffers (`tile`).
+    AfterSort { output_slot: usize },
+}
+
+/// What `SplatRenderer::encode_frame_with` records at each `HookPoint`, given the depth sort's buffers.
+pub type FrameHook<'a> = &'a mut dyn FnMut(&mut wgpu::CommandEncoder, &SortBuffers, HookPoint);
 
 /// Format of the image splats are blended into.
 pub const ACCUMULATION_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba16Float;
@@ -388,6 +397,21 @@ pub struct SplatRenderer {
     /// The compute draw path, made when first chosen.
     tiles: Option<tile::TileRaster>,
     max_workgroups_per_dim: u32,
+}
+
+/// The depth sort's key/value pairs for `num_splats` splats in buffers of `entries` entries (at least the splats):
+/// with the compute path on, `entries` is its cap on pairs, which it sorts in the same four buffers once the depth
+/// order has been binned (`tile::TileRaster`), so the frame holds one set of sort buffers, not two.
+fn depth_buffers(device: &wgpu::Device, num_splats: u32, entries: u32) -> Result<SortBuffers, RenderError> {
+    let room = SortBuffers::new(device, entries.max(num_splats).max(1))?;
+    let keys = [room.keys(0).clone(), room.keys(1).clone()];
+    let values = [room.values(0).clone(), room.values(1).clone()];
+    Ok(SortBuffers::from_buffers(device, keys, values, num_splats.max(1), KeyType::U32)?)
+}
+
+/// The entries each of `buffers`' key and value buffers holds (past their capacity, when made by `depth_buffers`).
+fn buffer_entries(buffers: &SortBuffers) -> u64 {
+    buffers.values(0).size() / 4
 }
 
 /// The frame's draw arguments and counts (`DrawArgs`), and the image they are reset from at the start of each frame.
@@ -839,7 +863,7 @@ impl SplatRenderer {
         let available = kernels.memory().map(|m| m.saturating_sub(in_use));
         memory::check_fits(available, n, deg, format, settings.draw, cap)?;
         let gpu_scene = GpuScene::upload(device, queue, binding, scene, settings.gpu_format)?;
-        let sort_buffers = SortBuffers::new(device, gpu_scene.num_splats.max(1))?;
+        let sort_buffers = depth_buffers(device, gpu_scene.num_splats, gpu_scene.num_splats)?;
         let sorter = GpuSort::with_kernels(kernels.sort(), settings.algorithm, &sort_buffers, settings.sort)?;
         let pipelines = kernels.pipelines();
 
@@ -944,13 +968,51 @@ impl SplatRenderer {
         }
         if settings.draw == DrawPath::Compute {
             let cap = settings.tile_pair_cap.unwrap_or(tile::default_pair_cap(device, self.scene.num_splats));
+            if u64::from(cap) > buffer_entries(&self.sort_buffers) {
+                self.grow_sort_buffers(device, cap, settings)?;
+            }
             let sort = (settings.algorithm, settings.sort.radix_bits);
+            let depth = (&self.sort_buffers, self.sorter.output_slot());
             match self.tiles.as_mut() {
-                Some(tiles) if tiles.pair_cap() == cap => tiles.set_sort(device, sort.0, sort.1)?,
-                _ => self.tiles = Some(tile::TileRaster::new(&self.kernels, queue, self.scene.num_splats, sort, cap)?),
+                Some(tiles) if tiles.pair_cap() == cap => tiles.set_sort(device, depth, sort.0, sort.1)?,
+                _ => {
+                    let n = self.scene.num_splats;
+                    self.tiles = Some(tile::TileRaster::new(&self.kernels, queue, n, depth, sort, cap)?);
+                }
             }
         }
         self.settings = settings;
+        Ok(())
+    }
+
+    /// Makes the depth sort's buffers hold `entries` (the compute path's pairs sort in them), with the sorter and
+    /// the frame's bind groups over them. The caller makes the compute path anew; until it does, the old one keeps
+    /// its pairs in the old buffers and binds the new depth order.
+    fn grow_sort_buffers(
+        &mut self,
+        device: &wgpu::Device,
+        entries: u32,
+        settings: RenderSettings,
+    ) -> Result<(), RenderError> {
+        let sort_buffers = depth_buffers(device, self.scene.num_splats, entries)?;
+        let sorter = GpuSort::with_kernels(self.kernels.sort(), settings.algorithm, &sort_buffers, settings.sort)?;
+        let FrameGroups { project_groups, compact_group, draw_groups } = self.kernels.pipelines().frame_groups(
+            device,
+            &FrameBindings {
+                uniforms: &self.uniforms,
+                scene: &self.scene,
+                projected: &self.projected,
+                part_uniforms: &self.part_uniforms,
+                sort_buffers: &sort_buffers,
+                draw_args: &self.draw_args,
+                visible_counts: self.visible_counts.table(),
+            },
+        );
+        if let Some(tiles) = self.tiles.as_mut() {
+            tiles.forget_bind_groups();
+        }
+        (self.sort_buffers, self.sorter) = (sort_buffers, sorter);
+        (self.project_groups, self.compact_group, self.draw_groups) = (project_groups, compact_group, draw_groups);
         Ok(())
     }
 
@@ -1086,8 +1148,8 @@ impl SplatRenderer {
         self.encode_frame_with(device, queue, encoder, camera, timer, repeat, None)
     }
 
-    /// `encode_frame`, with `before_sort` recorded between the projection and the depth sort, given the unsorted
-    /// pairs (pair 0 of `sort_buffers`, the visible count in `count()`): the sort laboratory copies them there.
+    /// `encode_frame`, with `hook` recorded before and after the depth sort (`HookPoint`): the sort laboratory
+    /// copies the unsorted pairs, the viewer's sort check the sorted ones.
     #[allow(clippy::too_many_arguments, reason = "encode_frame's arguments and the hook")]
     pub fn encode_frame_with(
         &mut self,
@@ -1097,7 +1159,7 @@ impl SplatRenderer {
         camera: &Camera,
         mut timer: Option<&mut GpuTimer>,
         repeat: u32,
-        before_sort: Option<BeforeSort<'_>>,
+        hook: Option<FrameHook<'_>>,
     ) -> Result<(), RenderError> {
         let limit = device.limits().max_texture_dimension_2d;
         if camera.width == 0 || camera.height == 0 || camera.width > limit || camera.height > limit {
@@ -1109,9 +1171,9 @@ impl SplatRenderer {
         let compute = self.settings.draw == DrawPath::Compute;
         // Timed, or with a hook that needs the encoder between two stages: a compute pass per stage. Otherwise the
         // frame's compute work is one compute pass.
-        let output_slot = if timer.as_deref().is_some_and(GpuTimer::is_timing) || before_sort.is_some() {
+        let output_slot = if timer.as_deref().is_some_and(GpuTimer::is_timing) || hook.is_some() {
             let mut stages = Stages::Passes { encoder, timer: timer.as_deref_mut(), repeat };
-            self.record_compute(device, queue, camera, &mut stages, before_sort)?
+            self.record_compute(device, queue, camera, &mut stages, hook)?
         } else {
             let descriptor = wgpu::ComputePassDescriptor { label: Some("frame"), timestamp_writes: None };
             let mut pass = encoder.begin_compute_pass(&descriptor);
@@ -1161,22 +1223,25 @@ impl SplatRenderer {
         }
     }
 
-    /// The frame's compute stages: depth keys, `before_sort` (given the encoder when `stages` has one), the depth
-    /// sort, and for the compute path the tiles. Returns the sort's output slot.
+    /// The frame's compute stages: depth keys, the depth sort with `hook` on either side (given the encoder when
+    /// `stages` has one), and for the compute path the tiles. Returns the sort's output slot.
     fn record_compute(
         &mut self,
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         camera: &Camera,
         stages: &mut Stages<'_, '_>,
-        before_sort: Option<BeforeSort<'_>>,
+        mut hook: Option<FrameHook<'_>>,
     ) -> Result<usize, RenderError> {
         self.record_depth_keys(stages);
-        if let (Some(hook), Stages::Passes { encoder, .. }) = (before_sort, &mut *stages) {
-            hook(encoder, &self.sort_buffers);
+        if let (Some(hook), Stages::Passes { encoder, .. }) = (hook.as_mut(), &mut *stages) {
+            hook(encoder, &self.sort_buffers, HookPoint::BeforeSort);
         }
         // Only the visible splats are sorted: their number stays on the GPU.
         let output_slot = stages.sort(&mut self.sorter, queue, None);
+        if let (Some(hook), Stages::Passes { encoder, .. }) = (hook.as_mut(), &mut *stages) {
+            hook(encoder, &self.sort_buffers, HookPoint::AfterSort { output_slot });
+        }
         if self.settings.draw == DrawPath::Compute {
             self.record_tiles(device, queue, camera, output_slot, stages)?;
         }

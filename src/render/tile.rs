@@ -2,17 +2,17 @@
 //! the depth order; the (tile, splat) pairs ordered by tile with splatsort's own radix sort (stable, so each tile's list stays in depth
 //! order), each tile blended front to back in one workgroup with an early stop.
 //!
-//! Made when the compute path is first chosen: pipelines once, the count table and the pair buffers once per scene
-//! (pairs up to a cap), the tile ranges once per resolution, bind groups when the depth sort's output slot or the
-//! image changes. A frame whose pairs pass the cap is drawn by the quad path instead, decided on the GPU (the emit
-//! pass writes both paths' indirect arguments), and the renderer grows the cap for later frames when the count comes
-//! back.
+//! Made when the compute path is first chosen: pipelines once, the count table once per scene, the tile ranges
+//! once per resolution, bind groups when the depth sort's output slot or the image changes. The pairs, up to a
+//! cap, are sorted in the depth sort's own buffers, which the renderer makes large enough (`TileRaster::pairs_in`).
+//! A frame whose pairs pass the cap is drawn by the quad path instead, decided on the GPU (the emit pass writes
+//! both paths' indirect arguments), and the renderer grows the cap for later frames when the count comes back.
 
 use std::sync::Arc;
 
 use crate::render::{RenderError, RenderKernels};
 use crate::sort::scan::ScanTable;
-use crate::sort::{GpuSort, SortAlgorithm, SortBuffers, SortConfig, SortKernels};
+use crate::sort::{GpuSort, KeyType, SortAlgorithm, SortBuffers, SortConfig, SortKernels};
 use crate::timing::{PassKind, Stages};
 
 /// Tile side in pixels. Mirrors `TILE` in `render/tiles.wgsl`.
@@ -169,7 +169,10 @@ pub struct TileRaster {
     settings_written: Option<TileSettings>,
     /// Tiles touched per sorted position, scanned into each position's first pair.
     counts: ScanTable,
+    /// The (tile, splat) pairs and their ping-pong partners: the depth sort's own buffers (`pairs_in`).
     pairs: SortBuffers,
+    /// The depth sort's output slot the pairs were laid out for.
+    depth_slot: usize,
     sorter: GpuSort,
     args: wgpu::Buffer,
     ranges: wgpu::Buffer,
@@ -180,18 +183,20 @@ pub struct TileRaster {
 }
 
 impl TileRaster {
-    /// For a scene of `num_splats`, sorting pairs with `algorithm` at `radix_bits`, up to `pair_cap` pairs, with the
-    /// device's pipelines from `kernels`.
+    /// For a scene of `num_splats`, sorting pairs with `algorithm` at `radix_bits`, up to `pair_cap` pairs in the
+    /// depth sort's buffers (`depth`: them and the depth sort's output slot; `pairs_in`), with the device's
+    /// pipelines from `kernels`.
     pub(crate) fn new(
         kernels: &RenderKernels,
         queue: &wgpu::Queue,
         num_splats: u32,
+        depth: (&SortBuffers, usize),
         (algorithm, radix_bits): (SortAlgorithm, u32),
         pair_cap: u32,
     ) -> Result<Self, RenderError> {
         let device = kernels.device();
         let sort_kernels = kernels.sort().clone();
-        let pairs = SortBuffers::new(device, pair_cap.max(1))?;
+        let pairs = Self::pairs_in(device, depth, pair_cap)?;
         let config = Self::sort_config(algorithm, radix_bits, 1)?;
         let sorter = GpuSort::with_kernels(&sort_kernels, algorithm, &pairs, config)?;
         let buffer = |label: &str, size: u64, usage: wgpu::BufferUsages| {
@@ -216,10 +221,31 @@ impl TileRaster {
             ranges: buffer("tile ranges", 8, wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC),
             tiles: (0, 0),
             groups: None,
+            depth_slot: depth.1,
             num_splats,
             sort_kernels,
             max_dim: device.limits().max_compute_workgroups_per_dimension,
         })
+    }
+
+    /// The pairs' buffers, in the depth sort's: the emit pass writes them into the pair the depth sort left free
+    /// while it reads the depth order from the other, and the pairs' sort ping-pongs between the two. The depth
+    /// order is spent by then, and each buffer holds `pair_cap` entries (`SplatRenderer` makes them so). A frame
+    /// whose pairs pass the cap sorts none, so the quad fallback still finds the depth order.
+    fn pairs_in(
+        device: &wgpu::Device,
+        (depth, slot): (&SortBuffers, usize),
+        pair_cap: u32,
+    ) -> Result<SortBuffers, RenderError> {
+        let free = 1 - slot;
+        let keys = [depth.keys(free).clone(), depth.keys(slot).clone()];
+        let values = [depth.values(free).clone(), depth.values(slot).clone()];
+        Ok(SortBuffers::from_buffers(device, keys, values, pair_cap.max(1), KeyType::U32)?)
+    }
+
+    /// Forgets the bind groups (the depth sort's buffers were made anew): the next frame makes them again.
+    pub(crate) fn forget_bind_groups(&mut self) {
+        self.groups = None;
     }
 
     fn sort_config(algorithm: SortAlgorithm, radix_bits: u32, tiles: u32) -> Result<SortConfig, RenderError> {
@@ -242,9 +268,9 @@ impl TileRaster {
         self.pairs.capacity()
     }
 
-    /// GPU memory held.
+    /// GPU memory held, beyond the depth sort's buffers that hold the pairs.
     pub fn allocated_bytes(&self) -> u64 {
-        self.pairs.allocated_bytes()
+        self.pairs.count().size()
             + self.sorter.allocated_bytes()
             + self.counts.allocated_bytes()
             + self.ranges.size()
@@ -257,16 +283,22 @@ impl TileRaster {
         &self.args
     }
 
-    /// Follows a change of the depth sort's algorithm or radix bits.
+    /// Follows a change of the depth sort's algorithm or radix bits, and of its output slot (`depth`: its buffers,
+    /// the ones this path was made on, and that slot).
     pub fn set_sort(
         &mut self,
         device: &wgpu::Device,
+        depth: (&SortBuffers, usize),
         algorithm: SortAlgorithm,
         radix_bits: u32,
     ) -> Result<(), RenderError> {
         let tiles = self.tiles.0 * self.tiles.1;
         let config = Self::sort_config(algorithm, radix_bits, tiles.max(1))?;
-        if algorithm != self.sorter.algorithm() {
+        if depth.1 != self.depth_slot {
+            let pairs = Self::pairs_in(device, depth, self.pairs.capacity())?;
+            self.sorter = GpuSort::with_kernels(&self.sort_kernels, algorithm, &pairs, config)?;
+            (self.pairs, self.depth_slot, self.groups) = (pairs, depth.1, None);
+        } else if algorithm != self.sorter.algorithm() {
             self.sorter = GpuSort::with_kernels(&self.sort_kernels, algorithm, &self.pairs, config)?;
             self.groups = None;
         } else if config != self.sorter.config() {
@@ -406,6 +438,7 @@ impl TileRaster {
         stages: &mut Stages<'_, '_>,
         inputs: &FrameInputs<'_>,
     ) -> Result<(), RenderError> {
+        debug_assert_eq!(inputs.depth_slot, self.depth_slot, "the pairs were laid out for the depth sort's slot");
         self.prepare(device, queue, inputs)?;
         let groups = self.groups.as_ref().expect("made by prepare");
         let per_splat = crate::gpu::dispatch_grid(self.num_splats.max(1).div_ceil(GROUP), self.max_dim);

@@ -38,7 +38,7 @@ use winit::window::WindowId;
 use crate::camera::CameraFile;
 use crate::gpu::{GpuContext, describe_adapter};
 use crate::lab::{Choice, CompareReport, SortLab};
-use crate::render::{RenderSettings, SplatRenderer};
+use crate::render::{HookPoint, RenderSettings, SplatRenderer};
 use crate::scene::Scene;
 use crate::timing::{GpuTimer, PassKind};
 use crate::trace::TraceRing;
@@ -734,9 +734,9 @@ impl Running {
             (self.surface.config.width, self.surface.config.height, self.surface.config.format);
         let view = surface_texture.texture.create_view(&Default::default());
         let mut encoder = self.ctx.device.create_command_encoder(&Default::default());
-        let timed = self.record_splats(&mut encoder, self.input.orbit.camera(width, height));
+        let timed = self.record_splats(&mut encoder, self.input.orbit.camera(width, height), actions.verify);
         self.renderer.blit(&mut encoder, &view, format);
-        self.readbacks.record(&self.ctx.device, &mut encoder, &self.renderer, actions.verify);
+        self.readbacks.record(&mut encoder, &self.renderer);
         if actions.screenshot {
             let path = readbacks::next_screenshot_path(std::path::Path::new("."));
             self.record_image(&mut encoder, path, wgpu::TextureFormat::Rgba8Unorm, None);
@@ -756,19 +756,37 @@ impl Running {
         }
     }
 
-    /// The frame's splats (timed when the timer has a free slot) and, on a compare frame, the lab's sorts of its
-    /// keys. Returns whether the frame is timed.
-    fn record_splats(&mut self, encoder: &mut wgpu::CommandEncoder, camera: crate::camera::Camera) -> bool {
+    /// The frame's splats (timed when the timer has a free slot), on a compare frame the lab's sorts of its keys,
+    /// and with `verify` the sort check's copies of its depth order. Returns whether the frame is timed.
+    fn record_splats(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        camera: crate::camera::Camera,
+        verify: bool,
+    ) -> bool {
         let (device, queue) = (&self.ctx.device, &self.ctx.queue);
         let timer = &mut self.timings.timer;
         let timed = timer.as_mut().is_some_and(GpuTimer::begin_frame);
         let frame_timer = timer.as_mut().filter(|_| timed);
-        let encoded = match self.lab.as_mut().and_then(SortLab::next_frame) {
-            Some(lab) => {
-                let capture: crate::render::BeforeSort<'_> = &mut |e, buffers| lab.capture(e, buffers);
-                self.renderer.encode_frame_with(device, queue, encoder, &camera, frame_timer, 0, Some(capture))
-            }
-            None => self.renderer.encode_frame(device, queue, encoder, &camera, frame_timer, 0),
+        let mut lab = self.lab.as_mut().and_then(SortLab::next_frame);
+        let verify = verify && self.readbacks.can_verify();
+        let encoded = if lab.is_some() || verify {
+            let (readbacks, num_splats) = (&mut self.readbacks, self.renderer.scene().num_splats());
+            let hook: crate::render::FrameHook<'_> = &mut |e, buffers, point| match point {
+                HookPoint::BeforeSort => {
+                    if let Some(lab) = lab.as_mut() {
+                        lab.capture(e, buffers);
+                    }
+                }
+                HookPoint::AfterSort { output_slot } => {
+                    if verify {
+                        readbacks.record_verify(device, e, buffers, output_slot, num_splats);
+                    }
+                }
+            };
+            self.renderer.encode_frame_with(device, queue, encoder, &camera, frame_timer, 0, Some(hook))
+        } else {
+            self.renderer.encode_frame(device, queue, encoder, &camera, frame_timer, 0)
         };
         if let Err(e) = encoded {
             self.toasts.error(e.to_string());

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::readback::AsyncReadback;
 use crate::render::{DRAW_ARGS_BYTES, FrameCounts, ImageReadback, SplatRenderer};
+use crate::sort::SortBuffers;
 use crate::viewer::panel::VerifyReport;
 use crate::viewer::toasts::Toasts;
 
@@ -89,31 +90,39 @@ impl Readbacks {
         self.verify_report = None;
     }
 
-    /// Records the frame's counts copy (when a slot is free) and, if `verify`, the sort check's copies.
-    pub fn record(
-        &mut self,
-        device: &wgpu::Device,
-        encoder: &mut wgpu::CommandEncoder,
-        renderer: &SplatRenderer,
-        verify: bool,
-    ) {
+    /// Records the frame's counts copy (when a slot is free).
+    pub fn record(&mut self, encoder: &mut wgpu::CommandEncoder, renderer: &SplatRenderer) {
         self.counts_slot = self.counts_ring.iter().position(AsyncReadback::is_free);
         if let Some(slot) = self.counts_slot {
             encoder.copy_buffer_to_buffer(renderer.draw_args(), 0, &self.counts_ring[slot].buffer, 0, DRAW_ARGS_BYTES);
         }
-        if verify && self.verify.is_none() {
-            let n = renderer.scene().num_splats();
-            let slot = renderer.sorter().output_slot();
-            let buffers = renderer.sort_buffers();
-            let keys = AsyncReadback::new(device, "verify keys", u64::from(n) * 4);
-            let values = AsyncReadback::new(device, "verify values", u64::from(n) * 4);
-            encoder.copy_buffer_to_buffer(buffers.keys(slot), 0, &keys.buffer, 0, u64::from(n) * 4);
-            encoder.copy_buffer_to_buffer(buffers.values(slot), 0, &values.buffer, 0, u64::from(n) * 4);
-            let count = AsyncReadback::new(device, "verify count", 4);
-            encoder.copy_buffer_to_buffer(buffers.count(), 0, &count.buffer, 0, 4);
-            self.verify = Some(PendingVerify { keys, values, count, num_keys: n });
-            self.new_verify = true;
-        }
+    }
+
+    /// Whether the sort check can take this frame (none is waiting).
+    pub fn can_verify(&self) -> bool {
+        self.verify.is_none()
+    }
+
+    /// Records the sort check's copies of the depth order of `num_splats` splats, sorted into pair `slot` of
+    /// `buffers`: called right after the depth sort (`HookPoint::AfterSort`), since the compute path's pairs reuse
+    /// the buffers later in the frame.
+    pub fn record_verify(
+        &mut self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        buffers: &SortBuffers,
+        slot: usize,
+        num_splats: u32,
+    ) {
+        let bytes = u64::from(num_splats) * 4;
+        let keys = AsyncReadback::new(device, "verify keys", bytes);
+        let values = AsyncReadback::new(device, "verify values", bytes);
+        encoder.copy_buffer_to_buffer(buffers.keys(slot), 0, &keys.buffer, 0, bytes);
+        encoder.copy_buffer_to_buffer(buffers.values(slot), 0, &values.buffer, 0, bytes);
+        let count = AsyncReadback::new(device, "verify count", 4);
+        encoder.copy_buffer_to_buffer(buffers.count(), 0, &count.buffer, 0, 4);
+        self.verify = Some(PendingVerify { keys, values, count, num_keys: num_splats });
+        self.new_verify = true;
     }
 
     /// An image whose copy is recorded in this frame.
