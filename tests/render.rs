@@ -469,8 +469,8 @@ fn capped_frame_then_grown(
 ) {
     let reference = cpu::render(scene, cam, &settings);
     let (image, counts, mut renderer) = common::checked(ctx, "capped frame", || {
-        let mut renderer = SplatRenderer::new(&ctx.device, &ctx.queue, &scene, settings).expect("renderer");
-        let image = render::render_image(&ctx.device, &ctx.queue, &mut renderer, &cam, None).expect("frame");
+        let mut renderer = SplatRenderer::new(&ctx.device, &ctx.queue, scene, settings).expect("renderer");
+        let image = render::render_image(&ctx.device, &ctx.queue, &mut renderer, cam, None).expect("frame");
         let counts = renderer.counts_blocking(&ctx.device, &ctx.queue);
         (image, counts, renderer)
     });
@@ -479,7 +479,7 @@ fn capped_frame_then_grown(
     assert!(mean <= REAL.0 && p99 <= REAL.1, "{what}: the quad fallback matches: mean {mean:.3}, p99 {p99:.3}");
     renderer.grow_tile_pairs(&ctx.device, &ctx.queue, counts.tile_pairs).expect("grows");
     assert!(renderer.tile_pair_cap().expect("compute path") >= counts.tile_pairs);
-    let image = render::render_image(&ctx.device, &ctx.queue, &mut renderer, &cam, None).expect("frame");
+    let image = render::render_image(&ctx.device, &ctx.queue, &mut renderer, cam, None).expect("frame");
     let after = renderer.counts_blocking(&ctx.device, &ctx.queue);
     assert_eq!(after.tile_pairs, counts.tile_pairs, "{what}: the same view needs the same pairs");
     let (mean, p99, _) = compare(&image, &reference);
