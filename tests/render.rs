@@ -23,6 +23,17 @@ use splatsort::scene::{Scene, load_ply};
 use splatsort::sort::{SortAlgorithm, SortBuffers, SortConfig};
 
 /// The sort settings renders are checked with: each algorithm the test device runs, at a few radix settings.
+/// Settings whose sorts take an odd number of iterations, so the depth order lands in pair 1 (every one of
+/// `sort_settings` lands in pair 0): the compute path's pairs are then laid out the other way round.
+fn odd_sort_settings() -> Vec<(SortAlgorithm, SortConfig)> {
+    let features = common::context().device.features();
+    [(SortAlgorithm::Tutorial, 8, 24), (SortAlgorithm::Subgroup, 4, 20), (SortAlgorithm::Onesweep, 8, 24)]
+        .into_iter()
+        .filter(|(algorithm, ..)| algorithm.unavailable_reason(features).is_none())
+        .map(|(algorithm, radix_bits, key_bits)| (algorithm, algorithm.config(radix_bits, key_bits).unwrap()))
+        .collect()
+}
+
 fn sort_settings() -> Vec<(SortAlgorithm, SortConfig)> {
     let features = common::context().device.features();
     [(SortAlgorithm::Tutorial, 2, 32), (SortAlgorithm::Tutorial, 8, 32), (SortAlgorithm::Tutorial, 4, 16)]
@@ -452,7 +463,7 @@ fn a_frame_past_the_tile_pair_cap_is_drawn_with_quads() {
     let ctx = common::context();
     let scene = demo_crop();
     let cam = camera(160, 120, [140.0, -25.0, -30.0], [140.0, 0.0, 0.0]);
-    for (algorithm, sort) in sort_settings() {
+    for (algorithm, sort) in sort_settings().into_iter().chain(odd_sort_settings()) {
         let settings =
             RenderSettings { draw: DrawPath::Compute, tile_pair_cap: Some(16), algorithm, sort, ..Default::default() };
         let what = format!("{} sort {}/{}", algorithm.name(), sort.radix_bits, sort.key_bits);
@@ -493,7 +504,7 @@ fn the_depth_order_is_read_right_after_its_sort() {
     let ctx = common::context();
     let scene = demo_crop();
     let cam = camera(160, 120, [140.0, -25.0, -30.0], [140.0, 0.0, 0.0]);
-    for (algorithm, sort) in sort_settings() {
+    for (algorithm, sort) in sort_settings().into_iter().chain(odd_sort_settings()) {
         let settings = RenderSettings { draw: DrawPath::Compute, algorithm, sort, ..Default::default() };
         let what = format!("{} sort {}/{}", algorithm.name(), sort.radix_bits, sort.key_bits);
         let (keys, visible) = common::checked(ctx, &what, || {
@@ -502,7 +513,7 @@ fn the_depth_order_is_read_right_after_its_sort() {
             let n = u64::from(renderer.scene().num_splats());
             let copy = device.create_buffer(&wgpu::BufferDescriptor {
                 label: None,
-                size: 4 * n,
+                size: 8 * n,
                 usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC,
                 mapped_at_creation: false,
             });
@@ -510,16 +521,56 @@ fn the_depth_order_is_read_right_after_its_sort() {
             let mut hook = |e: &mut wgpu::CommandEncoder, b: &SortBuffers, point| {
                 if let HookPoint::AfterSort { output_slot } = point {
                     e.copy_buffer_to_buffer(b.keys(output_slot), 0, &copy, 0, 4 * n);
+                    e.copy_buffer_to_buffer(b.values(output_slot), 0, &copy, 4 * n, 4 * n);
                 }
             };
             renderer.encode_frame_with(device, queue, &mut encoder, &cam, None, 0, Some(&mut hook)).expect("frame");
             queue.submit([encoder.finish()]);
-            let bytes = splatsort::gpu::read_buffer_blocking(device, queue, &copy, 4 * n);
+            let bytes = splatsort::gpu::read_buffer_blocking(device, queue, &copy, 8 * n);
             let visible = renderer.counts_blocking(device, queue).visible as usize;
             (bytemuck::pod_collect_to_vec::<u8, u32>(&bytes), visible)
         });
+        let (keys, values) = keys.split_at(keys.len() / 2);
         assert!(visible > 1000, "{what}: the view shows the crop ({visible})");
         assert!(keys[..visible].windows(2).all(|w| w[0] <= w[1]), "{what}: the depth keys are in order");
+        // Splat indices, each once (the pairs that later reuse the buffers repeat a splat once per tile).
+        let mut splats = values[..visible].to_vec();
+        splats.sort_unstable();
+        splats.dedup();
+        assert!(splats.len() == visible && splats[visible - 1] < scene.len() as u32, "{what}: distinct splats");
+    }
+}
+
+#[test]
+fn the_compute_path_follows_a_live_change_of_the_depth_sorts_output_pair() {
+    // A renderer whose depth order lands in pair 0 (32 key bits) is switched to 24 key bits (pair 1) and back: the
+    // compute path's pairs are laid out again each time, and every frame matches the reference.
+    let ctx = common::context();
+    let scene = demo_crop();
+    let cam = camera(160, 120, [140.0, -25.0, -30.0], [140.0, 0.0, 0.0]);
+    for (algorithm, odd) in odd_sort_settings() {
+        let even = SortConfig { key_bits: 32, ..odd };
+        let settings = RenderSettings { draw: DrawPath::Compute, algorithm, sort: even, ..Default::default() };
+        let reference = cpu::render(&scene, &cam, &settings);
+        let images = common::checked(ctx, algorithm.name(), || {
+            let (device, queue) = (&ctx.device, &ctx.queue);
+            let mut renderer = SplatRenderer::new(device, queue, &scene, settings).expect("renderer");
+            let mut images = Vec::new();
+            for sort in [even, odd, even] {
+                renderer.set_settings(device, queue, RenderSettings { sort, ..settings }).expect("settings");
+                let slot = renderer.sorter().output_slot();
+                let image = render::render_image(device, queue, &mut renderer, &cam, None).expect("frame");
+                images.push((sort.key_bits, slot, image));
+            }
+            images
+        });
+        let slots: Vec<usize> = images.iter().map(|(_, slot, _)| *slot).collect();
+        assert_eq!(slots, [0, 1, 0], "{}: the depth order changes pair", algorithm.name());
+        for (key_bits, _, image) in &images {
+            let (mean, p99, _) = compare(image, &reference);
+            let what = format!("{} at {key_bits} key bits", algorithm.name());
+            assert!(mean <= REAL.0 && p99 <= REAL.1, "{what}: mean {mean:.3}, p99 {p99:.3}");
+        }
     }
 }
 

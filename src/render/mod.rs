@@ -858,12 +858,15 @@ impl SplatRenderer {
         let binding = kernels.binding();
         let n = scene.len() as u64;
         GpuScene::check_limits(binding, n, scene.sh_degree, settings.gpu_format)?;
-        let cap = u64::from(tile::default_pair_cap(device, u32::try_from(n).unwrap_or(u32::MAX)));
+        let default_cap = tile::default_pair_cap(device, u32::try_from(n).unwrap_or(u32::MAX));
+        let cap = settings.tile_pair_cap.unwrap_or(default_cap);
         let (deg, format) = (scene.sh_degree, settings.gpu_format);
         let available = kernels.memory().map(|m| m.saturating_sub(in_use));
-        memory::check_fits(available, n, deg, format, settings.draw, cap)?;
+        memory::check_fits(available, n, deg, format, settings.draw, u64::from(cap))?;
         let gpu_scene = GpuScene::upload(device, queue, binding, scene, settings.gpu_format)?;
-        let sort_buffers = depth_buffers(device, gpu_scene.num_splats, gpu_scene.num_splats)?;
+        // Long enough for the compute path's pairs if it is the first path (no second allocation in `set_settings`).
+        let entries = if settings.draw == DrawPath::Compute { cap } else { gpu_scene.num_splats };
+        let sort_buffers = depth_buffers(device, gpu_scene.num_splats, entries)?;
         let sorter = GpuSort::with_kernels(kernels.sort(), settings.algorithm, &sort_buffers, settings.sort)?;
         let pipelines = kernels.pipelines();
 
@@ -950,7 +953,8 @@ impl SplatRenderer {
     /// Changes settings for the next frame. A new algorithm makes only that algorithm's pipelines and temporaries
     /// (the key/value buffers and every bind group of the frame stay); new radix settings reuse even those unless a
     /// larger count table is needed. The compute draw path is made when first chosen (and its tile sort follows the
-    /// depth sort's algorithm). On an error the old settings stay in force.
+    /// depth sort's algorithm); its pairs take the depth sort's buffers, which it makes longer when its cap needs
+    /// them to be. On an error the old settings stay in force.
     pub fn set_settings(
         &mut self,
         device: &wgpu::Device,
@@ -960,28 +964,53 @@ impl SplatRenderer {
         // The layout is the uploaded scene's: a new one takes a new renderer.
         let settings = RenderSettings { gpu_format: self.scene.format, ..settings };
         let old = self.settings;
-        if settings.algorithm != old.algorithm {
-            self.sorter =
-                GpuSort::with_kernels(self.kernels.sort(), settings.algorithm, &self.sort_buffers, settings.sort)?;
-        } else if settings.sort != old.sort {
-            self.sorter.set_config(device, settings.sort)?;
-        }
-        if settings.draw == DrawPath::Compute {
-            let cap = settings.tile_pair_cap.unwrap_or(tile::default_pair_cap(device, self.scene.num_splats));
-            if u64::from(cap) > buffer_entries(&self.sort_buffers) {
-                self.grow_sort_buffers(device, cap, settings)?;
-            }
-            let sort = (settings.algorithm, settings.sort.radix_bits);
-            let depth = (&self.sort_buffers, self.sorter.output_slot());
-            match self.tiles.as_mut() {
-                Some(tiles) if tiles.pair_cap() == cap => tiles.set_sort(device, depth, sort.0, sort.1)?,
-                _ => {
-                    let n = self.scene.num_splats;
-                    self.tiles = Some(tile::TileRaster::new(&self.kernels, queue, n, depth, sort, cap)?);
-                }
-            }
+        self.set_depth_sort(device, old, settings)?;
+        if settings.draw == DrawPath::Compute
+            && let Err(error) = self.set_compute_path(device, queue, settings)
+        {
+            // The depth sort back as it was, so its output slot is the one the compute path was laid out for.
+            self.set_depth_sort(device, settings, old)?;
+            return Err(error);
         }
         self.settings = settings;
+        Ok(())
+    }
+
+    /// Changes the depth sort from `from`'s algorithm and config to `to`'s.
+    fn set_depth_sort(
+        &mut self,
+        device: &wgpu::Device,
+        from: RenderSettings,
+        to: RenderSettings,
+    ) -> Result<(), RenderError> {
+        if to.algorithm != from.algorithm {
+            self.sorter = GpuSort::with_kernels(self.kernels.sort(), to.algorithm, &self.sort_buffers, to.sort)?;
+        } else if to.sort != from.sort {
+            self.sorter.set_config(device, to.sort)?;
+        }
+        Ok(())
+    }
+
+    /// Makes or updates the compute path for `settings`, after the depth sort follows them.
+    fn set_compute_path(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        settings: RenderSettings,
+    ) -> Result<(), RenderError> {
+        let cap = settings.tile_pair_cap.unwrap_or(tile::default_pair_cap(device, self.scene.num_splats));
+        if u64::from(cap) > buffer_entries(&self.sort_buffers) {
+            self.grow_sort_buffers(device, cap, settings)?;
+        }
+        let sort = (settings.algorithm, settings.sort.radix_bits);
+        let depth = (&self.sort_buffers, self.sorter.output_slot());
+        match self.tiles.as_mut() {
+            Some(tiles) if tiles.pair_cap() == cap => tiles.set_sort(device, depth, sort.0, sort.1)?,
+            _ => {
+                let n = self.scene.num_splats;
+                self.tiles = Some(tile::TileRaster::new(&self.kernels, queue, n, depth, sort, cap)?);
+            }
+        }
         Ok(())
     }
 
@@ -1047,7 +1076,9 @@ impl SplatRenderer {
         &self.sorter
     }
 
-    /// The key/value pairs the frame sorts (the sorted indices are in pair `sorter().output_slot()`).
+    /// The key/value pairs the frame sorts (the sorted indices are in pair `sorter().output_slot()` until the compute
+    /// path sorts its pairs in the same buffers: read them after a frame of the quad path, or at
+    /// `HookPoint::AfterSort`).
     pub fn sort_buffers(&self) -> &SortBuffers {
         &self.sort_buffers
     }
