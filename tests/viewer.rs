@@ -46,13 +46,26 @@ fn the_viewer_starts_with_the_sort_asked_for() {
 
 #[test]
 fn the_viewer_sorts_with_onesweep_and_reports_its_fallbacks() {
-    // `view --algorithm onesweep --force-fallback --draw compute`: every look-back falls back, the check passes, and the count
-    // reaches the panel through the frame's asynchronous readback.
+    // `view --algorithm onesweep --force-fallback --draw compute`: every look-back falls back, the check passes (it
+    // copies the depth order right after its sort: the compute path's pairs reuse the buffers later in the frame),
+    // and the count reaches the panel through the frame's asynchronous readback.
     let dir = std::env::temp_dir().join(format!("splatsort-viewer-onesweep-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("scratch dir");
     let scene = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/semarang_stadium_sh3.ply");
-    let args =
-        ["view", "--frames", "8", "--width", "640", "--height", "360", "--algorithm", "onesweep", "--force-fallback"];
+    let args = [
+        "view",
+        "--frames",
+        "8",
+        "--width",
+        "640",
+        "--height",
+        "360",
+        "--algorithm",
+        "onesweep",
+        "--force-fallback",
+        "--draw",
+        "compute",
+    ];
     let mut all: Vec<&std::ffi::OsStr> = vec![args[0].as_ref(), scene.as_os_str()];
     all.extend(args[1..].iter().map(|a| std::ffi::OsStr::new(*a)));
     let summary = run_viewer(&all, &dir);
