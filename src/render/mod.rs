@@ -277,7 +277,8 @@ pub enum RenderError {
     #[error(
         "the scene's {what} in the {format} layout would take {needed} bytes, more than this GPU binds in {parts} \
          buffers of at most {limit} bytes (max_storage_buffer_binding_size): {num_splats} splats are too many for \
-         this device in that layout, which holds {max_splats}{hint}"
+         this device in that layout, which holds {max_splats}{}",
+        match fits { Some(f) => format!("; the {f} layout fits (--gpu-format {f})"), None => String::new() }
     )]
     TooBig {
         what: &'static str,
@@ -287,7 +288,8 @@ pub enum RenderError {
         limit: u64,
         max_splats: u64,
         num_splats: u64,
-        hint: &'static str,
+        /// A smaller layout that fits, if one does.
+        fits: Option<&'static str>,
     },
     #[error(
         "{num_splats} splats in the {format} layout need {needed} bytes of GPU memory ({per_splat} per splat), more \

@@ -185,9 +185,10 @@ impl GpuScene {
             Some(parts) => Ok((part_splats, parts)),
             None => {
                 // The next smaller layout that fits, if one does.
-                let smaller =
-                    GpuFormat::ALL.into_iter().filter(|f| f.scene_bytes(sh_degree) < format.scene_bytes(sh_degree));
-                let fits = smaller.into_iter().find(|f| Self::check_limits(binding, n, sh_degree, *f).is_ok());
+                let bytes = format.scene_bytes(sh_degree);
+                let fits = GpuFormat::ALL.into_iter().find(|f| {
+                    f.scene_bytes(sh_degree) < bytes && Self::check_limits(binding, n, sh_degree, *f).is_ok()
+                });
                 Err(RenderError::TooBig {
                     what,
                     format: format.name(),
@@ -196,11 +197,7 @@ impl GpuScene {
                     limit: binding.limit,
                     max_splats: binding.max_splats(largest),
                     num_splats: n,
-                    hint: match fits {
-                        Some(GpuFormat::Compact) => "; the compact layout fits (--gpu-format compact)",
-                        Some(GpuFormat::Small) => "; the small layout fits (--gpu-format small)",
-                        _ => "",
-                    },
+                    fits: fits.map(GpuFormat::name),
                 })
             }
         }

@@ -258,12 +258,12 @@ impl TileRaster {
         algorithm.timed_passes(32u32.div_ceil(self.sorter.config().radix_bits))
     }
 
-    /// The cap on pairs.
     /// Each tile's first and end pair (zero outside a frame: the rasterizer resets them).
     pub(crate) fn ranges(&self) -> &wgpu::Buffer {
         &self.ranges
     }
 
+    /// The cap on pairs.
     pub fn pair_cap(&self) -> u32 {
         self.pairs.capacity()
     }

@@ -769,7 +769,7 @@ impl Running {
         let timed = timer.as_mut().is_some_and(GpuTimer::begin_frame);
         let frame_timer = timer.as_mut().filter(|_| timed);
         let mut lab = self.lab.as_mut().and_then(SortLab::next_frame);
-        let verify = verify && self.readbacks.can_verify();
+        let verify = verify && !self.readbacks.verify_pending();
         let encoded = if lab.is_some() || verify {
             let (readbacks, num_splats) = (&mut self.readbacks, self.renderer.scene().num_splats());
             let hook: crate::render::FrameHook<'_> = &mut |e, buffers, point| match point {

@@ -98,11 +98,6 @@ impl Readbacks {
         }
     }
 
-    /// Whether the sort check can take this frame (none is waiting).
-    pub fn can_verify(&self) -> bool {
-        self.verify.is_none()
-    }
-
     /// Records the sort check's copies of the depth order of `num_splats` splats, sorted into pair `slot` of
     /// `buffers`: called right after the depth sort (`HookPoint::AfterSort`), since the compute path's pairs reuse
     /// the buffers later in the frame.
