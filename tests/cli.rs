@@ -204,11 +204,11 @@ fn info_gives_the_gpu_memory_of_each_layout() {
     assert!(info.status.success(), "{}", stderr(&info));
     let text = String::from_utf8_lossy(&info.stdout);
     // The demo is SH degree 3: 48 + 96 bytes of scene a splat in the full layout, 24 + 52 in the compact one,
-    // 24 + 28 in the small one; with the projection (32) and the sort (16 + 4), 196, 128 and 104.
+    // 24 + 28 in the small one; with the projection (20) and the sort (16 + 4), 184, 116 and 92.
     for line in [
-        "full   : scene 144 B per splat; with frame and sort 196",
-        "compact: scene 76 B per splat; with frame and sort 128",
-        "small  : scene 52 B per splat; with frame and sort 104",
+        "full   : scene 144 B per splat; with frame and sort 184",
+        "compact: scene 76 B per splat; with frame and sort 116",
+        "small  : scene 52 B per splat; with frame and sort 92",
     ] {
         assert!(text.contains(line), "{line:?} in {text}");
     }

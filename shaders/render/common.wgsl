@@ -42,17 +42,59 @@ struct DrawIndirect {
     culled_nonfinite: atomic<u32>,
 }
 
-// 32 bytes: what every reader needs and nothing it can derive. The coverage radius comes from the stored opacity
-// (`ellipse_of`), the quad's axes from the conic (render/draw.wgsl). All zero for a culled splat.
+// 20 bytes: what every reader needs and nothing it can derive. The ellipse is kept by its axes (the 2D
+// covariance's eigenvalues' square roots, f16, and the major axis's angle in 16 bits), which every reader turns
+// back into the conic (`ellipse_of`) and the quad draw uses as they are (render/draw.wgsl); the coverage radius
+// comes from the stored opacity; the compute path's binning counts the tiles again from these (render/tiles.wgsl).
+// All zero for a culled splat. (Scalars only: a vec2 would align the struct to 8 bytes, making it 24.)
 struct Projected {
-    center: vec2<f32>,
-    conic_xy: vec2<f32>,
-    conic_z: f32,
-    // f16 pairs: (r, g) and (b, opacity).
-    color_rg: u32,
-    color_b_opacity: u32,
-    // The 16x16-pixel tiles its ellipse touches (`ellipse_tile_count`), for the compute path's binning.
-    tile_count: u32,
+    center_x: f32,
+    center_y: f32,
+    // f16 (major, minor): the standard deviations along the axes, in pixels, major >= minor.
+    axes: u32,
+    // Low 16 bits: the major axis's angle from +x, in units of pi / 65536 over [0, pi); high: the opacity, f16.
+    angle_opacity: u32,
+    // The colour in the shared-exponent RGB9E5 (`pack_rgb9e5`).
+    color: u32,
+}
+
+const PI: f32 = 3.14159265358979;
+// The largest value RGB9E5 holds: (511 / 512) 2^16.
+const RGB9E5_MAX: f32 = 65408.0;
+
+// RGB in nine bits each under one five-bit exponent (as Vulkan's E5B9G9R9): nine significant bits for the largest
+// channel, rounded to nearest; negative values and NaN are stored as 0.
+fn pack_rgb9e5(rgb: vec3<f32>) -> u32 {
+    let c = min(max(rgb, vec3<f32>(0.0)), vec3<f32>(RGB9E5_MAX));
+    let largest = max(c.r, max(c.g, c.b));
+    // floor(log2(largest)) from its bits, at least -16 (the format's least exponent, for 0 and tiny values).
+    let e = max(i32((bitcast<u32>(largest) >> 23u) & 0xffu) - 127, -16);
+    var shared_exp = e + 16;
+    var step = exp2(f32(shared_exp - 24));
+    if (floor(largest / step + 0.5) >= 512.0) {
+        shared_exp += 1;
+        step *= 2.0;
+    }
+    let m = vec3<u32>(min(floor(c / step + 0.5), vec3<f32>(511.0)));
+    return m.r | (m.g << 9u) | (m.b << 18u) | (u32(shared_exp) << 27u);
+}
+
+fn unpack_rgb9e5(w: u32) -> vec3<f32> {
+    let m = vec3<f32>(vec3<u32>(w & 511u, (w >> 9u) & 511u, (w >> 18u) & 511u));
+    return m * exp2(f32(i32(w >> 27u) - 24));
+}
+
+fn stored_center(p: Projected) -> vec2<f32> {
+    return vec2<f32>(p.center_x, p.center_y);
+}
+
+fn stored_color(p: Projected) -> vec3<f32> {
+    return unpack_rgb9e5(p.color);
+}
+
+// The angle the projection stored, in radians.
+fn stored_angle(p: Projected) -> f32 {
+    return f32(p.angle_opacity & 0xffffu) * (PI / 65536.0);
 }
 
 // ---- coverage: one rule for both draw paths, the binning and the CPU reference (render/cpu.rs) -----------------
@@ -69,18 +111,31 @@ const TILE_SIZE: f32 = f32(TILE);
 
 struct Ellipse {
     center: vec2<f32>,
-    // The inverse 2D covariance [[x, y], [y, z]].
+    // The inverse 2D covariance [[x, y], [y, z]], and its determinant (from the axes, not x z - y^2, which cancels
+    // for a long thin splat).
     conic: vec3<f32>,
+    det: f32,
     radius2: f32,
 }
 
-// The ellipse of a stored projection: its radius from the stored (f16) opacity, as the projection computed it.
+// The ellipse of a stored projection: the conic from its axes, the radius from its stored (f16) opacity, as the
+// projection computed them. The CPU reference (render/cpu.rs) rounds and decodes the same way.
 fn ellipse_of(p: Projected) -> Ellipse {
-    return Ellipse(p.center, vec3<f32>(p.conic_xy, p.conic_z), coverage_radius2(stored_opacity(p)));
+    let axes = unpack2x16float(p.axes);
+    let inverse = 1.0 / (axes * axes);
+    let angle = stored_angle(p);
+    let cs = cos(angle);
+    let sn = sin(angle);
+    let conic = vec3<f32>(
+        cs * cs * inverse.x + sn * sn * inverse.y,
+        cs * sn * (inverse.x - inverse.y),
+        sn * sn * inverse.x + cs * cs * inverse.y,
+    );
+    return Ellipse(stored_center(p), conic, inverse.x * inverse.y, coverage_radius2(stored_opacity(p)));
 }
 
 fn stored_opacity(p: Projected) -> f32 {
-    return unpack2x16float(p.color_b_opacity).y;
+    return unpack2x16float(p.angle_opacity).y;
 }
 
 // The squared coverage radius k^2 = 2 ln(255 opacity) (0 when the opacity is under 1/255: nothing to draw).
@@ -90,8 +145,7 @@ fn coverage_radius2(opacity: f32) -> f32 {
 
 // Half-extents of the ellipse's axis-aligned bounding box: k sqrt(Sigma_xx), k sqrt(Sigma_yy), Sigma = conic^-1.
 fn ellipse_half_box(e: Ellipse) -> vec2<f32> {
-    let det = e.conic.x * e.conic.z - e.conic.y * e.conic.y;
-    return sqrt(e.radius2 * e.conic.zx / det);
+    return sqrt(e.radius2 * e.conic.zx / e.det);
 }
 
 // The x range [left, right] the ellipse covers over the horizontal strip of pixel-centre rows y0 <= y <= y1
@@ -102,7 +156,7 @@ fn ellipse_half_box(e: Ellipse) -> vec2<f32> {
 fn strip_span(e: Ellipse, y0: f32, y1: f32) -> vec2<f32> {
     let a = e.conic.x;
     let b = e.conic.y;
-    let det = a * e.conic.z - b * b;
+    let det = e.det;
     let y_max = sqrt(e.radius2 * a / det);
     let low = max(y0 - e.center.y, -y_max);
     let high = min(y1 - e.center.y, y_max);

@@ -1,6 +1,6 @@
 // Draws sorted splats as screen-space quads with the Gaussian falloff, back to front, premultiplied alpha "over".
 // Instance k draws the k-th splat of the sorted order (farthest first) as the rectangle around its coverage ellipse
-// (render/common.wgsl), along the ellipse's axes: the eigenvectors of the covariance, the conic's inverse. Needs
+// (render/common.wgsl), along the ellipse's axes as the projection stored them. Needs
 // render/common.wgsl and the split array `projected` (render/split.rs).
 // A fragment is drawn when its centre is inside the splat's coverage ellipse (render/common.wgsl), with
 // alpha = min(0.99, opacity * exp(-0.5 d^T Sigma2D^-1 d)).
@@ -21,36 +21,25 @@ fn vs_main(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance
     var out: VertexOut;
     let p = projected_at(sorted_splats[instance], 0u);
     let e = ellipse_of(p);
-    let conic_det = e.conic.x * e.conic.z - e.conic.y * e.conic.y;
-    if (!(e.radius2 > 0.0) || !(conic_det > 0.0)) {
+    if (!(e.radius2 > 0.0)) {
         // Culled: a degenerate quad outside the clip volume.
         out.position = vec4<f32>(0.0, 0.0, 2.0, 1.0);
         return out;
     }
-    // The covariance [[a, b], [b, c]] (the conic's inverse) and its eigenvalues. Its determinant is the conic's
-    // inverse, not a c - b^2 again: for a long thin splat that difference cancels and the minor axis would vanish.
-    let cov_det = 1.0 / conic_det;
-    let a = e.conic.z * cov_det;
-    let b = -e.conic.y * cov_det;
-    let c = e.conic.x * cov_det;
-    let mid = 0.5 * (a + c);
-    let lambda_major = mid + sqrt(max(0.0, mid * mid - cov_det));
-    let lambda_minor = cov_det / lambda_major;
-    // Eigenvector of the larger eigenvalue: the better conditioned of the two textbook forms.
-    let v1 = vec2<f32>(b, lambda_major - a);
-    let v2 = vec2<f32>(lambda_major - c, b);
-    var axis = select(v2, v1, dot(v1, v1) >= dot(v2, v2));
-    axis = select(vec2<f32>(1.0, 0.0), normalize(axis), dot(axis, axis) > 0.0);
+    // The rectangle's half-axes: k standard deviations along the ellipse's axes, as stored.
+    let angle = stored_angle(p);
+    let axis = vec2<f32>(cos(angle), sin(angle));
+    let sigma = unpack2x16float(p.axes);
     let k = sqrt(e.radius2);
-    let major = axis * (k * sqrt(lambda_major));
-    let minor = vec2<f32>(-axis.y, axis.x) * (k * sqrt(lambda_minor));
+    let major = axis * (k * sigma.x);
+    let minor = vec2<f32>(-axis.y, axis.x) * (k * sigma.y);
     let corner = vec2<f32>(f32(vertex & 1u), f32(vertex >> 1u)) * 2.0 - 1.0;
-    let pixel = p.center + corner.x * major + corner.y * minor;
+    let pixel = e.center + corner.x * major + corner.y * minor;
     let ndc = vec2<f32>(pixel.x / frame.viewport.x * 2.0 - 1.0, 1.0 - pixel.y / frame.viewport.y * 2.0);
     out.position = vec4<f32>(ndc, 0.0, 1.0);
-    out.center = p.center;
+    out.center = e.center;
     out.conic = vec4<f32>(e.conic, e.radius2);
-    out.color = vec4<f32>(unpack2x16float(p.color_rg), unpack2x16float(p.color_b_opacity));
+    out.color = vec4<f32>(stored_color(p), stored_opacity(p));
     return out;
 }
 

@@ -2,14 +2,14 @@
 // projection: Zwicker et al. 2002, as in Kerbl et al. 2023's reference rasterizer).
 //
 // Per splat: camera-space centre; 2D covariance = J W Sigma W^T J^T + 0.3 I, with J evaluated at the centre clamped
-// to 1.3x the half field of view; its inverse (the conic); colour = SH at the view direction + 0.5, clamped at 0.
+// to 1.3x the half field of view, stored by its axes (`covariance_axes`); colour = SH at the view direction + 0.5,
+// clamped at 0, stored in RGB9E5.
 // Antialiased (Yu et al. 2024, Mip-Splatting's 2D filter, as gsplat's `antialiased` mode): the opacity is also
 // multiplied by sqrt(det(cov) / det(cov + 0.3 I)).
 // The splat covers its ellipse of Mahalanobis radius k = sqrt(2 ln(255 opacity)) (render/common.wgsl);
-// the opacity is stored as f16 and k comes from the stored value, so that every reader derives the same ellipse; the
-// compute path's tile count is the number of 16x16 tiles the ellipse itself touches. Culled: depth outside
-// [near, far], opacity under 1/255, an ellipse whose bounding box misses the image, or a projected covariance that
-// is not finite (counted, so the caller can say why a scene renders empty).
+// the opacity is stored as f16, and k and the conic come from the stored values, so that every reader derives the
+// same ellipse. Culled: depth outside [near, far], opacity under 1/255, an ellipse whose bounding box misses the
+// image, or a projected covariance that is not finite (counted, so the caller can say why a scene renders empty).
 // Keys sort ascending = farthest first. Visible splats are compacted, in splat order, for the sort: this pass writes each
 // visible splat's key and its rank among its workgroup's visible splats, and each workgroup's visible count; the
 // shared scan turns the counts into offsets and `render/compact.wgsl` moves the keys to their slots. Splat order (not an
@@ -89,16 +89,30 @@ fn depth_key(depth: f32) -> u32 {
     return min(u32((1.0 - t) * f32(levels)), levels - 1u);
 }
 
-// The image's tiles across and down (as `TileSettings` has them for the compute path's passes).
-fn image_tiles() -> vec2<u32> {
-    return (vec2<u32>(frame.viewport) + vec2<u32>(TILE - 1u)) / TILE;
-}
-
 // A splat's position and opacity, and its 3D covariance (symmetric), from either layout.
 struct Splat3d {
     position: vec3<f32>,
     opacity: f32,
     sigma: mat3x3<f32>,
+}
+
+// The largest finite f16: the axes are stored as f16 (a splat wider than this many pixels is drawn this wide).
+const F16_MAX: f32 = 65504.0;
+
+// The ellipse's axes from the covariance [[a, b], [b, c]] of determinant `det` > 0: the standard deviations along
+// them (the roots of its eigenvalues, major first; the minor eigenvalue is det / major, since mid - root would
+// cancel for a thin splat), and the major axis's angle from +x in [0, pi], from the better conditioned of the two
+// textbook forms of its eigenvector (0 for a circle).
+fn covariance_axes(a: f32, b: f32, c: f32, det: f32) -> vec3<f32> {
+    let half_gap = 0.5 * (a - c);
+    let major = 0.5 * (a + c) + sqrt(half_gap * half_gap + b * b);
+    let v1 = vec2<f32>(b, major - a);
+    let v2 = vec2<f32>(major - c, b);
+    var v = select(v2, v1, dot(v1, v1) >= dot(v2, v2));
+    // The axis, not its direction: turned into the upper half plane.
+    v = select(v, -v, v.y < 0.0 || (v.y == 0.0 && v.x < 0.0));
+    let angle = select(0.0, atan2(v.y, v.x), dot(v, v) > 0.0);
+    return vec3<f32>(min(sqrt(vec2<f32>(major, det / major)), vec2<f32>(F16_MAX)), angle);
 }
 
 // Projects the part's splat `i` into `projected`; returns its depth key, or NOT_VISIBLE when it is culled.
@@ -147,24 +161,24 @@ fn project(i: u32) -> u32 {
         projected_store(i, 0u, out);
         return NOT_VISIBLE;
     }
-    let opacity = unpack2x16float(pack2x16float(vec2<f32>(splat.opacity * compensation, 0.0))).x;
-    let k = sqrt(coverage_radius2(opacity));
-    out.center = frame.focal * p_cam.xy / depth + frame.principal;
-    out.conic_xy = vec2<f32>(c / det, -b / det);
-    out.conic_z = a / det;
-    // The ellipse's bounding box: k sqrt(a), k sqrt(c) (the covariance's diagonal).
-    let half_box = k * sqrt(vec2<f32>(a, c));
-    if (!(k > 0.0) || any(out.center + half_box <= vec2<f32>(0.0)) || any(out.center - half_box >= frame.viewport)) {
+    let opacity = splat.opacity * compensation;
+    out.center_x = frame.focal.x * p_cam.x / depth + frame.principal.x;
+    out.center_y = frame.focal.y * p_cam.y / depth + frame.principal.y;
+    let axes = covariance_axes(a, b, c, det);
+    out.axes = pack2x16float(axes.xy);
+    out.angle_opacity = u32(round(axes.z * (65536.0 / PI))) & 0xffffu;
+    out.angle_opacity |= pack2x16float(vec2<f32>(0.0, opacity)) & 0xffff0000u;
+    // The ellipse as every reader decodes it; its bounding box: k sqrt of the covariance's diagonal.
+    let e = ellipse_of(out);
+    let half_box = ellipse_half_box(e);
+    if (!(e.radius2 > 0.0) || any(stored_center(out) + half_box <= vec2<f32>(0.0))
+        || any(stored_center(out) - half_box >= frame.viewport)) {
         projected_store(i, 0u, Projected());
         return NOT_VISIBLE;
     }
 
     let dir = normalize(splat.position - frame.camera_position.xyz);
-    let color = eval_sh(i, dir);
-    out.color_rg = pack2x16float(color.rg);
-    out.color_b_opacity = pack2x16float(vec2<f32>(color.b, opacity));
-    // From the values stored, so that the emit pass, which reads them back, bins the same ellipse.
-    out.tile_count = ellipse_tile_count(ellipse_of(out), image_tiles());
+    out.color = pack_rgb9e5(eval_sh(i, dir));
     projected_store(i, 0u, out);
     return depth_key(depth);
 }

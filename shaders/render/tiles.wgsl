@@ -3,8 +3,8 @@
 // render/walk_subgroup.wgsl or render/walk_plain.wgsl (the rasterizer's entry point). Fed by the depth sort
 // (`depth_order`: splat indices, farthest first). Entry points, in the order a frame records them:
 //
-// - `tile_count`: for the splat at each sorted position, the number of tiles its ellipse touches (the projection
-//   counted them: `ellipse_tile_count` in render/common.wgsl);
+// - `tile_count`: for the splat at each sorted position, the number of tiles its ellipse touches
+//   (`ellipse_tile_count` in render/common.wgsl);
 // - (the renderer's shared scan turns the counts into each position's first pair);
 // - `tile_prepare` (one thread): the number of pairs and the indirect arguments of what follows; past the cap on
 //   pairs, none are written and the frame goes to the quad draw;
@@ -113,7 +113,8 @@ fn tile_count(
     let position = linear_id(workgroup_id, num_workgroups, tid);
     var n = 0u;
     if (position < min(frame.num_splats, visible[0])) {
-        n = projected_at(depth_order[position], 0u).tile_count;
+        let e = ellipse_of(projected_at(depth_order[position], 0u));
+        n = ellipse_tile_count(e, vec2<u32>(tiles.tiles_x, tiles.tiles_y));
     }
     if (position < frame.num_splats) {
         counts[position] = n;
@@ -238,9 +239,9 @@ fn emit_pair(i: u32) {
 
 // One thread per sorted position (as the 3DGS rasterizer's duplicateWithKeys): the splat's pairs go at its first
 // pair (the scanned counts), one per tile its ellipse touches, row by row, each with the splat's index (so the
-// rasterizer reads the splat with one dependent load). The count is the projection's (`tile_count`); where this
-// module's walk of the same ellipse finds fewer tiles (floating-point contraction may round the two apart), the
-// rest are sentinel pairs, and tiles past the count are left out.
+// rasterizer reads the splat with one dependent load). The count is the count pass's (the scanned counts' step to
+// the next position); where this entry point's walk of the same ellipse finds fewer tiles (floating-point
+// contraction may round two pipelines apart), the rest are sentinel pairs, and tiles past the count are left out.
 fn emit_position(position: u32) {
     if (position >= min(frame.num_splats, visible[0])) {
         return;
@@ -248,7 +249,10 @@ fn emit_position(position: u32) {
     let splat = depth_order[position];
     let p = projected_at(splat, 0u);
     let first = counts[position];
-    let count = p.tile_count;
+    // Positions past the visible splats have no tiles, so the next position's first pair is this one's end; the
+    // last position's end is the total.
+    let end = select(counts[tiles.total_index], counts[position + 1u], position + 1u < frame.num_splats);
+    let count = end - first;
     if (count == 0u || first + count > pair_count[0]) {
         return;
     }
@@ -310,7 +314,9 @@ const BATCH_SLOTS: u32 = 260u; // GROUP + 4
 // (Three records past a batch: the four-at-a-time reads of a batch's last splats stay in the arrays.)
 var<workgroup> batch_a: array<vec4<f32>, BATCH_SLOTS>; // centre x, centre y, q.x, q.y
 var<workgroup> batch_b: array<vec4<f32>, BATCH_SLOTS>; // q.z, log2(opacity), cutoff, block mask (bits)
-var<workgroup> batch_color: array<vec2<u32>, GROUP>; // f16 (r, g), (b, opacity)
+// The colour as f16 (r, g), (b, -): RGB9E5 decoded once per splat, not per pixel (measured on the H100, 20M
+// splats framed: decoded in `blend_splat`, the rasterizer took 5.32 ms, not 4.95).
+var<workgroup> batch_color: array<vec2<u32>, GROUP>;
 var<workgroup> pixels_done: atomic<u32>;
 var<workgroup> tile_range: vec2<u32>;
 
@@ -347,7 +353,8 @@ fn load_splat(slot: u32, pair: u32, origin: vec2<f32>) {
     batch_a[slot] = vec4<f32>(e.center, q.xy);
     let cutoff = -0.5 * LOG2_E * e.radius2 + log2_opacity;
     batch_b[slot] = vec4<f32>(q.z, log2_opacity, cutoff, bitcast<f32>(block_mask(e, origin)));
-    batch_color[slot] = vec2<u32>(p.color_rg, p.color_b_opacity);
+    let colour = stored_color(p);
+    batch_color[slot] = vec2<u32>(pack2x16float(colour.rg), pack2x16float(vec2<f32>(colour.b, 0.0)));
 }
 
 // One pixel's blend so far: its colour and transmittance.

@@ -35,8 +35,9 @@ pub struct ProjectedSplat {
     pub index: usize,
     pub depth: f64,
     pub center: DVec2,
-    /// Inverse 2D covariance (a, b, c) of [[a, b], [b, c]].
+    /// Inverse 2D covariance (a, b, c) of [[a, b], [b, c]], and its determinant.
     pub conic: DVec3,
+    pub det: f64,
     /// k^2: the splat covers the pixel centres `d` from its centre with `d^T conic d <= radius2`.
     pub radius2: f64,
     pub color: DVec3,
@@ -108,10 +109,11 @@ pub fn project(scene: &Scene, i: usize, camera: &Camera, settings: &RenderSettin
     let compensation = if settings.antialias { (det_unblurred.max(0.0) / det).sqrt() } else { 1.0 };
     let opacity = f64::from(scene.opacities[i]) * compensation;
     // The coverage radius from the opacity as the projection stores it (f16), as every GPU reader derives it.
-    let stored = f64::from(super::scene::f16_bits_to_f32(super::scene::f32_to_f16_bits(opacity as f32)));
+    let stored = f64::from(f16_round(opacity));
     let radius2 = (2.0 * (255.0 * stored).ln()).max(0.0);
+    let (conic, det) = stored_conic(a, b, c, det);
     // The ellipse's bounding box: k sqrt of the covariance's diagonal.
-    let half_box = DVec2::new(a, c).map(|v| (radius2 * v).sqrt());
+    let half_box = DVec2::new(conic.z, conic.x).map(|v| (radius2 * v / det).sqrt());
     let center = DVec2::new(fx * p.x / depth + f64::from(camera.cx), fy * p.y / depth + f64::from(camera.cy));
     let size = DVec2::new(f64::from(camera.width), f64::from(camera.height));
     if radius2 <= 0.0 || (center + half_box).cmple(DVec2::ZERO).any() || (center - half_box).cmpge(size).any() {
@@ -123,11 +125,41 @@ pub fn project(scene: &Scene, i: usize, camera: &Camera, settings: &RenderSettin
         index: i,
         depth,
         center,
-        conic: DVec3::new(c / det, -b / det, a / det),
+        conic,
+        det,
         radius2,
         color: eval_sh(scene.sh_of(i), degree, dir),
         opacity,
     })
+}
+
+fn f16_round(v: f64) -> f32 {
+    super::scene::f16_bits_to_f32(super::scene::f32_to_f16_bits(v as f32))
+}
+
+/// The conic and its determinant as the GPU's readers decode them from the projection's stored axes
+/// (`covariance_axes` in render/project.wgsl, `ellipse_of` in render/common.wgsl): the covariance [[a, b], [b, c]]'s
+/// standard deviations rounded to f16 (at most 65504), its major axis's angle to 16 bits over [0, pi).
+fn stored_conic(a: f64, b: f64, c: f64, det: f64) -> (DVec3, f64) {
+    let half_gap = 0.5 * (a - c);
+    let major = 0.5 * (a + c) + (half_gap * half_gap + b * b).sqrt();
+    let (v1, v2) = (DVec2::new(b, major - a), DVec2::new(major - c, b));
+    let mut v = if v1.length_squared() >= v2.length_squared() { v1 } else { v2 };
+    if v.y < 0.0 || (v.y == 0.0 && v.x < 0.0) {
+        v = -v;
+    }
+    let angle = if v.length_squared() > 0.0 { v.y.atan2(v.x) } else { 0.0 };
+    let step = std::f64::consts::PI / 65536.0;
+    let angle = f64::from((angle / step).round() as u32 & 0xffff) * step;
+    let sigma = |variance: f64| f64::from(f16_round(variance.sqrt().min(65504.0)));
+    let inverse = DVec2::new(sigma(major), sigma(det / major)).map(|s| 1.0 / (s * s));
+    let (cs, sn) = (angle.cos(), angle.sin());
+    let conic = DVec3::new(
+        cs * cs * inverse.x + sn * sn * inverse.y,
+        cs * sn * (inverse.x - inverse.y),
+        sn * sn * inverse.x + cs * cs * inverse.y,
+    );
+    (conic, inverse.x * inverse.y)
 }
 
 impl ProjectedSplat {
@@ -138,15 +170,13 @@ impl ProjectedSplat {
 
     /// Half-extents of the ellipse's axis-aligned bounding box.
     fn half_box(&self) -> DVec2 {
-        let det = self.conic.x * self.conic.z - self.conic.y * self.conic.y;
-        DVec2::new(self.conic.z, self.conic.x).map(|v| (self.radius2 * v / det).sqrt())
+        DVec2::new(self.conic.z, self.conic.x).map(|v| (self.radius2 * v / self.det).sqrt())
     }
 
     /// The x range `[left, right]` the ellipse covers over the strip of pixel-centre rows `y0 <= y <= y1`, or None
     /// (`strip_span` in render/common.wgsl).
     fn strip_span(&self, y0: f64, y1: f64) -> Option<(f64, f64)> {
-        let (a, b) = (self.conic.x, self.conic.y);
-        let det = a * self.conic.z - b * b;
+        let (a, b, det) = (self.conic.x, self.conic.y, self.det);
         let y_max = (self.radius2 * a / det).sqrt();
         let (low, high) = ((y0 - self.center.y).max(-y_max), (y1 - self.center.y).min(y_max));
         if low > high {

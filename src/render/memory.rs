@@ -14,7 +14,8 @@ pub struct GpuMemory {
     pub frame: u64,
     /// The depth sort: its two key/value buffer pairs (which the compute path's pairs reuse) and its temporaries.
     pub sort: u64,
-    /// The compute path: its pairs' sort's temporaries, its per-splat counts, the tile ranges.
+    /// The compute path: its pairs' sort's temporaries, the tile ranges (its per-splat counts are in the sort's
+    /// buffers).
     pub tiles: u64,
     /// The accumulation image.
     pub image: u64,
@@ -54,8 +55,8 @@ impl GpuMemory {
     /// The depth sort takes its two key/value pairs (16 bytes an entry), as many entries as splats or, with the
     /// tile path, as its cap on pairs (the pairs are sorted in the same buffers), and its temporaries, counted at
     /// the largest: the tutorial sort's rank per key (4 bytes; the subgroup sort and OneSweep keep counts per
-    /// tile, far less). The tile path adds its sort's temporaries, the same way, and a count per splat with its
-    /// scan.
+    /// tile, far less). The tile path adds its sort's temporaries, the same way; its count per splat and their
+    /// scan are in the sort's buffers.
     pub fn estimate(num_splats: u64, sh_degree: u32, format: GpuFormat, draw: DrawPath, tile_pair_cap: u64) -> Self {
         const PAIR_BYTES: u64 = 16;
         const TEMP_BYTES_PER_KEY: u64 = 4;
@@ -63,7 +64,8 @@ impl GpuMemory {
         let scan = |count: u64| 4 * (count + count.div_ceil(256) + 64);
         let (entries, tiles) = match draw {
             DrawPath::Raster => (n, 0),
-            DrawPath::Compute => (n.max(tile_pair_cap), TEMP_BYTES_PER_KEY * tile_pair_cap + scan(n)),
+            // The per-position counts and their scan live in one of the sort's buffers (`TileRaster::counts_in`).
+            DrawPath::Compute => (n.max(tile_pair_cap).max(scan(n) / 4), TEMP_BYTES_PER_KEY * tile_pair_cap),
         };
         Self {
             scene: n * format.scene_bytes(sh_degree),

@@ -120,7 +120,7 @@ pub const ACCUMULATION_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba16
 /// Threads per workgroup in the projection pass. Mirrors `WORKGROUP_SIZE` in `render/project.wgsl` (checked by a test).
 pub const PROJECT_WORKGROUP_SIZE: u32 = 256;
 /// Bytes of per-frame projection output per splat (`Projected` in the shaders).
-pub const PROJECTED_BYTES_PER_SPLAT: u64 = 32;
+pub const PROJECTED_BYTES_PER_SPLAT: u64 = 20;
 
 /// The draw-arguments buffer: the indirect draw's arguments and the projection's count (`DrawIndirect` in
 /// `render/common.wgsl`; a test checks the two against each other), then counts copied in after the frame's passes.
@@ -409,6 +409,15 @@ fn depth_buffers(device: &wgpu::Device, num_splats: u32, entries: u32) -> Result
     let keys = [room.keys(0).clone(), room.keys(1).clone()];
     let values = [room.values(0).clone(), room.values(1).clone()];
     Ok(SortBuffers::from_buffers(device, keys, values, num_splats.max(1), KeyType::U32)?)
+}
+
+/// The entries the depth sort's buffers take with the compute path: its cap on pairs (which sort in them), and
+/// room for the per-position counts' scan table of `num_splats` in one of them (`TileRaster::counts_in`) where the
+/// device binds that much.
+fn compute_entries(device: &wgpu::Device, num_splats: u32, pair_cap: u32) -> u32 {
+    let table = ScanTable::bytes(num_splats.max(1)) / 4;
+    let binds = device.limits().max_storage_buffer_binding_size / 4;
+    pair_cap.max(if table <= binds { u32::try_from(table).unwrap_or(0) } else { 0 })
 }
 
 /// The entries each of `buffers`' key and value buffers holds (past their capacity, when made by `depth_buffers`).
@@ -867,7 +876,8 @@ impl SplatRenderer {
         memory::check_fits(available, n, deg, format, settings.draw, u64::from(cap))?;
         let gpu_scene = GpuScene::upload(device, queue, binding, scene, settings.gpu_format)?;
         // Long enough for the compute path's pairs if it is the first path (no second allocation in `set_settings`).
-        let entries = if settings.draw == DrawPath::Compute { cap } else { gpu_scene.num_splats };
+        let n = gpu_scene.num_splats;
+        let entries = if settings.draw == DrawPath::Compute { compute_entries(device, n, cap) } else { n };
         let sort_buffers = depth_buffers(device, gpu_scene.num_splats, entries)?;
         let sorter = GpuSort::with_kernels(kernels.sort(), settings.algorithm, &sort_buffers, settings.sort)?;
         let pipelines = kernels.pipelines();
@@ -1001,13 +1011,14 @@ impl SplatRenderer {
         settings: RenderSettings,
     ) -> Result<(), RenderError> {
         let cap = settings.tile_pair_cap.unwrap_or(tile::default_pair_cap(device, self.scene.num_splats));
-        if u64::from(cap) > buffer_entries(&self.sort_buffers) {
-            self.grow_sort_buffers(device, cap, settings)?;
+        let entries = compute_entries(device, self.scene.num_splats, cap);
+        if u64::from(entries) > buffer_entries(&self.sort_buffers) {
+            self.grow_sort_buffers(device, entries, settings)?;
         }
         let sort = (settings.algorithm, settings.sort.radix_bits);
         let depth = (&self.sort_buffers, self.sorter.output_slot());
         match self.tiles.as_mut() {
-            Some(tiles) if tiles.pair_cap() == cap => tiles.set_sort(device, depth, sort.0, sort.1)?,
+            Some(tiles) if tiles.pair_cap() == cap => tiles.set_sort(device, queue, depth, sort.0, sort.1)?,
             _ => {
                 let n = self.scene.num_splats;
                 self.tiles = Some(tile::TileRaster::new(&self.kernels, queue, n, depth, sort, cap)?);
@@ -1047,8 +1058,9 @@ impl SplatRenderer {
         Ok(())
     }
 
-    /// Grows the compute path's cap on pairs to hold `pairs` (a frame's `FrameCounts::tile_pairs` past the cap),
-    /// within the device's limits. The frames that overflowed were drawn with quads.
+    /// Grows the compute path's cap on pairs to a quarter more than `pairs` (a frame's `FrameCounts::tile_pairs`),
+    /// within the device's limits, when they passed the cap (that frame was drawn with quads) or came within
+    /// 1/16 of it (so that a camera moving on is not drawn with quads for a frame).
     pub fn grow_tile_pairs(
         &mut self,
         device: &wgpu::Device,
@@ -1056,11 +1068,16 @@ impl SplatRenderer {
         pairs: u32,
     ) -> Result<(), RenderError> {
         let Some(tiles) = self.tiles.as_ref() else { return Ok(()) };
-        if pairs <= tiles.pair_cap() {
+        let cap = tiles.pair_cap();
+        if pairs <= cap - cap / 16 {
             return Ok(());
         }
         let limit = tile::default_pair_cap(device, u32::MAX);
-        let cap = pairs.saturating_add(pairs / 4).min(limit);
+        let grown = pairs.saturating_add(pairs / 4).min(limit);
+        if grown <= cap {
+            return Ok(());
+        }
+        let cap = grown;
         let settings = RenderSettings { tile_pair_cap: Some(cap), ..self.settings };
         self.set_settings(device, queue, settings)
     }

@@ -70,9 +70,10 @@ struct TileSettings {
 }
 
 /// The default cap on (tile, splat) pairs for `num_splats` splats: 8 per splat up to 2^24 pairs (a 1080p frame of
-/// a framed scene needs about 2, a view from inside 20 per visible splat), 2 per splat past that (16 bytes a pair:
-/// at 100M splats, 8 per splat would be 12.8 GB; a frame that needs more is drawn with quads and the cap grows),
-/// at least 2^18, at most what the device binds and the sort takes.
+/// a framed scene needs 1.3-1.8, a view from inside 20 per visible splat), 1.5 per splat past that (16 bytes a
+/// pair: at 100M splats, 8 per splat would be 12.8 GB; measured, a framed 1080p view of 20M or 100M splats needs
+/// 1.36 or 1.32; a frame that needs more is drawn with quads and the cap grows, and a frame near the cap grows it
+/// ahead: `SplatRenderer::grow_tile_pairs`), at least 2^18, at most what the device binds and the sort takes.
 pub fn default_pair_cap(device: &wgpu::Device, num_splats: u32) -> u32 {
     pair_cap_within(num_splats, device.limits().max_storage_buffer_binding_size / 4)
 }
@@ -80,7 +81,8 @@ pub fn default_pair_cap(device: &wgpu::Device, num_splats: u32) -> u32 {
 /// `default_pair_cap` for a device that binds `limit` pairs.
 pub fn pair_cap_within(num_splats: u32, limit: u64) -> u32 {
     let limit = limit.min(1 << 29) as u32;
-    num_splats.saturating_mul(8).min((1 << 24u32).max(num_splats.saturating_mul(2))).max(1 << 18).min(limit)
+    let past = u32::try_from(u64::from(num_splats) * 3 / 2).unwrap_or(u32::MAX);
+    num_splats.saturating_mul(8).min((1 << 24u32).max(past)).max(1 << 18).min(limit)
 }
 
 /// Key bits of a tile id for `tiles` tiles, and the sentinel id `tiles` (the emit pass's pairs it could not place).
@@ -167,7 +169,8 @@ pub struct TileRaster {
     sort_kernels: SortKernels,
     settings: wgpu::Buffer,
     settings_written: Option<TileSettings>,
-    /// Tiles touched per sorted position, scanned into each position's first pair.
+    /// Tiles touched per sorted position, scanned into each position's first pair: in the depth sort's key buffer
+    /// of its output slot, spent until the next frame (`counts_in`).
     counts: ScanTable,
     /// The (tile, splat) pairs and their ping-pong partners: the depth sort's own buffers (`pairs_in`).
     pairs: SortBuffers,
@@ -210,7 +213,7 @@ impl TileRaster {
                 wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             ),
             settings_written: None,
-            counts: ScanTable::with_kernels(&sort_kernels, queue, num_splats.max(1)),
+            counts: Self::counts_in(&sort_kernels, queue, depth, num_splats),
             pairs,
             sorter,
             args: buffer(
@@ -241,6 +244,21 @@ impl TileRaster {
         let keys = [depth.keys(free).clone(), depth.keys(slot).clone()];
         let values = [depth.values(free).clone(), depth.values(slot).clone()];
         Ok(SortBuffers::from_buffers(device, keys, values, pair_cap.max(1), KeyType::U32)?)
+    }
+
+    /// The per-position counts' table, in the depth sort's keys of its output slot: the sorted depth keys are
+    /// spent once the sort is done (the depth order is in the values), and the counts once the pairs are emitted,
+    /// before the pairs' sort writes there. Where that buffer is too short for the table and its scan levels (a cap
+    /// on pairs under the splats: `SplatRenderer` makes them long enough otherwise), a buffer of its own.
+    fn counts_in(
+        kernels: &SortKernels,
+        queue: &wgpu::Queue,
+        (depth, slot): (&SortBuffers, usize),
+        n: u32,
+    ) -> ScanTable {
+        let n = n.max(1);
+        ScanTable::in_buffer(kernels, queue, depth.keys(slot), n)
+            .unwrap_or_else(|| ScanTable::with_kernels(kernels, queue, n))
     }
 
     /// Forgets the bind groups (the depth sort's buffers were made anew): the next frame makes them again.
@@ -288,6 +306,7 @@ impl TileRaster {
     pub fn set_sort(
         &mut self,
         device: &wgpu::Device,
+        queue: &wgpu::Queue,
         depth: (&SortBuffers, usize),
         algorithm: SortAlgorithm,
         radix_bits: u32,
@@ -297,6 +316,7 @@ impl TileRaster {
         if depth.1 != self.depth_slot {
             let pairs = Self::pairs_in(device, depth, self.pairs.capacity())?;
             self.sorter = GpuSort::with_kernels(&self.sort_kernels, algorithm, &pairs, config)?;
+            self.counts = Self::counts_in(&self.sort_kernels, queue, depth, self.num_splats);
             (self.pairs, self.depth_slot, self.groups) = (pairs, depth.1, None);
         } else if algorithm != self.sorter.algorithm() {
             self.sorter = GpuSort::with_kernels(&self.sort_kernels, algorithm, &self.pairs, config)?;
@@ -400,7 +420,14 @@ impl TileRaster {
             key,
             count: group(
                 &self.pipelines.count,
-                &[(0, frame()), (3, order()), (4, visible()), (5, counts()), (9, self.args.as_entire_binding())],
+                &[
+                    (0, frame()),
+                    (1, settings()),
+                    (3, order()),
+                    (4, visible()),
+                    (5, counts()),
+                    (9, self.args.as_entire_binding()),
+                ],
                 true,
             ),
             prepare: group(

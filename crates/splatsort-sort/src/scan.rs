@@ -128,6 +128,8 @@ pub struct ScanTable {
     scan: Arc<Scan>,
     params: SortParams,
     table: wgpu::Buffer,
+    /// False when the table lives in the caller's buffer (`in_buffer`).
+    owns_table: bool,
     group: wgpu::BindGroup,
     max_dim: u32,
 }
@@ -144,9 +146,30 @@ impl ScanTable {
         let scan = kernels.scan();
         let mut params = SortParams::new(device);
         params.prepare_scan(queue, len);
-        let table = data_buffer(device, "scan table", scan_levels(len).1 * 4);
+        let table = data_buffer(device, "scan table", Self::bytes(len));
         let group = scan.bind_group(device, &params, &table);
-        Self { scan, params, table, group, max_dim: device.limits().max_compute_workgroups_per_dimension }
+        let max_dim = device.limits().max_compute_workgroups_per_dimension;
+        Self { scan, params, table, owns_table: true, group, max_dim }
+    }
+
+    /// A table of `len` entries in the caller's `buffer` (a storage buffer of at least `ScanTable::bytes(len)`
+    /// bytes, e.g. one spent until the next frame), with the scan pipelines of `kernels`; None if it is too small.
+    pub fn in_buffer(kernels: &SortKernels, queue: &wgpu::Queue, buffer: &wgpu::Buffer, len: u32) -> Option<Self> {
+        if buffer.size() < Self::bytes(len) {
+            return None;
+        }
+        let device = kernels.device();
+        let scan = kernels.scan();
+        let mut params = SortParams::new(device);
+        params.prepare_scan(queue, len);
+        let group = scan.bind_group(device, &params, buffer);
+        let max_dim = device.limits().max_compute_workgroups_per_dimension;
+        Some(Self { scan, params, table: buffer.clone(), owns_table: false, group, max_dim })
+    }
+
+    /// The bytes of a table of `len` entries with its scan levels.
+    pub fn bytes(len: u32) -> u64 {
+        scan_levels(len).1 * 4
     }
 
     /// The table: entries `0..len` are scanned in place.
@@ -171,9 +194,10 @@ impl ScanTable {
         self.scan.record(pass, &self.group, &self.params, &plan);
     }
 
-    /// GPU memory held.
+    /// GPU memory held (not the caller's buffer of `in_buffer`).
     pub fn allocated_bytes(&self) -> u64 {
-        self.table.size() + self.params.size()
+        let table = if self.owns_table { self.table.size() } else { 0 };
+        table + self.params.size()
     }
 }
 
