@@ -43,6 +43,10 @@ fn memory_figures_are_the_buffers_made_and_a_scene_past_the_gpu_is_refused_first
             if draw == DrawPath::Compute {
                 // The pairs are sorted in the depth sort's buffers: one set of four, of the cap's entries.
                 assert!(cap > 50_000 && m.sort >= 16 * cap && m.tiles < 8 * cap, "{what}: shared pairs, cap {cap}");
+                // And the per-position counts are in them too: beside its sort, the path holds under the counts'
+                // 200 KB (the tile ranges and a few small buffers).
+                let beside = renderer.tile_bytes_beside_their_sort().expect("compute path");
+                assert!(beside < 4 * 50_000 / 2, "{what}: {beside} bytes beside the pairs' sort");
             }
             let estimate = GpuMemory::estimate(50_000, 3, format, draw, cap);
             let off = (estimate.buffers() as i64 - m.buffers() as i64).abs();

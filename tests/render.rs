@@ -744,8 +744,9 @@ fn render_on(kernels: &render::RenderKernels, scene: &Scene, cam: &Camera, setti
 
 #[test]
 fn a_scene_split_across_bindings_renders_exactly_as_the_unsplit_one() {
-    // The demo scene (55,599 splats) with parts of 14,080 splats of its largest records (the SH, or the projection
-    // where that is larger): 4 parts, the other arrays in 2 to 4, in every layout and both draw paths.
+    // The demo scene (55,599 splats) with parts of 14,080 splats of its largest records (the SH: 28 bytes or more at
+    // degree 3, more than the projection's 20): 4 parts, the other arrays in 2 to 4, in every layout and both draw
+    // paths.
     let ctx = common::context();
     let scene = demo_scene();
     let cam = common::demo_camera();
@@ -794,6 +795,35 @@ fn splats_too_large_for_f32_are_counted_not_silently_lost() {
         assert_eq!(counts.visible, 1, "{format:?}: the normal splat is drawn");
         assert_eq!(counts.culled_nonfinite, 2, "{format:?}: both huge splats are counted");
         assert!(counts.warning().is_some_and(|w| w.contains("2 splats")));
+    }
+}
+
+#[test]
+fn a_thin_splat_a_billion_times_wider_than_the_image_is_drawn() {
+    // Scaled 1e9 along x (only the full layout holds such a scale): its projected covariance's x variance is about
+    // 1e20 px², finite, but its square is not; the projection must still find its axes (the major clamped to
+    // f16's 65504 px) rather than an infinite major and a zero minor axis, which would cull it. It lies across the
+    // image. (Not compared with the reference: in f32, the camera rotation's rounding, about 1e-8, times a scale
+    // of 1e9 widens its minor axis to hundreds of pixels, which the f64 reference does not.)
+    let ctx = common::context();
+    let mut scene = scene_of(
+        &[splat([0.0, 0.0, 5.0], 0.2, 0.8, [0.9, 0.2, 0.1]), splat([0.0, 0.2, 6.0], 0.02, 0.8, [0.1, 0.9, 0.1])],
+        0,
+        |_, _| [0.0; 3],
+    );
+    scene.scales[1] = Vec3::new(1e9, 0.02, 0.02);
+    let cam = camera(64, 48, [0.0, 0.0, 0.0], [0.0, 0.0, 1.0]);
+    for draw in [DrawPath::Raster, DrawPath::Compute] {
+        let settings = RenderSettings { draw, gpu_format: render::GpuFormat::Full, ..Default::default() };
+        let (image, counts) = common::checked(ctx, "a billion wide", || {
+            let mut renderer = SplatRenderer::new(&ctx.device, &ctx.queue, &scene, settings).unwrap();
+            let image = render::render_image(&ctx.device, &ctx.queue, &mut renderer, &cam, None).expect("frame");
+            (image, renderer.counts_blocking(&ctx.device, &ctx.queue))
+        });
+        assert_eq!((counts.visible, counts.culled_nonfinite), (2, 0), "{draw:?}: both splats are drawn");
+        let row = (cam.fy * 0.2 / 6.0 + cam.cy) as u32;
+        let green = (0..cam.width).filter(|&x| image.pixel(x, row)[1] > 100).count();
+        assert!(green as u32 > cam.width - 4, "{draw:?}: the line crosses the image: {green} green pixels");
     }
 }
 

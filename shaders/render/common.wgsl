@@ -43,7 +43,7 @@ struct DrawIndirect {
 }
 
 // 20 bytes: what every reader needs and nothing it can derive. The ellipse is kept by its axes (the 2D
-// covariance's eigenvalues' square roots, f16, and the major axis's angle in 16 bits), which every reader turns
+// covariance's eigenvalues' square roots, f16, and the major axis's direction in 16 bits), which every reader turns
 // back into the conic (`ellipse_of`) and the quad draw uses as they are (render/draw.wgsl); the coverage radius
 // comes from the stored opacity; the compute path's binning counts the tiles again from these (render/tiles.wgsl).
 // All zero for a culled splat. (Scalars only: a vec2 would align the struct to 8 bytes, making it 24.)
@@ -52,13 +52,12 @@ struct Projected {
     center_y: f32,
     // f16 (major, minor): the standard deviations along the axes, in pixels, major >= minor.
     axes: u32,
-    // Low 16 bits: the major axis's angle from +x, in units of pi / 65536 over [0, pi); high: the opacity, f16.
-    angle_opacity: u32,
+    // Low 16 bits: the major axis's direction (`stored_direction`); high: the opacity, f16.
+    direction_opacity: u32,
     // The colour in the shared-exponent RGB9E5 (`pack_rgb9e5`).
     color: u32,
 }
 
-const PI: f32 = 3.14159265358979;
 // The largest value RGB9E5 holds: (511 / 512) 2^16.
 const RGB9E5_MAX: f32 = 65408.0;
 
@@ -92,9 +91,11 @@ fn stored_color(p: Projected) -> vec3<f32> {
     return unpack_rgb9e5(p.color);
 }
 
-// The angle the projection stored, in radians.
-fn stored_angle(p: Projected) -> f32 {
-    return f32(p.angle_opacity & 0xffffu) * (PI / 65536.0);
+// The major axis as a unit vector in the upper half plane: the projection stored t = x / (|x| + y) in [-1, 1] in
+// 16 bits (`pack_direction` in render/project.wgsl); (t, 1 - |t|) is that direction.
+fn stored_direction(p: Projected) -> vec2<f32> {
+    let t = f32(p.direction_opacity & 0xffffu) / 32767.5 - 1.0;
+    return normalize(vec2<f32>(t, 1.0 - abs(t)));
 }
 
 // ---- coverage: one rule for both draw paths, the binning and the CPU reference (render/cpu.rs) -----------------
@@ -123,9 +124,9 @@ struct Ellipse {
 fn ellipse_of(p: Projected) -> Ellipse {
     let axes = unpack2x16float(p.axes);
     let inverse = 1.0 / (axes * axes);
-    let angle = stored_angle(p);
-    let cs = cos(angle);
-    let sn = sin(angle);
+    let direction = stored_direction(p);
+    let cs = direction.x;
+    let sn = direction.y;
     let conic = vec3<f32>(
         cs * cs * inverse.x + sn * sn * inverse.y,
         cs * sn * (inverse.x - inverse.y),
@@ -135,7 +136,7 @@ fn ellipse_of(p: Projected) -> Ellipse {
 }
 
 fn stored_opacity(p: Projected) -> f32 {
-    return unpack2x16float(p.angle_opacity).y;
+    return unpack2x16float(p.direction_opacity).y;
 }
 
 // The squared coverage radius k^2 = 2 ln(255 opacity) (0 when the opacity is under 1/255: nothing to draw).

@@ -27,8 +27,7 @@ fn vs_main(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance
         return out;
     }
     // The rectangle's half-axes: k standard deviations along the ellipse's axes, as stored.
-    let angle = stored_angle(p);
-    let axis = vec2<f32>(cos(angle), sin(angle));
+    let axis = stored_direction(p);
     let sigma = unpack2x16float(p.axes);
     let k = sqrt(e.radius2);
     let major = axis * (k * sigma.x);

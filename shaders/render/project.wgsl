@@ -100,19 +100,29 @@ struct Splat3d {
 const F16_MAX: f32 = 65504.0;
 
 // The ellipse's axes from the covariance [[a, b], [b, c]] of determinant `det` > 0: the standard deviations along
-// them (the roots of its eigenvalues, major first; the minor eigenvalue is det / major, since mid - root would
-// cancel for a thin splat), and the major axis's angle from +x in [0, pi], from the better conditioned of the two
-// textbook forms of its eigenvector (0 for a circle).
+// them (the roots of its eigenvalues, major first, at most F16_MAX), and the major axis's direction as
+// `pack_direction` stores it, from the better conditioned of the two textbook forms of its eigenvector (+x for a
+// circle). Computed on the covariance scaled by 1 / max(a, c), so that no square overflows for a huge splat; the
+// minor eigenvalue is det / major, since mid - root would cancel for a thin splat.
 fn covariance_axes(a: f32, b: f32, c: f32, det: f32) -> vec3<f32> {
-    let half_gap = 0.5 * (a - c);
-    let major = 0.5 * (a + c) + sqrt(half_gap * half_gap + b * b);
-    let v1 = vec2<f32>(b, major - a);
-    let v2 = vec2<f32>(major - c, b);
-    var v = select(v2, v1, dot(v1, v1) >= dot(v2, v2));
-    // The axis, not its direction: turned into the upper half plane.
-    v = select(v, -v, v.y < 0.0 || (v.y == 0.0 && v.x < 0.0));
-    let angle = select(0.0, atan2(v.y, v.x), dot(v, v) > 0.0);
-    return vec3<f32>(min(sqrt(vec2<f32>(major, det / major)), vec2<f32>(F16_MAX)), angle);
+    let scale = max(a, c);
+    let q = vec3<f32>(a, b, c) / scale;
+    let half_gap = 0.5 * (q.x - q.z);
+    let major = 0.5 * (q.x + q.z) + sqrt(half_gap * half_gap + q.y * q.y);
+    let v1 = vec2<f32>(q.y, major - q.x);
+    let v2 = vec2<f32>(major - q.z, q.y);
+    // Major variance: major * scale; minor: det / that.
+    let sigma = vec2<f32>(sqrt(major) * sqrt(scale), sqrt(det / scale / major));
+    return vec3<f32>(min(sigma, vec2<f32>(F16_MAX)), pack_direction(select(v2, v1, dot(v1, v1) >= dot(v2, v2))));
+}
+
+// An axis (a direction or its opposite) as t = x / (|x| + y) in the upper half plane, in [-1, 1] (1: +x, also for
+// the zero vector), which `stored_direction` turns back into a unit vector with no trigonometry (WGSL lets sin and
+// cos err by 2^-11, more than a 16-bit angle's step).
+fn pack_direction(v: vec2<f32>) -> f32 {
+    let up = select(v, -v, v.y < 0.0 || (v.y == 0.0 && v.x < 0.0));
+    let l1 = abs(up.x) + up.y;
+    return select(1.0, up.x / l1, l1 > 0.0);
 }
 
 // Projects the part's splat `i` into `projected`; returns its depth key, or NOT_VISIBLE when it is culled.
@@ -166,13 +176,15 @@ fn project(i: u32) -> u32 {
     out.center_y = frame.focal.y * p_cam.y / depth + frame.principal.y;
     let axes = covariance_axes(a, b, c, det);
     out.axes = pack2x16float(axes.xy);
-    out.angle_opacity = u32(round(axes.z * (65536.0 / PI))) & 0xffffu;
-    out.angle_opacity |= pack2x16float(vec2<f32>(0.0, opacity)) & 0xffff0000u;
+    out.direction_opacity = u32(round((axes.z + 1.0) * 32767.5));
+    out.direction_opacity |= pack2x16float(vec2<f32>(0.0, opacity)) & 0xffff0000u;
     // The ellipse as every reader decodes it; its bounding box: k sqrt of the covariance's diagonal.
+    // (A minor axis that rounds to 0 in f16 leaves no finite box: culled too.)
     let e = ellipse_of(out);
     let half_box = ellipse_half_box(e);
-    if (!(e.radius2 > 0.0) || any(stored_center(out) + half_box <= vec2<f32>(0.0))
-        || any(stored_center(out) - half_box >= frame.viewport)) {
+    let center = stored_center(out);
+    let outside = any(center + half_box <= vec2<f32>(0.0)) || any(center - half_box >= frame.viewport);
+    if (!(e.radius2 > 0.0) || !all(abs(half_box) <= vec2<f32>(F32_MAX)) || outside) {
         projected_store(i, 0u, Projected());
         return NOT_VISIBLE;
     }

@@ -96,7 +96,7 @@ fn linear_id(workgroup_id: vec3<u32>, num_workgroups: vec3<u32>, tid: u32) -> u3
 }
 
 // The tile id of the pairs an emit thread could not place (the count and the emit passes bin the same ellipse
-// with the same function, but in two modules, so a compiler may round them apart): past every real tile, so the
+// with the same function, but in two pipelines, so a compiler may round them apart): past every real tile, so the
 // sort puts them last and `tile_ranges` leaves them out.
 fn sentinel_tile() -> u32 {
     return tiles.tiles_x * tiles.tiles_y;

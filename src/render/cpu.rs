@@ -116,7 +116,9 @@ pub fn project(scene: &Scene, i: usize, camera: &Camera, settings: &RenderSettin
     let half_box = DVec2::new(conic.z, conic.x).map(|v| (radius2 * v / det).sqrt());
     let center = DVec2::new(fx * p.x / depth + f64::from(camera.cx), fy * p.y / depth + f64::from(camera.cy));
     let size = DVec2::new(f64::from(camera.width), f64::from(camera.height));
-    if radius2 <= 0.0 || (center + half_box).cmple(DVec2::ZERO).any() || (center - half_box).cmpge(size).any() {
+    // (A minor axis that rounds to 0 in f16 leaves no finite box: culled, as on the GPU.)
+    let outside = (center + half_box).cmple(DVec2::ZERO).any() || (center - half_box).cmpge(size).any();
+    if radius2 <= 0.0 || !half_box.is_finite() || outside {
         return None;
     }
     let dir = (position - camera.position.as_dvec3()).normalize();
@@ -138,8 +140,9 @@ fn f16_round(v: f64) -> f32 {
 }
 
 /// The conic and its determinant as the GPU's readers decode them from the projection's stored axes
-/// (`covariance_axes` in render/project.wgsl, `ellipse_of` in render/common.wgsl): the covariance [[a, b], [b, c]]'s
-/// standard deviations rounded to f16 (at most 65504), its major axis's angle to 16 bits over [0, pi).
+/// (`covariance_axes` and `pack_direction` in render/project.wgsl, `ellipse_of` in render/common.wgsl): the
+/// covariance [[a, b], [b, c]]'s standard deviations rounded to f16 (at most 65504), its major axis's direction
+/// t = x / (|x| + y) to 16 bits over [-1, 1].
 fn stored_conic(a: f64, b: f64, c: f64, det: f64) -> (DVec3, f64) {
     let half_gap = 0.5 * (a - c);
     let major = 0.5 * (a + c) + (half_gap * half_gap + b * b).sqrt();
@@ -148,12 +151,13 @@ fn stored_conic(a: f64, b: f64, c: f64, det: f64) -> (DVec3, f64) {
     if v.y < 0.0 || (v.y == 0.0 && v.x < 0.0) {
         v = -v;
     }
-    let angle = if v.length_squared() > 0.0 { v.y.atan2(v.x) } else { 0.0 };
-    let step = std::f64::consts::PI / 65536.0;
-    let angle = f64::from((angle / step).round() as u32 & 0xffff) * step;
+    let l1 = v.x.abs() + v.y;
+    let t = if l1 > 0.0 { v.x / l1 } else { 1.0 };
+    let t = ((t + 1.0) * 32767.5).round() / 32767.5 - 1.0;
+    let direction = DVec2::new(t, 1.0 - t.abs()).normalize();
     let sigma = |variance: f64| f64::from(f16_round(variance.sqrt().min(65504.0)));
     let inverse = DVec2::new(sigma(major), sigma(det / major)).map(|s| 1.0 / (s * s));
-    let (cs, sn) = (angle.cos(), angle.sin());
+    let (cs, sn) = (direction.x, direction.y);
     let conic = DVec3::new(
         cs * cs * inverse.x + sn * sn * inverse.y,
         cs * sn * (inverse.x - inverse.y),

@@ -1097,7 +1097,8 @@ impl SplatRenderer {
 
     /// The key/value pairs the frame sorts (the sorted indices are in pair `sorter().output_slot()` until the compute
     /// path sorts its pairs in the same buffers: read them after a frame of the quad path, or at
-    /// `HookPoint::AfterSort`).
+    /// `HookPoint::AfterSort`; on the compute path the sorted keys are overwritten by the tile counts in every frame,
+    /// even one past the cap on pairs, and only the indices survive such a frame).
     pub fn sort_buffers(&self) -> &SortBuffers {
         &self.sort_buffers
     }
@@ -1144,6 +1145,12 @@ impl SplatRenderer {
     /// The sort's temporary memory: everything beyond its two key/value buffer pairs.
     pub fn sort_temp_bytes(&self) -> u64 {
         self.sorter.allocated_bytes()
+    }
+
+    /// The compute path's memory beyond its pairs' sort's temporaries (None while it has not been made): its tile
+    /// ranges and small buffers, and its per-position counts where they did not fit the depth sort's buffers.
+    pub fn tile_bytes_beside_their_sort(&self) -> Option<u64> {
+        self.tiles.as_ref().map(|t| t.allocated_bytes() - t.sort_temp_bytes())
     }
 
     /// Timed passes per frame: depth keys, the sort's passes, draw, and the compute path's (the tile sort's

@@ -2,9 +2,10 @@
 //! the depth order; the (tile, splat) pairs ordered by tile with splatsort's own radix sort (stable, so each tile's list stays in depth
 //! order), each tile blended front to back in one workgroup with an early stop.
 //!
-//! Made when the compute path is first chosen: pipelines once, the count table once per scene, the tile ranges
-//! once per resolution, bind groups when the depth sort's output slot or the image changes. The pairs, up to a
-//! cap, are sorted in the depth sort's own buffers, which the renderer makes large enough (`TileRaster::pairs_in`).
+//! Made when the compute path is first chosen: pipelines once, the tile ranges once per resolution, bind groups
+//! when the depth sort's output slot or the image changes. The pairs, up to a cap, are sorted in the depth sort's
+//! own buffers, which the renderer makes large enough (`TileRaster::pairs_in`), and the per-position counts are
+//! scanned in its spent keys (`TileRaster::counts_in`), both laid out again when its output slot changes.
 //! A frame whose pairs pass the cap is drawn by the quad path instead, decided on the GPU (the emit pass writes
 //! both paths' indirect arguments), and the renderer grows the cap for later frames when the count comes back.
 
@@ -294,6 +295,11 @@ impl TileRaster {
             + self.ranges.size()
             + self.args.size()
             + self.settings.size()
+    }
+
+    /// The pairs' sort's temporaries.
+    pub fn sort_temp_bytes(&self) -> u64 {
+        self.sorter.allocated_bytes()
     }
 
     /// The quad draw's indirect arguments for a frame drawn by this path: no instances, unless the pairs overflowed.
