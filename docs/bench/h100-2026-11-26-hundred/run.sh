@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 20, the 100-byte splat: S = f125968 (the session before: 32-byte projection, counts in their own buffer, a
-# cap of 2 pairs a splat past 2^24) and N = ae99c93 (a 20-byte projection: the ellipse by its axes in f16 and
-# a 16-bit angle, the colour in RGB9E5, the tile counts recomputed by the count pass; the counts scanned in the
+# cap of 2 pairs a splat past 2^24) and N = 2afad24 (a 20-byte projection: the ellipse by its axes in f16 and
+# a 16-bit direction, the colour in RGB9E5, the tile counts recomputed by the count pass; the counts scanned in the
 # depth sort's spent keys; a cap of 1.5 pairs a splat past 2^24). render-bench, onesweep, 24-bit depth keys,
 # 1920x1080, frame (span) medians. Outputs go to $OUT files (the device tool returns only the last 12,000
 # characters of the call's output). Parts, one or more per call: x1800 frames images.
