@@ -133,7 +133,7 @@ mod tests {
         assert_eq!(full.scene, 144 * n);
         assert_eq!(compact.scene, 76 * n);
         assert_eq!(GpuMemory::estimate(n, 3, GpuFormat::Small, DrawPath::Raster, 0).scene, 52 * n);
-        assert_eq!(full.per_splat(n), 144 + 32 + 20);
+        assert_eq!(full.per_splat(n), 144 + 20 + 20);
         let between = (full.buffers() + compact.buffers()) / 2;
         let err = check_fits(Some(between), n, 3, GpuFormat::Full, DrawPath::Raster, 0).unwrap_err().to_string();
         assert!(err.contains("compact layout would fit") && err.contains(&full.buffers().to_string()), "{err}");
