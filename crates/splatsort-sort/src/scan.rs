@@ -142,29 +142,24 @@ impl ScanTable {
 
     /// A table of `len` entries, with the scan pipelines of `kernels` (compiled only if nothing compiled them yet).
     pub fn with_kernels(kernels: &SortKernels, queue: &wgpu::Queue, len: u32) -> Self {
-        let device = kernels.device();
-        let scan = kernels.scan();
-        let mut params = SortParams::new(device);
-        params.prepare_scan(queue, len);
-        let table = data_buffer(device, "scan table", Self::bytes(len));
-        let group = scan.bind_group(device, &params, &table);
-        let max_dim = device.limits().max_compute_workgroups_per_dimension;
-        Self { scan, params, table, owns_table: true, group, max_dim }
+        let table = data_buffer(kernels.device(), "scan table", Self::bytes(len));
+        Self::over(kernels, queue, table, true, len)
     }
 
     /// A table of `len` entries in the caller's `buffer` (a storage buffer of at least `ScanTable::bytes(len)`
     /// bytes, e.g. one spent until the next frame), with the scan pipelines of `kernels`; None if it is too small.
     pub fn in_buffer(kernels: &SortKernels, queue: &wgpu::Queue, buffer: &wgpu::Buffer, len: u32) -> Option<Self> {
-        if buffer.size() < Self::bytes(len) {
-            return None;
-        }
+        (buffer.size() >= Self::bytes(len)).then(|| Self::over(kernels, queue, buffer.clone(), false, len))
+    }
+
+    fn over(kernels: &SortKernels, queue: &wgpu::Queue, table: wgpu::Buffer, owns_table: bool, len: u32) -> Self {
         let device = kernels.device();
         let scan = kernels.scan();
         let mut params = SortParams::new(device);
         params.prepare_scan(queue, len);
-        let group = scan.bind_group(device, &params, buffer);
+        let group = scan.bind_group(device, &params, &table);
         let max_dim = device.limits().max_compute_workgroups_per_dimension;
-        Some(Self { scan, params, table: buffer.clone(), owns_table: false, group, max_dim })
+        Self { scan, params, table, owns_table, group, max_dim }
     }
 
     /// The bytes of a table of `len` entries with its scan levels.
