@@ -5,7 +5,7 @@ mod cli;
 use clap::{Parser, Subcommand};
 
 use cli::render::{RenderArgs, RenderBenchArgs};
-use cli::scene_files::{ConvertArgs, CropArgs, InfoArgs, TileArgs};
+use cli::scene_files::{ConvertArgs, CropArgs, DemoArgs, InfoArgs, TileArgs};
 use cli::sort_bench::SortBenchArgs;
 use cli::view::ViewArgs;
 
@@ -18,7 +18,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Open a scene in the viewer window (the default: the bundled demo scene).
+    /// Open a scene in the viewer window (the default: the procedural demo scene).
     View(ViewArgs),
     /// Sort seeded random keys on the GPU, check them against a stable CPU sort, and time every pass.
     SortBench(SortBenchArgs),
@@ -36,6 +36,9 @@ enum Command {
     /// standard 3DGS PLY (binary little-endian), for tools that read only PLY; or as SPZ, PlayCanvas compressed
     /// PLY, SOG, glTF or .splat when OUTPUT ends so.
     Convert(ConvertArgs),
+    /// Write the procedural demo scene (what `splatsort` opens with no file) in any format `convert` writes, or
+    /// describe it. Every command that takes a scene file also takes the word `demo` for it.
+    Demo(DemoArgs),
 }
 
 fn main() {
@@ -76,6 +79,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Crop(args)) => cli::scene_files::crop(args),
         Some(Command::Tile(args)) => cli::scene_files::tile(args),
         Some(Command::Convert(args)) => cli::scene_files::convert(args),
+        Some(Command::Demo(args)) => cli::scene_files::demo(args),
         // No command: `view` with every default, as clap gives them.
         None => match Cli::parse_from(["splatsort", "view"]).command {
             Some(Command::View(args)) => cli::view::view(args),

@@ -1,4 +1,4 @@
-//! The commands on scene files: `info`, `crop`, `tile` and `convert`.
+//! The commands on scene files: `info`, `crop`, `tile`, `convert` and `demo`.
 
 use std::path::{Path, PathBuf};
 
@@ -144,6 +144,56 @@ pub(crate) fn tile(args: TileArgs) -> anyhow::Result<()> {
 pub(crate) fn convert(args: ConvertArgs) -> anyhow::Result<()> {
     let ConvertArgs { input, lod, output, spz_version } = args;
     let scene = load(&input, lod)?;
+    write_any_format(&scene, &output, spz_version)?;
+    println!(
+        "wrote {} splats (SH degree {}) from {} ({}) to {}",
+        scene.len(),
+        scene.sh_degree,
+        input.display(),
+        scene.info.format,
+        output.display()
+    );
+    Ok(())
+}
+
+#[derive(clap::Args)]
+pub(crate) struct DemoArgs {
+    /// The file to write, in any format `convert` writes (by its name: `.ply`, `.spz`, `.sog`, `.glb`, ...). Without
+    /// it, the scene's contents are printed.
+    output: Option<PathBuf>,
+    /// The SPZ version written for a `.spz` output: 4 (zstd streams) or 3 (one gzip stream).
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(3..=4))]
+    spz_version: u32,
+}
+
+/// `splatsort demo [OUT]`: the procedural demo scene, written to a file or described.
+pub(crate) fn demo(args: DemoArgs) -> anyhow::Result<()> {
+    let (scene, parts) = scene::demo::demo_with_parts();
+    let made = format!(
+        "{} splats at SH degree {}, made in {:.0} ms",
+        scene.len(),
+        scene.sh_degree,
+        scene.info.load_secs * 1e3
+    );
+    match args.output {
+        Some(output) => {
+            write_any_format(&scene, &output, args.spz_version)?;
+            println!("wrote the demo scene ({made}) to {}", output.display());
+        }
+        None => {
+            println!("the demo scene: {made}");
+            for part in parts {
+                println!("  {:<10} {:>7} splats  {}", part.name, part.splats.len(), part.what);
+            }
+            println!("open it with `splatsort` (or `splatsort view demo`); write it with `splatsort demo OUT.ply`");
+        }
+    }
+    Ok(())
+}
+
+/// Writes `scene` in the format `output`'s name asks for (the list in `ConvertArgs::output`), saying what a lossy
+/// format could not keep.
+fn write_any_format(scene: &scene::Scene, output: &Path, spz_version: u32) -> anyhow::Result<()> {
     let name = output.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
     let extension =
         if name.ends_with(".compressed.ply") { Some("compressed.ply") } else { name.rsplit_once('.').map(|(_, e)| e) };
@@ -152,22 +202,20 @@ pub(crate) fn convert(args: ConvertArgs) -> anyhow::Result<()> {
     if name == "meta.json" {
         // SOG's folder form: meta.json and its images, written into the folder `output` names.
         let dir = output.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        sog = Some(scene::sog::write_sog_folder(&scene, dir, &scene::sog::SogOptions::default())?);
+        sog = Some(scene::sog::write_sog_folder(scene, dir, &scene::sog::SogOptions::default())?);
     } else if extension == Some("gltf") {
         // The buffer first, so that a .gltf on disk always has its .bin.
-        let (bin_path, json, bin) = scene::gltf::gltf_files(&scene, &output)?;
+        let (bin_path, json, bin) = scene::gltf::gltf_files(scene, output)?;
         write_file(&bin_path, |out| std::io::Write::write_all(out, &bin))?;
-        write_file(&output, |out| std::io::Write::write_all(out, &json))?;
+        write_file(output, |out| std::io::Write::write_all(out, &json))?;
     } else {
-        write_file(&output, |out| match extension {
-            Some("glb") => scene::gltf::write_glb(&scene, out),
-            Some("sog") => {
-                scene::sog::write_sog(&scene, out, &scene::sog::SogOptions::default()).map(|r| sog = Some(r))
-            }
-            Some("spz") => scene::spz::write_spz(&scene, spz_version, out).map(|f| fit = Some(f)),
-            Some("compressed.ply") => scene::compressed::write_compressed_ply(&scene, out),
-            Some("splat") => scene::splat::write_splat(&scene, out),
-            _ => scene::write_ply(&scene, out, PlyEncoding::BinaryLittleEndian),
+        write_file(output, |out| match extension {
+            Some("glb") => scene::gltf::write_glb(scene, out),
+            Some("sog") => scene::sog::write_sog(scene, out, &scene::sog::SogOptions::default()).map(|r| sog = Some(r)),
+            Some("spz") => scene::spz::write_spz(scene, spz_version, out).map(|f| fit = Some(f)),
+            Some("compressed.ply") => scene::compressed::write_compressed_ply(scene, out),
+            Some("splat") => scene::splat::write_splat(scene, out),
+            _ => scene::write_ply(scene, out, PlyEncoding::BinaryLittleEndian),
         })?;
     }
     match sog {
@@ -195,13 +243,5 @@ pub(crate) fn convert(args: ConvertArgs) -> anyhow::Result<()> {
             );
         }
     }
-    println!(
-        "wrote {} splats (SH degree {}) from {} ({}) to {}",
-        scene.len(),
-        scene.sh_degree,
-        input.display(),
-        scene.info.format,
-        output.display()
-    );
     Ok(())
 }

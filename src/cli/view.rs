@@ -1,6 +1,6 @@
 //! `splatsort view` (and no command): the viewer window.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use splatsort::sort::SortConfig;
 
@@ -8,7 +8,7 @@ use super::{MAX_SIDE, SortArgs, parse_choice};
 
 #[derive(clap::Args)]
 pub(crate) struct ViewArgs {
-    /// A scene file in any format splatsort reads (default: the bundled demo scene).
+    /// A scene file in any format splatsort reads, or `demo` (the default: the procedural demo scene).
     pub(crate) scene: Option<PathBuf>,
     /// For an LOD bundle (lod-meta.json): the level of detail to open, 0 being the finest (the default; scenes
     /// opened later in the window open at their finest).
@@ -45,12 +45,6 @@ pub(crate) struct ViewArgs {
     pub(crate) sort: SortArgs,
 }
 
-/// The bundled demo scene: from the working directory when run from the repository, else from the source tree.
-pub(crate) fn demo_scene_path() -> PathBuf {
-    let relative = PathBuf::from("assets/semarang_stadium_sh3.ply");
-    if relative.exists() { relative } else { Path::new(env!("CARGO_MANIFEST_DIR")).join(relative) }
-}
-
 pub(crate) fn view(args: ViewArgs) -> anyhow::Result<()> {
     let radix_bits = args.sort.radix_bits.unwrap_or(args.sort.algorithm.default_radix_bits());
     let sort = args
@@ -58,7 +52,7 @@ pub(crate) fn view(args: ViewArgs) -> anyhow::Result<()> {
         .algorithm
         .check(SortConfig::new(radix_bits, args.sort.key_bits)?.with_onesweep(args.sort.onesweep.options())?)?;
     let options = splatsort::viewer::ViewerOptions {
-        scene: args.scene.unwrap_or_else(demo_scene_path),
+        scene: args.scene.unwrap_or_else(|| PathBuf::from(splatsort::scene::demo::DEMO_NAME)),
         lod: args.lod,
         camera: args.camera,
         frames: args.frames,

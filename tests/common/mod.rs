@@ -67,17 +67,44 @@ pub fn within<T>(seconds: u64, what: &str, work: impl FnOnce() -> T) -> T {
     out
 }
 
-/// A 160x120 view over the demo scene from above one end, most of it in view.
+/// The procedural demo scene (`Scene::demo`), made once per test binary.
+pub fn demo_scene() -> Scene {
+    static DEMO: OnceLock<Scene> = OnceLock::new();
+    DEMO.get_or_init(Scene::demo).clone()
+}
+
+/// A 160x120 view over the demo scene from above its front edge, most of it in view.
 pub fn demo_camera() -> splatsort::camera::Camera {
+    camera_at(160, 120, [0.0, -5.5, -8.5], [0.0, -0.8, 0.8])
+}
+
+/// A camera at `position` looking at `look_at`, -y up, 50 degrees vertically.
+pub fn camera_at(width: u32, height: u32, position: [f32; 3], look_at: [f32; 3]) -> splatsort::camera::Camera {
     splatsort::camera::Camera::look_at(&splatsort::camera::CameraFile {
-        width: 160,
-        height: 120,
-        position: [140.0, -60.0, -90.0],
-        look_at: [140.0, 0.0, 0.0],
+        width,
+        height,
+        position,
+        look_at,
         up: [0.0, -1.0, 0.0],
         fov_y_degrees: 50.0,
         near: 0.01,
         far: 1000.0,
     })
     .expect("camera")
+}
+
+/// The real capture of `../shared/scenes/` (55,599 splats of a trained scene, SH degree 3), for the tests that need
+/// a scene a trainer made; None, saying so, when it is not there (it never enters the repository).
+pub fn real_scene() -> Option<Scene> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/scenes/semarang_stadium_sh3.ply");
+    if !path.exists() {
+        eprintln!("skipped: {} is absent (a real capture, kept outside the repository)", path.display());
+        return None;
+    }
+    Some(splatsort::scene::load_ply(&path, &mut |_| {}).unwrap_or_else(|e| panic!("{e}")))
+}
+
+/// A 160x120 view over the real capture from above one end, most of it in view.
+pub fn real_camera() -> splatsort::camera::Camera {
+    camera_at(160, 120, [140.0, -60.0, -90.0], [140.0, 0.0, 0.0])
 }

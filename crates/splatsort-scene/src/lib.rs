@@ -12,6 +12,7 @@
 //! NaN or infinite values.
 
 pub mod compressed;
+pub mod demo;
 pub mod gltf;
 pub mod lod;
 pub mod ply;
@@ -130,8 +131,20 @@ pub fn load(path: &Path, progress: &mut dyn FnMut(f32)) -> Result<Scene, SceneEr
 
 /// `load`, choosing the level of detail of an LOD bundle (`lod-meta.json`): None for the finest (level 0). A level
 /// given for any other file is an error. A folder holding an LOD bundle's `lod-meta.json` or SOG's `meta.json` (the
-/// folder forms, as a user drops or names them) opens that file.
+/// folder forms, as a user drops or names them) opens that file. The word `demo` (`demo::DEMO_NAME`) is the
+/// procedural demo scene, `Scene::demo()`; a file of that name is `./demo`.
 pub fn load_level(path: &Path, lod: Option<usize>, progress: &mut dyn FnMut(f32)) -> Result<Scene, SceneError> {
+    if demo::is_demo(path) {
+        if let Some(level) = lod {
+            return Err(SceneError::Unsupported {
+                path: demo::DEMO_NAME.into(),
+                message: format!("level of detail {level} asked for, but the demo scene has no levels"),
+            });
+        }
+        let scene = Scene::demo();
+        progress(1.0);
+        return Ok(scene);
+    }
     let index = path
         .is_dir()
         .then(|| ["lod-meta.json", "meta.json"].map(|name| path.join(name)))
