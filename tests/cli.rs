@@ -29,8 +29,14 @@ fn refused(args: &[&str], wanted: &[&str]) {
     }
 }
 
+/// The procedural demo scene, by the word every command takes for it.
 fn demo() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/semarang_stadium_sh3.ply").display().to_string()
+    "demo".into()
+}
+
+/// The demo scene's splat count.
+fn demo_len() -> usize {
+    splatsort::scene::Scene::demo().len()
 }
 
 fn scratch(test: &str) -> PathBuf {
@@ -99,7 +105,8 @@ fn a_negative_first_coordinate_is_a_number_not_a_flag() {
         "500,500,500",
     ]);
     assert!(output.status.success(), "{}", stderr(&output));
-    assert!(String::from_utf8_lossy(&output.stdout).contains("wrote 55599 of 55599 splats"));
+    let n = demo_len();
+    assert!(String::from_utf8_lossy(&output.stdout).contains(&format!("wrote {n} of {n} splats")));
     refused(
         &["crop", &demo(), out.to_str().expect("utf-8 path"), "--min", "5,0,0", "--max", "-5,1,1"],
         &["at most --max"],
@@ -153,7 +160,8 @@ fn a_failed_write_leaves_the_file_it_would_replace() {
     // temporary file renamed over it only when complete.
     let dir = scratch("in-place");
     let scene = dir.join("scene.ply");
-    std::fs::copy(demo(), &scene).expect("copy the demo scene");
+    let output = splatsort(&["demo", scene.to_str().expect("utf-8 path")]);
+    assert!(output.status.success(), "{}", stderr(&output));
     let before = std::fs::read(&scene).expect("read");
     let command = format!("ulimit -f 256 && exec \"{}\" convert \"$0\" \"$0\"", env!("CARGO_BIN_EXE_splatsort"));
     let status = Command::new("bash").args(["-c", &command]).arg(&scene).env("RUST_LOG", "warn").status();
@@ -161,13 +169,13 @@ fn a_failed_write_leaves_the_file_it_would_replace() {
         eprintln!("skipped: no bash here");
         return;
     };
-    assert!(!status.success(), "a 13 MB write under a 256 KiB limit fails");
+    assert!(!status.success(), "a 40 MB write under a 256 KiB limit fails");
     assert!(std::fs::read(&scene).expect("read") == before, "the input is as it was");
     // Without the limit the same conversion succeeds, in place, and loads back.
     let output = splatsort(&["convert", scene.to_str().expect("utf-8 path"), scene.to_str().expect("utf-8 path")]);
     assert!(output.status.success(), "{}", stderr(&output));
     let back = splatsort::scene::load(&scene, &mut |_| {}).expect("loads back");
-    assert_eq!(back.len(), 55_599);
+    assert_eq!(back.len(), demo_len());
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -189,11 +197,11 @@ fn a_camera_list_needs_an_index() {
 
 #[test]
 fn a_tiled_benchmark_scene_too_big_for_the_gpu_is_refused_before_it_is_built() {
-    // 1024 copies of the demo (57M splats, 13 GB in host memory) is past every GPU's binding limit for 48-byte
+    // 1024 copies of the demo (164M splats, 39 GB in host memory) is past every GPU's binding limit for 48-byte
     // geometry; the check must come before the copies are made.
     let start = std::time::Instant::now();
     refused(&["render-bench", &demo(), "--tile", "1024", "--frames", "1"], &["does not fit this GPU"]);
-    // Past 2^28 splats, whatever the GPU: 5000 copies are 278M splats.
+    // Past 2^28 splats, whatever the GPU: 5000 copies are 803M splats.
     refused(&["render-bench", &demo(), "--tile", "5000", "--frames", "1"], &["5000 copies", "more than the 268435456"]);
     assert!(start.elapsed().as_secs() < 60, "refused before building the tiled scene");
 }
@@ -288,7 +296,7 @@ fn render_bench_and_sort_bench_write_a_chrome_trace_with_one_event_per_pass() {
 #[test]
 fn a_scene_trained_antialiased_is_drawn_with_the_filter_unless_told_otherwise() {
     let dir = scratch("antialias");
-    let mut scene = splatsort::scene::load_ply(Path::new(&demo()), &mut |_| {}).expect("demo");
+    let mut scene = splatsort::scene::Scene::demo();
     scene.info.antialiased = true;
     let marked = dir.join("marked.ply");
     let mut bytes = Vec::new();
@@ -326,14 +334,14 @@ fn convert_and_info_know_sog_gltf_and_lod_bundles() {
         let path = if name.ends_with("meta.json") { out.parent().unwrap().to_path_buf() } else { out };
         let info = splatsort(&["info", path.to_str().unwrap()]);
         let text = String::from_utf8_lossy(&info.stdout);
-        assert!(text.contains(format) && text.contains("splats      55599"), "{name}: {text}");
+        assert!(text.contains(format) && text.contains(&format!("splats      {}", demo_len())), "{name}: {text}");
     }
     let lod = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/splatsort-scene/tests/data/lod/lod-meta.json");
     let info = splatsort(&["info", lod.to_str().unwrap(), "--lod", "1"]);
     let text = String::from_utf8_lossy(&info.stdout);
-    assert!(text.contains("splats      1519") && text.contains("LOD 2       607 splats"), "{text}");
+    assert!(text.contains("splats      1582") && text.contains("LOD 2       633 splats"), "{text}");
     refused(&["info", lod.to_str().unwrap(), "--lod", "3"], &["lod-meta.json", "no level 3"]);
-    refused(&["info", &demo(), "--lod", "1"], &["only an LOD bundle"]);
+    refused(&["info", &demo(), "--lod", "1"], &["demo scene has no levels"]);
 }
 
 #[test]

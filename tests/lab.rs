@@ -3,16 +3,13 @@
 
 mod common;
 
-use std::path::Path;
-
 use splatsort::camera::Camera;
 use splatsort::lab::{Choice, SortLab};
 use splatsort::render::{RenderSettings, SplatRenderer};
 use splatsort::sort::SortAlgorithm;
 
 fn demo_renderer(ctx: &splatsort::gpu::GpuContext) -> (SplatRenderer, Camera) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/semarang_stadium_sh3.ply");
-    let scene = splatsort::scene::load(&path, &mut |_| {}).expect("demo scene");
+    let scene = common::demo_scene();
     let renderer = SplatRenderer::new(&ctx.device, &ctx.queue, &scene, RenderSettings::default()).expect("renderer");
     let camera = common::demo_camera();
     (renderer, camera)

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use glam::{Quat, Vec3};
 use splatsort::camera::{Camera, CameraFile};
 use splatsort::render::{self, DrawPath, HookPoint, Image, RenderSettings, SplatRenderer, cpu};
-use splatsort::scene::{Scene, load_ply};
+use splatsort::scene::Scene;
 use splatsort::sort::{SortAlgorithm, SortBuffers, SortConfig};
 
 /// The sort settings renders are checked with: each algorithm the test device runs, at a few radix settings.
@@ -326,7 +326,7 @@ fn the_compact_layout_matches_the_reference() {
         assert!(lit_pixels(&image) > 300);
     }
     let crop = demo_crop();
-    let cam = camera(160, 120, [140.0, -25.0, -30.0], [140.0, 0.0, 0.0]);
+    let cam = crop_camera();
     assert_matches_reference("compact, demo crop", &crop, &cam, compact, REAL);
 }
 
@@ -465,7 +465,7 @@ fn a_frame_past_the_tile_pair_cap_is_drawn_with_quads() {
     // has no pairs (the quads draw from it), whichever pair the depth sort's result lands in.
     let ctx = common::context();
     let scene = demo_crop();
-    let cam = camera(160, 120, [140.0, -25.0, -30.0], [140.0, 0.0, 0.0]);
+    let cam = crop_camera();
     for (algorithm, sort) in sort_settings().into_iter().chain(odd_sort_settings()) {
         let settings =
             RenderSettings { draw: DrawPath::Compute, tile_pair_cap: Some(16), algorithm, sort, ..Default::default() };
@@ -512,7 +512,7 @@ fn the_depth_order_is_read_right_after_its_sort() {
     // `HookPoint::AfterSort` (the viewer's sort check does): there it is the visible splats' keys in order.
     let ctx = common::context();
     let scene = demo_crop();
-    let cam = camera(160, 120, [140.0, -25.0, -30.0], [140.0, 0.0, 0.0]);
+    let cam = crop_camera();
     for (algorithm, sort) in sort_settings().into_iter().chain(odd_sort_settings()) {
         let settings = RenderSettings { draw: DrawPath::Compute, algorithm, sort, ..Default::default() };
         let what = format!("{} sort {}/{}", algorithm.name(), sort.radix_bits, sort.key_bits);
@@ -556,7 +556,7 @@ fn the_compute_path_follows_a_live_change_of_the_depth_sorts_output_pair() {
     // compute path's pairs are laid out again each time, and every frame matches the reference.
     let ctx = common::context();
     let scene = demo_crop();
-    let cam = camera(160, 120, [140.0, -25.0, -30.0], [140.0, 0.0, 0.0]);
+    let cam = crop_camera();
     for (algorithm, odd) in odd_sort_settings() {
         let even = SortConfig { key_bits: 32, ..odd };
         let settings = RenderSettings { draw: DrawPath::Compute, algorithm, sort: even, ..Default::default() };
@@ -584,22 +584,45 @@ fn the_compute_path_follows_a_live_change_of_the_depth_sorts_output_pair() {
 }
 
 fn demo_scene() -> Scene {
-    load_ply(&Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/semarang_stadium_sh3.ply"), &mut |_| {}).expect("demo")
+    common::demo_scene()
 }
 
-/// A small crop of the real demo scene: a few thousand splats, fast enough for the CPU reference.
+/// A corner of the procedural demo scene: the near side of the glossy sphere (SH degree 3), the three crossing glass
+/// panes (translucent layers of large splats) and the checkered ground under them, a few thousand splats, fast
+/// enough for the CPU reference.
 fn demo_crop() -> Scene {
-    demo_scene().crop(Vec3::new(125.0, -40.0, -15.0), Vec3::new(155.0, 20.0, 15.0))
+    demo_scene().crop(Vec3::new(0.3, -2.5, -2.8), Vec3::new(2.5, 0.1, -0.3))
+}
+
+/// The view of `demo_crop`: the panes in front of the sphere, the ground filling the lower half.
+fn crop_camera() -> Camera {
+    camera(160, 120, [1.4, -1.6, -5.0], [1.4, -0.7, -1.5])
 }
 
 #[test]
-fn real_scene_crop_matches_the_reference() {
+fn demo_crop_matches_the_reference() {
     let scene = demo_crop();
+    assert!((2000..20_000).contains(&scene.len()), "crop has {} splats", scene.len());
+    let cam = crop_camera();
+    for (algorithm, sort) in sort_settings() {
+        let settings = RenderSettings { algorithm, sort, ..Default::default() };
+        let what = format!("demo crop, {} sort {}/{}", algorithm.name(), sort.radix_bits, sort.key_bits);
+        let image = assert_matches_reference(&what, &scene, &cam, settings, REAL);
+        assert!(lit_pixels(&image) > 160 * 120 / 2, "the crop fills much of the view");
+    }
+}
+
+/// A crop of the real capture in `../shared/scenes/` (a trained scene's statistics: many small, faint, overlapping
+/// splats), when it is there.
+#[test]
+fn real_scene_crop_matches_the_reference() {
+    let Some(real) = common::real_scene() else { return };
+    let scene = real.crop(Vec3::new(125.0, -40.0, -15.0), Vec3::new(155.0, 20.0, 15.0));
     assert!(scene.len() > 2000, "crop has {} splats", scene.len());
     let cam = camera(160, 120, [140.0, -25.0, -30.0], [140.0, 0.0, 0.0]);
     for (algorithm, sort) in sort_settings() {
         let settings = RenderSettings { algorithm, sort, ..Default::default() };
-        let what = format!("demo crop, {} sort {}/{}", algorithm.name(), sort.radix_bits, sort.key_bits);
+        let what = format!("real crop, {} sort {}/{}", algorithm.name(), sort.radix_bits, sort.key_bits);
         let image = assert_matches_reference(&what, &scene, &cam, settings, REAL);
         assert!(lit_pixels(&image) > 160 * 120 / 4, "the crop fills much of the view");
     }
@@ -609,7 +632,7 @@ fn real_scene_crop_matches_the_reference() {
 fn draw_order_is_back_to_front() {
     let ctx = common::context();
     let scene = demo_scene();
-    let cam = camera(320, 240, [140.0, -60.0, -90.0], [140.0, 0.0, 0.0]);
+    let cam = camera(320, 240, [0.0, -5.5, -8.5], [0.0, -0.8, 0.8]);
     let settings_list = sort_settings().into_iter().filter(|(_, c)| c.radix_bits != 2 || c.key_bits == 32);
     for (algorithm, config) in settings_list {
         let settings = RenderSettings { algorithm, sort: config, ..Default::default() };
@@ -744,7 +767,7 @@ fn render_on(kernels: &render::RenderKernels, scene: &Scene, cam: &Camera, setti
 
 #[test]
 fn a_scene_split_across_bindings_renders_exactly_as_the_unsplit_one() {
-    // The demo scene (55,599 splats) with parts of 14,080 splats of its largest records (the SH: 28 bytes or more at
+    // The demo scene (160,601 splats) with parts of 40,960 splats of its largest records (the SH: 28 bytes or more at
     // degree 3, more than the projection's 20): 4 parts, the other arrays in 2 to 4, in every layout and both draw
     // paths.
     let ctx = common::context();
@@ -753,7 +776,7 @@ fn a_scene_split_across_bindings_renders_exactly_as_the_unsplit_one() {
     let whole = render::RenderKernels::new(&ctx.device);
     for format in render::GpuFormat::ALL {
         let largest = (u64::from(format.sh_words(3)) * 4).max(render::PROJECTED_BYTES_PER_SPLAT);
-        let binding = render::split::Binding { parts: 4, limit: 14_080 * largest + 100 };
+        let binding = render::split::Binding { parts: 4, limit: 40_960 * largest + 100 };
         let split = render::RenderKernels::with_limits(&ctx.device, binding, None);
         for draw in [DrawPath::Raster, DrawPath::Compute] {
             let settings = RenderSettings { draw, gpu_format: format, ..Default::default() };
@@ -847,7 +870,7 @@ fn only_visible_splats_are_sorted_in_a_stable_order() {
     // same view are identical, even at 16 key bits where many splats share a key.
     let ctx = common::context();
     let scene = demo_scene();
-    let cam = camera(160, 120, [150.0, -10.0, -60.0], [175.0, 0.0, -40.0]);
+    let cam = camera(160, 120, [3.0, -0.6, -3.5], [4.5, -0.2, -2.0]);
     for (algorithm, config) in sort_settings() {
         let settings = RenderSettings { algorithm, sort: config, ..Default::default() };
         let what = format!("{} sort {}/{}", algorithm.name(), config.radix_bits, config.key_bits);
@@ -899,7 +922,7 @@ fn both_rasterizer_walks_draw_the_same_image() {
     let inside = Camera::look_at(&CameraFile {
         width: 240,
         height: 136,
-        ..CameraFile::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/bench/inside.json")).expect("camera")
+        ..CameraFile::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/cameras/inside.json")).expect("camera")
     })
     .expect("camera");
     let cases = [
@@ -935,7 +958,7 @@ fn a_frame_after_another_view_renders_as_a_first_frame() {
     let settings = RenderSettings { draw: DrawPath::Compute, ..Default::default() };
     let first = common::demo_camera();
     // Half the image beyond the scene's edge: tiles with pairs in the first view have none here.
-    let second = camera(160, 120, [140.0, -60.0, -90.0], [220.0, 0.0, 0.0]);
+    let second = camera(160, 120, [0.0, -5.5, -8.5], [6.0, -0.8, 0.8]);
     let fresh = render_on(&kernels, &scene, &second, settings);
     let after = common::checked(ctx, "two views", || {
         let mut renderer = SplatRenderer::with_kernels(&kernels, &ctx.queue, &scene, settings).expect("renderer");

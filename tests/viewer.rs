@@ -1,7 +1,7 @@
 //! Smoke test of the viewer window: under Xvfb on lavapipe it runs the demo scene for a fixed number of frames, checks
 //! the sort through its own verify path, and saves a screenshot of the whole window through the app itself.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Runs the viewer with `args` under the display there is, or a virtual one (CI installs xvfb), and returns its JSON
@@ -34,7 +34,7 @@ fn the_viewer_starts_with_the_sort_asked_for() {
     // `view --algorithm subgroup`: the frame sorts with the subgroup sort and its own check passes.
     let dir = std::env::temp_dir().join(format!("splatsort-viewer-subgroup-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("scratch dir");
-    let scene = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/semarang_stadium_sh3.ply");
+    let scene = PathBuf::from("demo");
     let args =
         ["view", "--frames", "8", "--width", "640", "--height", "360", "--algorithm", "subgroup", "--key-bits", "16"];
     let mut all: Vec<&std::ffi::OsStr> = vec![args[0].as_ref(), scene.as_os_str()];
@@ -51,7 +51,7 @@ fn the_viewer_sorts_with_onesweep_and_reports_its_fallbacks() {
     // and the count reaches the panel through the frame's asynchronous readback.
     let dir = std::env::temp_dir().join(format!("splatsort-viewer-onesweep-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("scratch dir");
-    let scene = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/semarang_stadium_sh3.ply");
+    let scene = PathBuf::from("demo");
     let args = [
         "view",
         "--frames",
@@ -70,7 +70,7 @@ fn the_viewer_sorts_with_onesweep_and_reports_its_fallbacks() {
     all.extend(args[1..].iter().map(|a| std::ffi::OsStr::new(*a)));
     let summary = run_viewer(&all, &dir);
     assert_eq!(summary["verify_passed"], serde_json::json!(true), "the sort check must pass: {summary}");
-    // 55,599 splats in view at most: up to 19 tiles of 3072 keys on lavapipe, 4 digit passes; every tile after the
+    // 160,601 splats in view at most: up to 53 tiles of 3072 keys on lavapipe, 4 digit passes; every tile after the
     // first of each pass falls back at least once.
     let fallbacks = summary["sort_fallbacks"].as_u64().unwrap_or(0);
     assert!(fallbacks >= 4, "forced fallbacks must show: {summary}");
@@ -84,7 +84,7 @@ fn viewer_shows_the_panel_and_the_splats() {
     let shot = dir.join("window.png");
     let runtime = dir.join("xdg");
     std::fs::create_dir_all(&runtime).expect("runtime dir");
-    let scene = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/semarang_stadium_sh3.ply");
+    let scene = PathBuf::from("demo");
     let args = [
         "view".as_ref(),
         scene.as_os_str(),
@@ -168,7 +168,7 @@ fn compare_mode_reports_a_median_and_a_passed_check_per_sort() {
     // the scripted run waits until each has rounds.
     let dir = std::env::temp_dir().join(format!("splatsort-viewer-compare-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("scratch dir");
-    let scene = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/semarang_stadium_sh3.ply");
+    let scene = PathBuf::from("demo");
     let args = ["--frames", "6", "--width", "640", "--height", "360", "--compare", "tutorial:4,subgroup,onesweep"];
     let summary = view(&scene, &[&args[..], &["--compare-every", "1"]].concat(), &dir);
     let contenders = summary["compare"]["contenders"].as_array().expect("a comparison");
@@ -195,7 +195,7 @@ fn opening_a_scene_never_stalls_the_window() {
     // (it ran inside one frame before).
     let dir = std::env::temp_dir().join(format!("splatsort-viewer-open-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("scratch dir");
-    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/semarang_stadium_sh3.ply");
+    let demo = PathBuf::from("demo");
     let big = dir.join("x4.ply");
     let status = Command::new(env!("CARGO_BIN_EXE_splatsort"))
         .args(["tile".as_ref(), demo.as_os_str(), big.as_os_str(), "--copies".as_ref(), "4".as_ref()])

@@ -19,7 +19,7 @@ use super::{
 
 #[derive(clap::Args)]
 pub(crate) struct RenderArgs {
-    /// A scene file (any format splatsort reads).
+    /// A scene file (any format splatsort reads), or `demo` for the procedural demo scene.
     pub(crate) scene: PathBuf,
     /// For an LOD bundle (lod-meta.json): the level of detail to open, 0 being the finest (the default).
     #[arg(long)]
@@ -44,7 +44,7 @@ pub(crate) struct RenderArgs {
 
 #[derive(clap::Args)]
 pub(crate) struct RenderBenchArgs {
-    /// A scene file (any format splatsort reads).
+    /// A scene file (any format splatsort reads), or `demo` for the procedural demo scene.
     pub(crate) scene: PathBuf,
     /// For an LOD bundle (lod-meta.json): the level of detail to open, 0 being the finest (the default).
     #[arg(long)]

@@ -11,7 +11,7 @@ use super::{load, parse_point, write_file, write_scene};
 
 #[derive(clap::Args)]
 pub(crate) struct InfoArgs {
-    /// A scene file (any format splatsort reads).
+    /// A scene file (any format splatsort reads), or `demo` for the procedural demo scene.
     pub(crate) scene: PathBuf,
     /// For an LOD bundle (lod-meta.json): the level of detail to open, 0 being the finest (the default).
     #[arg(long)]
@@ -20,7 +20,7 @@ pub(crate) struct InfoArgs {
 
 #[derive(clap::Args)]
 pub(crate) struct CropArgs {
-    /// The scene to cut from (any format splatsort reads).
+    /// The scene to cut from (any format splatsort reads, or `demo`).
     input: PathBuf,
     /// The PLY file to write.
     output: PathBuf,
@@ -34,7 +34,7 @@ pub(crate) struct CropArgs {
 
 #[derive(clap::Args)]
 pub(crate) struct TileArgs {
-    /// The scene to repeat (any format splatsort reads).
+    /// The scene to repeat (any format splatsort reads, or `demo`).
     input: PathBuf,
     /// The PLY file to write (binary little-endian).
     output: PathBuf,
@@ -45,7 +45,7 @@ pub(crate) struct TileArgs {
 
 #[derive(clap::Args)]
 pub(crate) struct ConvertArgs {
-    /// The scene to read (its format is found from its content).
+    /// The scene to read (its format is found from its content), or `demo`.
     input: PathBuf,
     /// For an LOD bundle (lod-meta.json): the level of detail to open, 0 being the finest (the default).
     #[arg(long)]

@@ -687,7 +687,7 @@ fn decode_splats(meta: &Meta, images: &[Image]) -> Result<Scene, Decode> {
 #[derive(Clone, Debug)]
 pub struct SogOptions {
     /// SH palette entries; None picks splat-transform's rule: the largest power of two at most the splat count,
-    /// capped at 65,536 (32,768 for the 55,599-splat demo, 65,536 from 65,536 splats up).
+    /// capped at 65,536 (32,768 for a 55,599-splat scene, 65,536 from 65,536 splats up).
     pub palette_size: Option<usize>,
     /// Lloyd iterations of each k-means level (the coarse level and the one inside each coarse cluster).
     pub iterations: u32,
@@ -775,13 +775,14 @@ fn pack_quat(q: Quat) -> [u8; 4] {
     out
 }
 
-/// Most bins the codebook's dynamic programme runs over: values with at most this many distinct numbers get the
-/// optimal codebook exactly; others are first grouped into this many bins of equal count.
+/// Bins the codebook's dynamic programme runs over: values with at most this many distinct numbers get the optimal
+/// codebook exactly; others are first grouped into bins of this share of the count or of the range, whichever is
+/// narrower.
 const CODEBOOK_BINS: usize = 4096;
 
 /// A 256-entry codebook for one set of values: the one that minimizes the squared error, found by the classic
 /// dynamic programme of 1D k-means (Wang & Song, Ckmeans.1d.dp, 2011) over the sorted values' distinct numbers, or
-/// over `CODEBOOK_BINS` bins of equal count when there are more. Lloyd's iterations from quantiles, tried first,
+/// over bins of values (`CODEBOOK_BINS`) when there are more. Lloyd's iterations from quantiles, tried first,
 /// stall in a local optimum (on the demo scene 2.6x the log-scale error of this). The split points of the programme
 /// are monotone, so each of its 256 rows is filled by divide and conquer: about 256 x 4096 x 12 range costs.
 /// Non-finite values are left out.
@@ -801,14 +802,21 @@ fn codebook_1d(mut values: Vec<f32>) -> Codebook {
         }
     }
     if bins.len() > CODEBOOK_BINS {
-        let n = values.len();
-        bins = (0..CODEBOOK_BINS)
-            .map(|b| {
-                let run = &values[b * n / CODEBOOK_BINS..(b + 1) * n / CODEBOOK_BINS];
-                run.iter().map(|&v| f64::from(v)).fold([0.0; 3], |[w, x, xx], v| [w + 1.0, x + v, xx + v * v])
-            })
-            .filter(|bin| bin[0] > 0.0)
-            .collect();
+        // A bin closes at its share of the count, or where the values move on by more than a bin's share of their
+        // range: equal counts alone would fold a few outliers (the demo's eight shadow scales, 2 in log past the
+        // rest) into the last bin's mean, so no entry would be near them. At most 2 x CODEBOOK_BINS bins.
+        let (n, width) = (values.len(), (values[values.len() - 1] - values[0]) / CODEBOOK_BINS as f32);
+        bins.clear();
+        let mut start = 0;
+        for i in 1..=n {
+            if i == n || i - start >= n / CODEBOOK_BINS || values[i] - values[start] > width {
+                let run = &values[start..i];
+                bins.push(
+                    run.iter().map(|&v| f64::from(v)).fold([0.0; 3], |[w, x, xx], v| [w + 1.0, x + v, xx + v * v]),
+                );
+                start = i;
+            }
+        }
     }
     let h = bins.len();
     let mut prefix = vec![[0.0f64; 3]; h + 1];

@@ -10,12 +10,12 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{demo_ply, manifest, match_by_position, temp_dir};
+use common::{manifest, match_by_position, temp_dir};
 use glam::Vec3;
 use serde_json::{Value, json};
 use splatsort_scene::lod::{LodLevel, is_lod_meta, load_lod, lod_levels};
 use splatsort_scene::sog::{SogOptions, write_sog, write_sog_folder};
-use splatsort_scene::{Scene, SceneError, load_ply, sh_coeffs_for_degree};
+use splatsort_scene::{Scene, SceneError, sh_coeffs_for_degree};
 
 fn bundle() -> PathBuf {
     manifest().join("tests/data/lod/lod-meta.json")
@@ -99,9 +99,9 @@ fn the_real_bundle_lists_its_levels() {
     assert_eq!(
         levels,
         vec![
-            LodLevel { level: 0, splats: 3037, chunks: 3 },
-            LodLevel { level: 1, splats: 1519, chunks: 2 },
-            LodLevel { level: 2, splats: 607, chunks: 1 },
+            LodLevel { level: 0, splats: 3163, chunks: 3 },
+            LodLevel { level: 1, splats: 1582, chunks: 2 },
+            LodLevel { level: 2, splats: 633, chunks: 1 },
         ]
     );
     // A renamed copy is known by its fields.
@@ -125,32 +125,23 @@ fn the_finest_level_is_the_crop_it_was_made_from() {
     })
     .expect("the bundle loads");
     assert_eq!(last, 1.0, "progress ends at 1");
-    assert_eq!(scene.len(), 3037);
+    assert_eq!(scene.len(), 3163);
     assert_eq!(scene.sh_degree, 1, "the crop was cut to SH degree 1");
     assert_eq!(scene.sh.len(), scene.len() * sh_coeffs_for_degree(1));
     assert!(scene.info.format.contains("level 0 of 3"), "{}", scene.info.format);
-    assert!(scene.info.format.contains("3,037 splats"), "{}", scene.info.format);
+    assert!(scene.info.format.contains("3,163 splats"), "{}", scene.info.format);
     assert!(!scene.info.antialiased, "the demo was not trained antialiased");
     let data = manifest().join("tests/data/lod");
     let level_0_files = ["0_0", "0_1", "0_2"].iter().flat_map(|chunk| walk_files(&data.join(chunk)));
     let on_disk: u64 = level_0_files.chain([path.clone()]).map(|p| std::fs::metadata(p).expect("metadata").len()).sum();
     assert_eq!(scene.info.file_bytes, on_disk, "file_bytes is lod-meta.json plus level 0's chunk files");
 
-    let Some(ply_path) = demo_ply() else { return };
-    // The crop, in the PLY's axes: splat-transform's `-B -150,-40,-30,-120,30,0` box is in its engine axes, which
-    // flip x and y.
-    let ply = load_ply(&ply_path, &mut |_| {}).expect("the demo PLY loads");
-    let keep: Vec<usize> = (0..ply.len())
-        .filter(|&i| {
-            let p = ply.positions[i];
-            (120.0..=150.0).contains(&p.x) && (-30.0..=40.0).contains(&p.y) && (-30.0..=0.0).contains(&p.z)
-        })
-        .collect();
-    let crop = ply.select(&keep);
+    // The crop, in the demo's axes (`splatsort crop demo crop.ply --min 0.5,-2.3,-2.8 --max 2.5,0.1,-0.5`).
+    let crop = splatsort_scene::Scene::demo().crop(glam::Vec3::new(0.5, -2.3, -2.8), glam::Vec3::new(2.5, 0.1, -0.5));
     assert_eq!(crop.len(), scene.len(), "level 0 holds every splat of the crop");
 
     let range = widest_range(&path, "0_");
-    let matched = match_by_position(&crop, &scene, 0.5);
+    let matched = match_by_position(&crop, &scene, 0.1);
     let mut distinct = matched.clone();
     distinct.sort_unstable();
     distinct.dedup();
@@ -192,7 +183,7 @@ fn coarser_levels_load_fewer_splats() {
     let fine = load_lod(&path, Some(0), &mut |_| {}).expect("level 0");
     let one = load_lod(&path, Some(1), &mut |_| {}).expect("level 1");
     let two = load_lod(&path, Some(2), &mut |_| {}).expect("level 2");
-    assert_eq!((fine.len(), one.len(), two.len()), (3037, 1519, 607));
+    assert_eq!((fine.len(), one.len(), two.len()), (3163, 1582, 633));
     assert!(one.info.format.contains("level 1 of 3: 2 chunks"), "{}", one.info.format);
     assert!(two.info.file_bytes < one.info.file_bytes && one.info.file_bytes < fine.info.file_bytes);
     // Decimation merges splats but keeps the scene where it was.
@@ -203,7 +194,7 @@ fn coarser_levels_load_fewer_splats() {
 
 #[test]
 fn a_level_out_of_range_lists_the_levels() {
-    load_error(&bundle(), Some(3), &["no level 3", "0 (3037 splats in 3 chunks)", "2 (607 splats in 1 chunks)"]);
+    load_error(&bundle(), Some(3), &["no level 3", "0 (3163 splats in 3 chunks)", "2 (633 splats in 1 chunks)"]);
 }
 
 #[test]
@@ -212,7 +203,7 @@ fn a_missing_chunk_is_named() {
     std::fs::remove_file(path.parent().expect("a folder").join("0_1/meta.json")).expect("remove a chunk");
     load_error(&path, None, &["0_1/meta.json"]);
     // Other levels do not read it.
-    assert_eq!(load_lod(&path, Some(1), &mut |_| {}).expect("level 1 reads other chunks").len(), 1519);
+    assert_eq!(load_lod(&path, Some(1), &mut |_| {}).expect("level 1 reads other chunks").len(), 1582);
     // A missing image of a chunk is named too.
     std::fs::remove_file(path.parent().expect("a folder").join("1_1/quats.webp")).expect("remove an image");
     load_error(&path, Some(1), &["1_1/meta.json", "quats.webp"]);
@@ -241,10 +232,10 @@ fn last_leaf(meta: &mut Value) -> &mut Value {
 fn lying_counts_are_refused() {
     // `counts` disagrees with the tree.
     let path = edited("counts", |m| {
-        m["counts"][0] = json!(3038);
-        m["count"] = json!(5164);
+        m["counts"][0] = json!(3164);
+        m["count"] = json!(5379);
     });
-    load_error(&path, None, &["counts[0]", "3038", "3037"]);
+    load_error(&path, None, &["counts[0]", "3164", "3163"]);
     // `count` disagrees with `counts`.
     let path = edited("count", |m| m["count"] = json!(1));
     load_error(&path, None, &["`count` is 1"]);
@@ -253,10 +244,10 @@ fn lying_counts_are_refused() {
         let last = &mut last_leaf(m)["lods"]["0"];
         assert_eq!(last["file"], json!(4), "the last leaf's level 0 is in chunk 0_2");
         last["count"] = json!(last["count"].as_u64().expect("a count") + 5);
-        m["counts"][0] = json!(3042);
-        m["count"] = json!(5168);
+        m["counts"][0] = json!(3168);
+        m["count"] = json!(5383);
     });
-    load_error(&path, None, &["0_2/meta.json", "674 splats"]);
+    load_error(&path, None, &["0_2/meta.json", "788 splats"]);
     // Two slices take the same splats.
     let path = edited("overlap", |m| first_leaf(m)["lods"]["0"]["offset"] = json!(1));
     load_error(&path, None, &["twice"]);
@@ -356,7 +347,7 @@ fn not_an_index_is_a_clear_error() {
     // A level with no splats.
     let path = edited("empty-level", |m| {
         m["lodLevels"] = json!(4);
-        m["counts"] = json!([3037, 1519, 607, 0]);
+        m["counts"] = json!([3163, 1582, 633, 0]);
     });
     load_error(&path, Some(3), &["level 3 holds no splats"]);
     assert_eq!(lod_levels(&path).expect("levels")[3], LodLevel { level: 3, splats: 0, chunks: 0 });

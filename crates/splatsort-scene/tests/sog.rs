@@ -18,7 +18,7 @@ mod common;
 use std::io::{Cursor, Read, Write};
 use std::path::{Path, PathBuf};
 
-use common::{demo_ply, manifest, match_by_position, temp_dir};
+use common::{manifest, match_by_position, shared_ply, temp_dir};
 use glam::{Quat, Vec3};
 use serde_json::Value;
 use splatsort_scene::sog::{SogOptions, is_zip, load_sog, write_sog, write_sog_folder};
@@ -177,9 +177,9 @@ fn compare(
 
 #[test]
 fn shared_bundle_matches_the_ply() {
-    let (Some(sog_path), Some(ply_path)) = (shared_sog(), demo_ply()) else { return };
+    let (Some(sog_path), Some(ply_path)) = (shared_sog(), shared_ply()) else { return };
     let sog = load_sog(&sog_path, &mut |_| {}).expect("the shared bundle loads");
-    let ply = load_ply(&ply_path, &mut |_| {}).expect("the demo PLY loads");
+    let ply = load_ply(&ply_path, &mut |_| {}).expect("the shared PLY loads");
     let bundle = std::fs::read(&sog_path).expect("read the bundle");
     let meta = meta_of(&entries(&bundle));
     println!("{}: {} splats, {}", sog_path.display(), sog.len(), sog.info.format);
@@ -267,8 +267,7 @@ fn round_trip(scene: &Scene, name: &str) -> (f32, f32) {
 
 #[test]
 fn the_demo_round_trips_at_every_sh_degree() {
-    let Some(ply_path) = demo_ply() else { return };
-    let ply = load_ply(&ply_path, &mut |_| {}).expect("the demo PLY loads");
+    let ply = Scene::demo();
     for degree in 0..=3 {
         let (rms, data) = round_trip(&at_degree(&ply, degree), &format!("demo-sh{degree}"));
         if degree > 0 {
@@ -551,14 +550,13 @@ fn is_zip_sniffs_the_magic() {
     assert!(!is_zip(b"PK"), "too short");
 }
 
-/// Writes the demo tiled to 1,000,782 splats and prints the time. Run it with
+/// Writes the demo tiled to 963,606 splats and prints the time. Run it with
 /// `cargo test --release -p splatsort-scene --test sog -- --ignored --nocapture`.
 #[test]
 #[ignore = "a timing, not a check: about a million splats through the k-means"]
 fn write_a_million_splats() {
-    let Some(ply_path) = demo_ply() else { return };
-    let mut scene = load_ply(&ply_path, &mut |_| {}).expect("the demo PLY loads").tiled(18);
-    // Copies repeat the demo's 22,828 distinct SH vectors, which the writer would keep as they are; a trained
+    let mut scene = Scene::demo().tiled(6);
+    // Copies repeat the demo's distinct SH vectors, which the writer would keep as they are; a trained
     // scene's are all distinct, so each splat's SH is moved by a tiny amount to time the k-means a real scene gets.
     for (i, sh) in scene.sh.iter_mut().enumerate() {
         sh[i % 3] += (i % 7) as f32 * 1e-5;

@@ -1,5 +1,7 @@
 //! Helpers shared by the SOG and LOD tests.
 
+#![allow(dead_code, reason = "each test binary uses a different subset of these helpers")]
+
 use std::path::PathBuf;
 
 use glam::Vec3;
@@ -9,11 +11,12 @@ pub fn manifest() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The demo PLY (original order), or None (printing why) when absent.
-pub fn demo_ply() -> Option<PathBuf> {
-    let path = manifest().join("../../assets/semarang_stadium_sh3.ply");
+/// The real capture the shared files were written from (`../shared/scenes/`, never in the repository), or None
+/// (printing why) when absent.
+pub fn shared_ply() -> Option<PathBuf> {
+    let path = manifest().join("../../../shared/scenes/semarang_stadium_sh3.ply");
     if !path.exists() {
-        println!("skipped: {} is absent", path.display());
+        println!("skipped: {} is absent (a real capture, kept outside the repository)", path.display());
         return None;
     }
     Some(path)
