@@ -169,7 +169,7 @@ fn a_failed_write_leaves_the_file_it_would_replace() {
         eprintln!("skipped: no bash here");
         return;
     };
-    assert!(!status.success(), "a 40 MB write under a 256 KiB limit fails");
+    assert!(!status.success(), "a 26 MB write under a 256 KiB limit fails");
     assert!(std::fs::read(&scene).expect("read") == before, "the input is as it was");
     // Without the limit the same conversion succeeds, in place, and loads back.
     let output = splatsort(&["convert", scene.to_str().expect("utf-8 path"), scene.to_str().expect("utf-8 path")]);
@@ -197,11 +197,11 @@ fn a_camera_list_needs_an_index() {
 
 #[test]
 fn a_tiled_benchmark_scene_too_big_for_the_gpu_is_refused_before_it_is_built() {
-    // 1024 copies of the demo (164M splats, 39 GB in host memory) is past every GPU's binding limit for 48-byte
+    // 1024 copies of the demo (106M splats, 25 GB in host memory) is past every GPU's binding limit for 48-byte
     // geometry; the check must come before the copies are made.
     let start = std::time::Instant::now();
     refused(&["render-bench", &demo(), "--tile", "1024", "--frames", "1"], &["does not fit this GPU"]);
-    // Past 2^28 splats, whatever the GPU: 5000 copies are 803M splats.
+    // Past 2^28 splats, whatever the GPU: 5000 copies are 517M splats.
     refused(&["render-bench", &demo(), "--tile", "5000", "--frames", "1"], &["5000 copies", "more than the 268435456"]);
     assert!(start.elapsed().as_secs() < 60, "refused before building the tiled scene");
 }
@@ -339,7 +339,7 @@ fn convert_and_info_know_sog_gltf_and_lod_bundles() {
     let lod = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/splatsort-scene/tests/data/lod/lod-meta.json");
     let info = splatsort(&["info", lod.to_str().unwrap(), "--lod", "1"]);
     let text = String::from_utf8_lossy(&info.stdout);
-    assert!(text.contains("splats      1582") && text.contains("LOD 2       633 splats"), "{text}");
+    assert!(text.contains("splats      1935") && text.contains("LOD 2       774 splats"), "{text}");
     refused(&["info", lod.to_str().unwrap(), "--lod", "3"], &["lod-meta.json", "no level 3"]);
     refused(&["info", &demo(), "--lod", "1"], &["demo scene has no levels"]);
 }

@@ -768,7 +768,7 @@ fn render_on(kernels: &render::RenderKernels, scene: &Scene, cam: &Camera, setti
 
 #[test]
 fn a_scene_split_across_bindings_renders_exactly_as_the_unsplit_one() {
-    // The demo scene (160,601 splats) with parts of 40,960 splats of its largest records (the SH: 28 bytes or more at
+    // The demo scene (103,480 splats) with parts of 26,112 splats of its largest records (the SH: 28 bytes or more at
     // degree 3, more than the projection's 20): 4 parts, the other arrays in 2 to 4, in every layout and both draw
     // paths.
     let ctx = common::context();
@@ -777,7 +777,7 @@ fn a_scene_split_across_bindings_renders_exactly_as_the_unsplit_one() {
     let whole = render::RenderKernels::new(&ctx.device);
     for format in render::GpuFormat::ALL {
         let largest = (u64::from(format.sh_words(3)) * 4).max(render::PROJECTED_BYTES_PER_SPLAT);
-        let binding = render::split::Binding { parts: 4, limit: 40_960 * largest + 100 };
+        let binding = render::split::Binding { parts: 4, limit: 26_112 * largest + 100 };
         let split = render::RenderKernels::with_limits(&ctx.device, binding, None);
         for draw in [DrawPath::Raster, DrawPath::Compute] {
             let settings = RenderSettings { draw, gpu_format: format, ..Default::default() };

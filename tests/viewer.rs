@@ -70,7 +70,7 @@ fn the_viewer_sorts_with_onesweep_and_reports_its_fallbacks() {
     all.extend(args[1..].iter().map(|a| std::ffi::OsStr::new(*a)));
     let summary = run_viewer(&all, &dir);
     assert_eq!(summary["verify_passed"], serde_json::json!(true), "the sort check must pass: {summary}");
-    // 160,601 splats in view at most: up to 53 tiles of 3072 keys on lavapipe, 4 digit passes; every tile after the
+    // 103,480 splats in view at most: up to 34 tiles of 3072 keys on lavapipe, 4 digit passes; every tile after the
     // first of each pass falls back at least once.
     let fallbacks = summary["sort_fallbacks"].as_u64().unwrap_or(0);
     assert!(fallbacks >= 4, "forced fallbacks must show: {summary}");

@@ -13,7 +13,7 @@
 //!   differs from the order along many pixels' rays, where a per-splat depth order pops as the camera turns;
 //! - grass blades (needles 40 times longer than wide) and fireflies, both well under a pixel wide at the framed view.
 //!
-//! Splats range from 1.5 mm (grass blade width) to 1.3 m (shadows) along their axes.
+//! Splats range from 1.4 mm (leaves, edge on) to 1.1 m (shadows) in standard deviation along their axes.
 
 use std::f32::consts::{PI, TAU};
 use std::ops::Range;
@@ -43,7 +43,7 @@ pub fn is_demo(path: &Path) -> bool {
 }
 
 impl Scene {
-    /// The procedural demo scene (module docs): about 175,000 splats at SH degree 3, the same on every call.
+    /// The procedural demo scene (module docs): about 100,000 splats at SH degree 3, the same on every call.
     pub fn demo() -> Scene {
         demo_with_parts().0
     }
@@ -243,10 +243,10 @@ impl Builder {
         self.push(position, scale, rotation, opacity, sh);
     }
 
-    /// A checkered disc of 5 m radius at y = 0: flat splats 5 cm apart, tiles of 1 m, darker toward the rim.
+    /// A checkered disc of 5 m radius at y = 0: flat splats 5.5 cm apart, tiles of 1 m, darker toward the rim.
     fn ground(&mut self) {
         let radius = 5.0;
-        let step = 0.05;
+        let step = 0.055;
         let cells = (radius / step) as i32;
         for i in -cells..=cells {
             for j in -cells..=cells {
@@ -277,7 +277,7 @@ impl Builder {
 
     /// A glossy red sphere of radius 1 resting on the ground at the origin: flat splats on a Fibonacci lattice.
     fn sphere(&mut self) {
-        let (centre, radius, count) = (Vec3::new(0.0, -1.0, 0.0), 1.0, 22_000);
+        let (centre, radius, count) = (Vec3::new(0.0, -1.0, 0.0), 1.0, 14_000);
         let gloss = Gloss::new(Vec3::new(0.78, 0.08, 0.06), Vec3::splat(0.9), 24.0);
         self.shadow(Vec2::new(0.45, 0.55), Vec2::new(0.95, 0.6));
         let spacing = (4.0 * PI / count as f32).sqrt() * radius;
@@ -300,7 +300,7 @@ impl Builder {
         let turn = Quat::from_rotation_y(-0.5);
         let gloss = Gloss::new(Vec3::new(0.85, 0.62, 0.18), Vec3::new(1.0, 0.9, 0.6), 40.0);
         self.shadow(Vec2::new(2.8, 0.9), Vec2::new(0.7, 0.3));
-        let (rings, around) = (220, 70);
+        let (rings, around) = (180, 60);
         for i in 0..rings {
             let u = TAU * (i as f32 + 0.5) / rings as f32;
             for j in 0..around {
@@ -318,7 +318,7 @@ impl Builder {
 
     /// A 0.9 m toy block turned on the ground, a colour per face, each face a grid of square-ish flat splats.
     fn block(&mut self) {
-        let (side, per_edge) = (0.9, 44);
+        let (side, per_edge) = (0.9, 36);
         let centre = Vec3::new(-2.5, -side / 2.0, 0.6);
         let turn = Quat::from_rotation_y(0.6);
         let faces = [
@@ -361,7 +361,7 @@ impl Builder {
         let base = Vec3::new(0.6, 0.0, 2.8);
         let height = 1.6;
         self.shadow(Vec2::new(1.2, 3.5), Vec2::new(1.1, 0.7));
-        for _ in 0..3_000 {
+        for _ in 0..2_000 {
             let t = self.rng.unit();
             let angle = self.rng.range(0.0, TAU);
             let radius = 0.14 * (1.0 - 0.4 * t);
@@ -380,7 +380,7 @@ impl Builder {
         ];
         for (offset, size) in clumps {
             let centre = base + offset;
-            let count = (26_000.0 * size * size) as usize;
+            let count = (14_000.0 * size * size) as usize;
             for _ in 0..count {
                 let n = self.rng.direction();
                 // Leaves thicken toward the surface of the clump (the cube root spreads them evenly in volume).
@@ -388,7 +388,7 @@ impl Builder {
                 let position = centre + n * size * depth * Vec3::new(1.0, 0.85, 1.0);
                 let lit = 0.25 + 0.75 * (0.5 + 0.5 * n.dot(light())) * depth;
                 let green = Vec3::new(self.rng.range(0.12, 0.3), self.rng.range(0.45, 0.68), self.rng.range(0.1, 0.22));
-                let scale = Vec3::new(0.035, 0.016, 0.002) * self.rng.range(0.7, 1.3);
+                let scale = Vec3::new(0.045, 0.021, 0.002) * self.rng.range(0.7, 1.3);
                 let rotation = frame(self.rng.direction(), self.rng.direction());
                 self.push_colour(position, scale, rotation, 0.92, green * lit);
             }
@@ -427,7 +427,7 @@ impl Builder {
 
     /// Grass: tufts of blades 1.5 mm wide and 6 cm long standing near the rim and around the tree.
     fn grass(&mut self) {
-        for tuft in 0..900 {
+        for tuft in 0..500 {
             let centre = if tuft % 3 == 0 {
                 let r = self.rng.range(0.4, 1.6);
                 let a = self.rng.range(0.0, TAU);
@@ -452,8 +452,8 @@ impl Builder {
 
     /// Fireflies: tiny warm specks on a loose spiral around the tree.
     fn fireflies(&mut self) {
-        for i in 0..6_000 {
-            let t = i as f32 / 6_000.0;
+        for i in 0..4_000 {
+            let t = i as f32 / 4_000.0;
             let angle = t * 7.0 * TAU;
             let radius = 1.4 + 0.6 * (t * 9.0).sin() + self.rng.range(-0.2, 0.2);
             let position = Vec3::new(0.6, 0.0, 2.8)

@@ -99,9 +99,9 @@ fn the_real_bundle_lists_its_levels() {
     assert_eq!(
         levels,
         vec![
-            LodLevel { level: 0, splats: 3163, chunks: 3 },
-            LodLevel { level: 1, splats: 1582, chunks: 2 },
-            LodLevel { level: 2, splats: 633, chunks: 1 },
+            LodLevel { level: 0, splats: 3870, chunks: 3 },
+            LodLevel { level: 1, splats: 1935, chunks: 2 },
+            LodLevel { level: 2, splats: 774, chunks: 1 },
         ]
     );
     // A renamed copy is known by its fields.
@@ -125,19 +125,19 @@ fn the_finest_level_is_the_crop_it_was_made_from() {
     })
     .expect("the bundle loads");
     assert_eq!(last, 1.0, "progress ends at 1");
-    assert_eq!(scene.len(), 3163);
+    assert_eq!(scene.len(), 3870);
     assert_eq!(scene.sh_degree, 1, "the crop was cut to SH degree 1");
     assert_eq!(scene.sh.len(), scene.len() * sh_coeffs_for_degree(1));
     assert!(scene.info.format.contains("level 0 of 3"), "{}", scene.info.format);
-    assert!(scene.info.format.contains("3,163 splats"), "{}", scene.info.format);
+    assert!(scene.info.format.contains("3,870 splats"), "{}", scene.info.format);
     assert!(!scene.info.antialiased, "the demo was not trained antialiased");
     let data = manifest().join("tests/data/lod");
     let level_0_files = ["0_0", "0_1", "0_2"].iter().flat_map(|chunk| walk_files(&data.join(chunk)));
     let on_disk: u64 = level_0_files.chain([path.clone()]).map(|p| std::fs::metadata(p).expect("metadata").len()).sum();
     assert_eq!(scene.info.file_bytes, on_disk, "file_bytes is lod-meta.json plus level 0's chunk files");
 
-    // The crop, in the demo's axes (`splatsort crop demo crop.ply --min 0.5,-2.3,-2.8 --max 2.5,0.1,-0.5`).
-    let crop = splatsort_scene::Scene::demo().crop(glam::Vec3::new(0.5, -2.3, -2.8), glam::Vec3::new(2.5, 0.1, -0.5));
+    // The crop, in the demo's axes (`splatsort crop demo crop.ply --min 0.3,-2.4,-2.8 --max 2.6,0.1,-0.3`).
+    let crop = splatsort_scene::Scene::demo().crop(glam::Vec3::new(0.3, -2.4, -2.8), glam::Vec3::new(2.6, 0.1, -0.3));
     assert_eq!(crop.len(), scene.len(), "level 0 holds every splat of the crop");
 
     let range = widest_range(&path, "0_");
@@ -183,7 +183,7 @@ fn coarser_levels_load_fewer_splats() {
     let fine = load_lod(&path, Some(0), &mut |_| {}).expect("level 0");
     let one = load_lod(&path, Some(1), &mut |_| {}).expect("level 1");
     let two = load_lod(&path, Some(2), &mut |_| {}).expect("level 2");
-    assert_eq!((fine.len(), one.len(), two.len()), (3163, 1582, 633));
+    assert_eq!((fine.len(), one.len(), two.len()), (3870, 1935, 774));
     assert!(one.info.format.contains("level 1 of 3: 2 chunks"), "{}", one.info.format);
     assert!(two.info.file_bytes < one.info.file_bytes && one.info.file_bytes < fine.info.file_bytes);
     // Decimation merges splats but keeps the scene where it was.
@@ -194,7 +194,7 @@ fn coarser_levels_load_fewer_splats() {
 
 #[test]
 fn a_level_out_of_range_lists_the_levels() {
-    load_error(&bundle(), Some(3), &["no level 3", "0 (3163 splats in 3 chunks)", "2 (633 splats in 1 chunks)"]);
+    load_error(&bundle(), Some(3), &["no level 3", "0 (3870 splats in 3 chunks)", "2 (774 splats in 1 chunks)"]);
 }
 
 #[test]
@@ -203,7 +203,7 @@ fn a_missing_chunk_is_named() {
     std::fs::remove_file(path.parent().expect("a folder").join("0_1/meta.json")).expect("remove a chunk");
     load_error(&path, None, &["0_1/meta.json"]);
     // Other levels do not read it.
-    assert_eq!(load_lod(&path, Some(1), &mut |_| {}).expect("level 1 reads other chunks").len(), 1582);
+    assert_eq!(load_lod(&path, Some(1), &mut |_| {}).expect("level 1 reads other chunks").len(), 1935);
     // A missing image of a chunk is named too.
     std::fs::remove_file(path.parent().expect("a folder").join("1_1/quats.webp")).expect("remove an image");
     load_error(&path, Some(1), &["1_1/meta.json", "quats.webp"]);
@@ -232,22 +232,22 @@ fn last_leaf(meta: &mut Value) -> &mut Value {
 fn lying_counts_are_refused() {
     // `counts` disagrees with the tree.
     let path = edited("counts", |m| {
-        m["counts"][0] = json!(3164);
-        m["count"] = json!(5379);
+        m["counts"][0] = json!(3871);
+        m["count"] = json!(6580);
     });
-    load_error(&path, None, &["counts[0]", "3164", "3163"]);
+    load_error(&path, None, &["counts[0]", "3871", "3870"]);
     // `count` disagrees with `counts`.
     let path = edited("count", |m| m["count"] = json!(1));
     load_error(&path, None, &["`count` is 1"]);
     // A slice runs past its chunk (its count and `counts` raised together).
     let path = edited("past", |m| {
         let last = &mut last_leaf(m)["lods"]["0"];
-        assert_eq!(last["file"], json!(4), "the last leaf's level 0 is in chunk 0_2");
+        assert_eq!(last["file"], json!(5), "the last leaf's level 0 is in chunk 0_2");
         last["count"] = json!(last["count"].as_u64().expect("a count") + 5);
-        m["counts"][0] = json!(3168);
-        m["count"] = json!(5383);
+        m["counts"][0] = json!(3875);
+        m["count"] = json!(6584);
     });
-    load_error(&path, None, &["0_2/meta.json", "788 splats"]);
+    load_error(&path, None, &["0_2/meta.json", "974 splats"]);
     // Two slices take the same splats.
     let path = edited("overlap", |m| first_leaf(m)["lods"]["0"]["offset"] = json!(1));
     load_error(&path, None, &["twice"]);
@@ -347,7 +347,7 @@ fn not_an_index_is_a_clear_error() {
     // A level with no splats.
     let path = edited("empty-level", |m| {
         m["lodLevels"] = json!(4);
-        m["counts"] = json!([3163, 1582, 633, 0]);
+        m["counts"] = json!([3870, 1935, 774, 0]);
     });
     load_error(&path, Some(3), &["level 3 holds no splats"]);
     assert_eq!(lod_levels(&path).expect("levels")[3], LodLevel { level: 3, splats: 0, chunks: 0 });
