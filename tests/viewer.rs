@@ -84,10 +84,9 @@ fn viewer_shows_the_panel_and_the_splats() {
     let shot = dir.join("window.png");
     let runtime = dir.join("xdg");
     std::fs::create_dir_all(&runtime).expect("runtime dir");
-    let scene = PathBuf::from("demo");
+    // No scene named: the viewer opens the procedural demo scene.
     let args = [
         "view".as_ref(),
-        scene.as_os_str(),
         "--frames".as_ref(),
         "24".as_ref(),
         "--screenshot".as_ref(),

@@ -62,7 +62,7 @@ pub struct Part {
 pub fn demo_with_parts() -> (Scene, Vec<Part>) {
     let start = std::time::Instant::now();
     let mut demo = Builder::default();
-    let objects: [(&str, &str, fn(&mut Builder)); 8] = [
+    let objects: [(&str, &str, Build); 8] = [
         ("ground", "checkered disc of flat splats, with very large soft shadows", Builder::ground),
         ("sphere", "glossy red: a highlight in SH degree 3 that follows the view", Builder::sphere),
         ("torus", "glossy gold, a sharper highlight", Builder::torus),
@@ -211,6 +211,9 @@ impl Default for Rng {
         Self(0x5eed_0000_0000_0035)
     }
 }
+
+/// One object's part of `Builder`.
+type Build = fn(&mut Builder);
 
 #[derive(Default)]
 struct Builder {
