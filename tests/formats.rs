@@ -683,7 +683,8 @@ fn every_shared_format_renders_like_the_ply() {
     // The same camera over the real capture from each file in `../shared/scenes/` (written by splat-transform),
     // against the PLY's image. SPZ keeps SH degree 3 at 8 bits or less: 40 dB or more (measured 41.8; .splat 42.3;
     // the compressed PLY 41). `.splat` is compared with the PLY drawn at degree 0. SOG: splat-transform's 55.8 dB.
-    // splatsort's writers on the real capture too: its SOG 60.4 dB (a scene of at most 65,536 distinct SH vectors
+    // splatsort's writers on the real capture too (its compressed PLY, SPZ v4 and glb, as on the demo scene), and
+    // its SOG: 60.4 dB (a scene of at most 65,536 distinct SH vectors
     // keeps them all), 46 with a palette of 8,192 through the k-means (the capture has 22,828).
     let Some(ply) = shared_ply() else { return };
     let camera = common::real_camera();
@@ -694,9 +695,19 @@ fn every_shared_format_renders_like_the_ply() {
     let written_kmeans = dir.join("real-kmeans.sog");
     let options = splatsort::scene::sog::SogOptions { palette_size: Some(8192), ..Default::default() };
     splatsort::scene::sog::write_sog(&ply, std::fs::File::create(&written_kmeans).unwrap(), &options).unwrap();
+    let written_compressed = dir.join("real.compressed.ply");
+    splatsort::scene::compressed::write_compressed_ply(&ply, &mut std::fs::File::create(&written_compressed).unwrap())
+        .unwrap();
+    let written_v4 = dir.join("real.v4.spz");
+    splatsort::scene::spz::write_spz(&ply, 4, &mut std::fs::File::create(&written_v4).unwrap()).unwrap();
+    let written_glb = dir.join("real.glb");
+    splatsort::scene::gltf::write_glb(&ply, &mut std::fs::File::create(&written_glb).unwrap()).unwrap();
     let files = [
         (Some(written_sog), 3, 55.0),
         (Some(written_kmeans), 3, 44.0),
+        (Some(written_compressed), 3, 40.0),
+        (Some(written_v4), 3, 40.0),
+        (Some(written_glb), 3, 99.0),
         (shared("semarang_stadium.sog"), 3, 50.0),
         (shared("semarang_stadium.spz"), 3, 40.0),
         (shared("semarang_stadium.v4.spz"), 3, 40.0),

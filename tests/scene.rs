@@ -259,8 +259,9 @@ fn the_real_capture_loads_when_present() {
 fn the_word_demo_opens_the_demo_scene_and_a_path_to_a_file_named_demo_opens_the_file() {
     let mut last_progress = 0.0;
     let scene = splatsort::scene::load(Path::new("demo"), &mut |p| last_progress = p).expect("the demo scene");
-    assert_eq!((scene.len(), scene.sh_degree, last_progress), (Scene::demo().len(), 3, 1.0));
-    assert_eq!(scene.info.format, "procedural demo scene");
+    let what = (scene.len(), scene.sh_degree, last_progress);
+    assert_eq!(what, (Scene::demo().len(), 3, 1.0), "the demo's splats, SH degree 3, progress to the end");
+    assert_eq!(scene.info.format, "procedural demo scene", "the format names the demo");
     let dir = scratch("dot-demo");
     let file = dir.join("demo");
     let error = splatsort::scene::load(&file, &mut |_| {}).expect_err("no file there").to_string();

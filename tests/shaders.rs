@@ -1,5 +1,5 @@
 //! Every WGSL module validates with naga as it is compiled (common parts prepended), every file under `shaders/` is
-//! part of one, and the renderer's constants agree with Rust. (The sort crate checks its own constants.)
+//! part of one, and the renderer's constants agree with Rust. (The sort crate checks its own shaders and constants.)
 
 use std::path::{Path, PathBuf};
 
@@ -37,7 +37,7 @@ fn every_wgsl_file_is_compiled() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders");
     let mut files = Vec::new();
     wgsl_files(&root, &root, &mut files);
-    assert!(files.len() >= 15, "found the shaders: {files:?}");
+    assert!(files.len() >= 10, "found the shaders: {files:?}");
     let compiled: Vec<&str> = modules().iter().map(|(name, _)| *name).collect();
     for (name, path) in files {
         // Common parts are prepended to the modules that need them, never compiled alone.

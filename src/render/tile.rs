@@ -31,7 +31,7 @@ const ARGS_EMIT: u64 = 40;
 const ARGS_RASTER_BALLOT: u64 = 68;
 /// The ballot rasterizer takes frames of at most this many pairs per visible splat (`TileSettings` in
 /// `render/tiles.wgsl`), by default. Measured on the H100 (BENCHMARKS.md): its pass is 10% faster at 1.4-2.1
-/// (1M-20M splats framed) and 3% at 4.6 (the demo from far), 13% slower at 20-25 (the demo from near and inside),
+/// (1M-20M splats framed) and 3% at 4.6 (the Semarang crop from far), 13% slower at 20-25 (from near and inside),
 /// where nearly every splat touches every pixel block.
 pub const BALLOT_MAX_PAIRS_PER_SPLAT: u32 = 8;
 pub const ARGS_PAIRS: u64 = 52;

@@ -2,7 +2,7 @@
 //! and the tests have a scene whose every splat is known.
 //!
 //! How it works: each object is a list of splats placed by formula from a seeded generator (`Rng`), so the scene is
-//! the same bytes on every run. Up is -y, as in the 3DGS trainers' scenes, so the default framing shows it upright.
+//! the same bytes on every run (on one platform: the trigonometry is its libm's). Up is -y, as in the 3DGS trainers' scenes, so the default framing shows it upright.
 //! - a checkered ground disc of flat splats, with soft contact shadows under the objects: very large, translucent;
 //! - a glossy red sphere and a gold torus whose highlights move as the view turns: their SH (degree 3) hold a
 //!   Phong-like lobe around each splat's mirror direction of the light, projected onto the SH basis in closed form
@@ -91,7 +91,7 @@ pub fn demo_with_parts() -> (Scene, Vec<Part>) {
 
 /// Where the light comes from (a unit vector from the scene toward it): above, left and in front of the framed
 /// view (which looks along +z from -z, up being -y).
-fn light() -> Vec3 {
+pub fn light() -> Vec3 {
     Vec3::new(-0.45, -1.0, -0.55).normalize()
 }
 
@@ -175,7 +175,7 @@ impl Gloss {
     }
 }
 
-/// SplitMix64: a seeded generator written out here because the scene must be the same bytes in every build, and a
+/// SplitMix64: a seeded generator written out here because the scene must not change when a dependency does, and a
 /// crate's generator may change its stream between versions (rand's StdRng promises no stability).
 struct Rng(u64);
 
@@ -386,7 +386,7 @@ impl Builder {
             let count = (14_000.0 * size * size) as usize;
             for _ in 0..count {
                 let n = self.rng.direction();
-                // Leaves thicken toward the surface of the clump (the cube root spreads them evenly in volume).
+                // Spread evenly through the clump's volume (the cube root of a uniform radius).
                 let depth = self.rng.unit().cbrt();
                 let position = centre + n * size * depth * Vec3::new(1.0, 0.85, 1.0);
                 let lit = 0.25 + 0.75 * (0.5 + 0.5 * n.dot(light())) * depth;

@@ -125,6 +125,10 @@ fn round_trips_through_glb_and_gltf() {
     let mut scenes: Vec<Scene> = (0..=3).map(|degree| synthetic(257, degree)).collect();
     // And a corner of the demo scene: SH degree 3, flat, needle and translucent splats.
     scenes.push(Scene::demo().crop(Vec3::new(0.3, -2.5, -2.8), Vec3::new(2.5, 0.1, -0.3)));
+    // And the crop of the real capture, when it is here.
+    if repo().join("../shared/scenes/semarang_stadium_sh3.ply").exists() {
+        scenes.push(crop_of_shared_ply());
+    }
     for scene in &scenes {
         let glb = temp("scene.glb");
         let mut bytes = Vec::new();

@@ -1,4 +1,4 @@
-//! A check of a sorted result on the GPU, without reading the keys back (`shaders/sort/check.wgsl`): out-of-order
+//! A check of a sorted result on the GPU, without reading the keys back (`shaders/check.wgsl`): out-of-order
 //! neighbours and pairs that are not the input's, counted with atomics into a 16-byte result.
 //!
 //! `mark` records, for every input pair, that its value was seen and which key it carried; `check` then walks the
@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::{SortConfig, SortKernels, dispatch};
 
-const CHECK_WGSL: &str = include_str!("../../../shaders/sort/check.wgsl");
+const CHECK_WGSL: &str = include_str!("../shaders/check.wgsl");
 const WORKGROUP: u32 = 256;
 
 /// The check shader as it is compiled (the sorts' common part, for `ordered_key`, first).

@@ -111,7 +111,7 @@ impl SortAlgorithm {
 }
 
 /// How keys compare: their type. Every algorithm sorts the 32-bit types, OneSweep u64 keys too: digits are taken from
-/// an order-preserving transform of the key's bits (`ordered_key` in `sort/common.wgsl`), and the keys keep their
+/// an order-preserving transform of the key's bits (`ordered_key` in `shaders/common.wgsl`), and the keys keep their
 /// bits.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize), serde(rename_all = "snake_case"))]
@@ -315,7 +315,7 @@ impl SortConfig {
         Ok(Self { onesweep, ..self })
     }
 
-    /// The key type and order as the shaders take them (`key_order` in `sort/common.wgsl`).
+    /// The key type and order as the shaders take them (`key_order` in `shaders/common.wgsl`).
     pub fn key_order_bits(self) -> u32 {
         let key_type = match self.key_type {
             KeyType::U32 => 0,

@@ -1,6 +1,6 @@
 //! How a radix sort is recorded, whichever algorithm: the parameters buffer (per-iteration and per-scan-level
 //! uniforms at dynamic offsets), the dispatch plan (sizes from a count known on the CPU, or indirect arguments that
-//! the prepare pass, `shaders/sort/prepare.wgsl`, writes from a count only the GPU knows), and the loop over
+//! the prepare pass, `shaders/prepare.wgsl`, writes from a count only the GPU knows), and the loop over
 //! iterations that the tutorial and subgroup sorts share.
 
 use std::num::NonZeroU64;
@@ -11,21 +11,21 @@ use crate::timing::{PassTimer, SortPass, SortPassLabel};
 use crate::util::{begin_pass, params_entry, pipeline, storage_entry, uniform_entry};
 use crate::{SortConfig, SortKernels};
 
-/// Threads per workgroup in every sort pass. Mirrors `WORKGROUP_SIZE` in `sort/common.wgsl` (checked by a test).
+/// Threads per workgroup in every sort pass. Mirrors `WORKGROUP_SIZE` in `shaders/common.wgsl` (checked by a test).
 pub const WORKGROUP_SIZE: u32 = 256;
 /// Most iterations a sort can have (32 key bits at 1 bit per pass).
 pub const MAX_ITERATIONS: u32 = 32;
 
 /// Sizes, per-iteration parameters and the workgroup scan, prepended to each sort shader.
-pub const COMMON_WGSL: &str = include_str!("../../../shaders/sort/common.wgsl");
-pub const PREPARE_WGSL: &str = include_str!("../../../shaders/sort/prepare.wgsl");
+pub const COMMON_WGSL: &str = include_str!("../shaders/common.wgsl");
+pub const PREPARE_WGSL: &str = include_str!("../shaders/prepare.wgsl");
 
 /// A sort shader as compiled: the common parts, then its own source.
 pub fn with_common(body: &str) -> String {
     format!("{COMMON_WGSL}\n{SCAN_COMMON_WGSL}\n{body}")
 }
 
-/// Mirrors `IterationParams` in `sort/common.wgsl`.
+/// Mirrors `IterationParams` in `shaders/common.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable, PartialEq, Eq)]
 pub(crate) struct IterationParams {
@@ -407,7 +407,7 @@ impl Plan<'_> {
     }
 }
 
-/// Mirrors `PrepareSettings` in `sort/prepare.wgsl`.
+/// Mirrors `PrepareSettings` in `shaders/prepare.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable, PartialEq, Eq)]
 struct PrepareSettings {

@@ -11,8 +11,8 @@
 //! An LSD radix sort moves keys by one digit of `radix_bits` bits per iteration, least significant digit first.
 //! Each iteration is stable, so after `ceil(key_bits / radix_bits)` iterations the keys are sorted by their low
 //! `key_bits` bits and equal keys keep their input order. Signed and float keys (and the descending order) go
-//! through an order-preserving transform of their bits (`ordered_key` in `shaders/sort/common.wgsl`); the keys
-//! themselves keep their bits. Each algorithm's kernels are in `shaders/sort/<algorithm>/`.
+//! through an order-preserving transform of their bits (`ordered_key` in `shaders/common.wgsl`); the keys
+//! themselves keep their bits. Each algorithm's kernels are in `shaders/<algorithm>/`.
 //!
 //! # Using it
 //! The caller owns the keys and values: [`SortBuffers`] holds two ping-pong pairs. Write the input into pair 0
@@ -50,6 +50,11 @@
 
 #![warn(missing_docs)]
 
+/// The README's example, compiled as a doctest so that it stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 mod buffers;
 mod check;
 mod config;
@@ -76,18 +81,18 @@ pub use tutorial::TutorialSort;
 
 use crate::timing::{PassTimer, SortPass};
 
-/// Every shader module the sorts compile, as compiled (common parts prepended), named by its file under `shaders/`:
-/// for validating them all in a test.
+/// Every shader module the sorts compile, as compiled (common parts prepended), named by its file under the crate's
+/// `shaders/`: for validating them all in a test.
 pub fn shader_modules() -> Vec<(&'static str, String)> {
     use dispatch::with_common;
     vec![
-        ("sort/tutorial/rank.wgsl", with_common(tutorial::RANK_WGSL)),
-        ("sort/scan/scan.wgsl", with_common(scan::SCAN_WGSL)),
-        ("sort/tutorial/scatter.wgsl", with_common(tutorial::SCATTER_WGSL)),
-        ("sort/subgroup/subgroup.wgsl", with_common(subgroup::SUBGROUP_WGSL)),
-        ("sort/onesweep/onesweep.wgsl", with_common(onesweep::ONESWEEP_WGSL)),
-        ("sort/prepare.wgsl", dispatch::PREPARE_WGSL.to_string()),
-        ("sort/check.wgsl", check::check_source()),
+        ("tutorial/rank.wgsl", with_common(tutorial::RANK_WGSL)),
+        ("scan/scan.wgsl", with_common(scan::SCAN_WGSL)),
+        ("tutorial/scatter.wgsl", with_common(tutorial::SCATTER_WGSL)),
+        ("subgroup/subgroup.wgsl", with_common(subgroup::SUBGROUP_WGSL)),
+        ("onesweep/onesweep.wgsl", with_common(onesweep::ONESWEEP_WGSL)),
+        ("prepare.wgsl", dispatch::PREPARE_WGSL.to_string()),
+        ("check.wgsl", check::check_source()),
     ]
 }
 
@@ -314,20 +319,50 @@ mod tests {
         }
     }
 
+    /// Every `.wgsl` file under `dir`, by its path relative to `root`, with `/` between folders.
+    fn wgsl_files(root: &std::path::Path, dir: &std::path::Path, out: &mut Vec<(String, std::path::PathBuf)>) {
+        for entry in std::fs::read_dir(dir).expect("a shader folder") {
+            let path = entry.expect("dir entry").path();
+            if path.is_dir() {
+                wgsl_files(root, &path, out);
+            } else if path.extension().is_some_and(|e| e == "wgsl") {
+                let relative = path.strip_prefix(root).expect("under shaders/");
+                let name = relative.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
+                out.push((name, path));
+            }
+        }
+    }
+
+    #[test]
+    fn every_wgsl_file_is_compiled() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders");
+        let mut files = Vec::new();
+        wgsl_files(&root, &root, &mut files);
+        assert!(files.len() >= 9, "found the shaders: {files:?}");
+        let modules = shader_modules();
+        for (name, path) in files {
+            // Common parts are prepended to the modules that need them, never compiled alone.
+            let compiled = name.ends_with("common.wgsl") || modules.iter().any(|(n, _)| *n == name);
+            assert!(compiled, "{name} is in shaders/ but no module compiles it");
+            let text = std::fs::read_to_string(&path).expect("read");
+            assert!(text.starts_with("// "), "{name}: starts with a line on what it does");
+        }
+    }
+
     #[test]
     fn shader_constants_agree_with_rust() {
         let modules = shader_modules();
         let source = |name: &str| modules.iter().find(|(n, _)| *n == name).map(|(_, s)| s.as_str()).expect(name);
-        let rank = source("sort/tutorial/rank.wgsl");
+        let rank = source("tutorial/rank.wgsl");
         assert_eq!(const_u32(rank, "WORKGROUP_SIZE"), Some(dispatch::WORKGROUP_SIZE));
         assert_eq!(const_u32(rank, "CHUNK_SIZE"), Some(tutorial::CHUNK_SIZE));
         assert_eq!(const_u32(rank, "MAX_RADIX"), Some(tutorial::MAX_RADIX));
-        assert_eq!(const_u32(source("sort/scan/scan.wgsl"), "SCAN_BLOCK_SIZE"), Some(scan::SCAN_BLOCK_SIZE));
-        let prepare = source("sort/prepare.wgsl");
+        assert_eq!(const_u32(source("scan/scan.wgsl"), "SCAN_BLOCK_SIZE"), Some(scan::SCAN_BLOCK_SIZE));
+        let prepare = source("prepare.wgsl");
         assert_eq!(const_u32(prepare, "SCAN_BLOCK_SIZE"), Some(scan::SCAN_BLOCK_SIZE));
         assert_eq!(const_u32(prepare, "MAX_SCAN_LEVELS"), Some(scan::MAX_SCAN_LEVELS));
         assert_eq!(const_u32(prepare, "MAX_ITERATIONS"), Some(dispatch::MAX_ITERATIONS));
-        let subgroup = source("sort/subgroup/subgroup.wgsl");
+        let subgroup = source("subgroup/subgroup.wgsl");
         assert_eq!(const_u32(subgroup, "KEYS_PER_THREAD"), Some(subgroup::KEYS_PER_THREAD));
         assert_eq!(const_u32(subgroup, "TILE_SIZE"), Some(subgroup::TILE_SIZE));
         assert_eq!(const_u32(subgroup, "RADIX"), Some(1 << subgroup::RADIX_BITS));

@@ -1,4 +1,4 @@
-//! OneSweep (`shaders/sort/onesweep/onesweep.wgsl`): 8-bit digits, one histogram pass over all digit positions, then one
+//! OneSweep (`shaders/onesweep/onesweep.wgsl`): 8-bit digits, one histogram pass over all digit positions, then one
 //! pass per digit that finds each tile's output offsets by a chained scan with decoupled look-back.
 //!
 //! What it adds to the published algorithm:
@@ -51,7 +51,7 @@ pub const SMALL_SORT: u32 = 1 << 22;
 pub const MAX_KEYS_PER_THREAD: u32 = 24;
 
 /// The digit pass, histogram and reset kernels.
-pub const ONESWEEP_WGSL: &str = include_str!("../../../shaders/sort/onesweep/onesweep.wgsl");
+pub const ONESWEEP_WGSL: &str = include_str!("../shaders/onesweep/onesweep.wgsl");
 
 /// The shape of a digit pass's tile: `threads` invocations of `keys_per_thread` keys each.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

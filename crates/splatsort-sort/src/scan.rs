@@ -1,4 +1,4 @@
-//! The hierarchical exclusive scan of a digit-major count table (`shaders/sort/scan/scan.wgsl`), for the sorts and
+//! The hierarchical exclusive scan of a digit-major count table (`shaders/scan/scan.wgsl`), for the sorts and
 //! on its own (`ScanTable`).
 //!
 //! Every sort here counts digits per tile into a table stored digit-major (`digit * num_tiles + tile`), so one
@@ -17,9 +17,9 @@ pub const SCAN_BLOCK_SIZE: u32 = 1024;
 /// Most scan levels: 1024^7 entries is far past any buffer. Mirrors `MAX_SCAN_LEVELS` in `prepare.wgsl`.
 pub const MAX_SCAN_LEVELS: u32 = 7;
 /// The workgroup prefix sum, shared with the splat projection.
-pub const SCAN_COMMON_WGSL: &str = include_str!("../../../shaders/sort/scan/common.wgsl");
+pub const SCAN_COMMON_WGSL: &str = include_str!("../shaders/scan/common.wgsl");
 /// The scan kernels: scan blocks, add block offsets back down.
-pub const SCAN_WGSL: &str = include_str!("../../../shaders/sort/scan/scan.wgsl");
+pub const SCAN_WGSL: &str = include_str!("../shaders/scan/scan.wgsl");
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable, PartialEq, Eq)]

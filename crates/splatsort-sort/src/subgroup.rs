@@ -1,4 +1,4 @@
-//! VREN's 4-bit radix sort with subgroup operations (`shaders/sort/subgroup/subgroup.wgsl`).
+//! VREN's 4-bit radix sort with subgroup operations (`shaders/subgroup/subgroup.wgsl`).
 //!
 //! How it works, per iteration (one 4-bit digit; 8 iterations for 32-bit keys, 4 for 16):
 //! 1. `count`: each workgroup takes a tile of 2048 keys and counts its digits with subgroup ballots (no per-key
@@ -30,7 +30,7 @@ pub const KEYS_PER_THREAD: u32 = 8;
 pub const TILE_SIZE: u32 = WORKGROUP_SIZE * KEYS_PER_THREAD;
 
 /// The count and reorder kernels.
-pub const SUBGROUP_WGSL: &str = include_str!("../../../shaders/sort/subgroup/subgroup.wgsl");
+pub const SUBGROUP_WGSL: &str = include_str!("../shaders/subgroup/subgroup.wgsl");
 
 /// Per iteration: count reads a key; the scan reads and writes the table twice; reorder reads key and value and
 /// writes them (the count table's 16 entries per tile are under 0.1 byte per key).

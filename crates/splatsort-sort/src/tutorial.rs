@@ -29,15 +29,15 @@ use std::sync::Arc;
 
 use crate::{SortBuffers, SortConfig, SortError, SortKernels, TrafficModel, check_binding};
 
-/// Keys per chunk in pass 1. Mirrors `CHUNK_SIZE` in `sort/common.wgsl`.
+/// Keys per chunk in pass 1. Mirrors `CHUNK_SIZE` in `shaders/common.wgsl`.
 pub const CHUNK_SIZE: u32 = 512;
-/// Largest radix the shaders' workgroup tables hold. Mirrors `MAX_RADIX` in `sort/common.wgsl`.
+/// Largest radix the shaders' workgroup tables hold. Mirrors `MAX_RADIX` in `shaders/common.wgsl`.
 pub const MAX_RADIX: u32 = 256;
 
 /// The rank kernel.
-pub const RANK_WGSL: &str = include_str!("../../../shaders/sort/tutorial/rank.wgsl");
+pub const RANK_WGSL: &str = include_str!("../shaders/tutorial/rank.wgsl");
 /// The scatter kernel.
-pub const SCATTER_WGSL: &str = include_str!("../../../shaders/sort/tutorial/scatter.wgsl");
+pub const SCATTER_WGSL: &str = include_str!("../shaders/tutorial/scatter.wgsl");
 
 /// Per iteration: rank reads a key and writes a rank (+ the counts); the scan reads and writes the count table
 /// twice (scan, add back); scatter reads key, value and rank and writes key and value.
