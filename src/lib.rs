@@ -5,7 +5,6 @@
 pub mod bench;
 pub mod camera;
 pub mod gpu;
-pub mod keys;
 pub mod lab;
 pub mod readback;
 pub mod render;
@@ -13,6 +12,8 @@ pub mod render;
 pub use splatsort_scene as scene;
 /// The GPU sorts: the `splatsort-sort` crate.
 pub use splatsort_sort as sort;
+/// The sort crate's seeded key distributions, which the benchmarks draw from.
+pub use splatsort_sort::keys;
 pub mod timing;
 pub mod trace;
 pub mod viewer;

@@ -1,9 +1,26 @@
 //! The timestamp ring never stalls: with every slot in flight a frame goes untimed instead of waiting, collecting
-//! returns the newest finished frame, and collected slots are reused.
+//! returns the newest finished frame, and collected slots are reused; a sort's passes are timed under their labels, and a
+//! device without timestamps gets no timer, with the reason.
 
 mod common;
 
+use splatsort::keys::KeyDistribution;
+use splatsort::sort::{GpuSort, SortAlgorithm, SortBuffers, SortConfig};
 use splatsort::timing::{GpuTimer, PassKind, PassLabel};
+
+/// The algorithms the test device runs (the sort crate's own tests check the reasons for the others).
+fn algorithms() -> Vec<SortAlgorithm> {
+    let features = common::context().device.features();
+    SortAlgorithm::ALL.into_iter().filter(|a| a.unavailable_reason(features).is_none()).collect()
+}
+
+/// A sorter of `algorithm` over new buffers of `capacity`.
+fn sorter(algorithm: SortAlgorithm, capacity: u32, config: SortConfig) -> (SortBuffers, GpuSort) {
+    let ctx = common::context();
+    let buffers = SortBuffers::new(&ctx.device, capacity).expect("buffers");
+    let sorter = GpuSort::new(&ctx.device, algorithm, &buffers, config).expect("sorter");
+    (buffers, sorter)
+}
 
 fn timed_frame(ctx: &splatsort::gpu::GpuContext, timer: &mut GpuTimer, repeat: u32) -> bool {
     let mut encoder = ctx.device.create_command_encoder(&Default::default());
@@ -98,4 +115,58 @@ fn blocking_collection_waits_for_a_callback_run_by_another_thread() {
             assert!(timings.is_some(), "frame {frame}: timings come back");
         }
     });
+}
+
+#[test]
+fn per_pass_timings_are_labelled_by_iteration_and_kind() {
+    let ctx = common::context();
+    for algorithm in algorithms() {
+        let config = algorithm.config(algorithm.default_radix_bits(), 32).unwrap();
+        let (buffers, mut sorter) = sorter(algorithm, 50_000, config);
+        let keys = KeyDistribution::Uniform.generate(50_000, 5);
+        let values: Vec<u32> = (0..50_000).collect();
+        buffers.write_input(&ctx.queue, &keys, &values).unwrap();
+        let mut timer = match GpuTimer::new(&ctx.device, &ctx.queue, sorter.timed_passes(), 2) {
+            Ok(timer) => timer,
+            Err(reason) => {
+                // Only a device without timestamps may skip, and then the reason must be known.
+                assert!(!ctx.timestamps.is_available(), "timer refused on a device with timestamps: {reason}");
+                return;
+            }
+        };
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        assert!(timer.begin_frame(), "a fresh timer has a free slot");
+        sorter.record(&ctx.queue, &mut encoder, 50_000, Some(&mut timer), 0).unwrap();
+        timer.end_frame(&mut encoder);
+        ctx.queue.submit([encoder.finish()]);
+        timer.after_submit();
+        let timings = timer.collect_blocking(&ctx.device).expect("timings come back");
+        let kinds = PassKind::of_sort(algorithm);
+        assert_eq!(timings.passes.len() as u32, sorter.timed_passes(), "{algorithm:?}: every pass timed");
+        // OneSweep's histogram runs once per sort (no iteration); every other pass once per iteration.
+        let once = |kind: PassKind| kind == PassKind::SortHistogram;
+        for kind in &kinds {
+            let iterations: Vec<Option<u32>> =
+                if once(*kind) { vec![None] } else { (0..config.iterations()).map(Some).collect() };
+            for iteration in iterations {
+                let pass = timings
+                    .passes
+                    .iter()
+                    .find(|p| p.label.kind == *kind && p.label.iteration == iteration)
+                    .unwrap_or_else(|| panic!("{algorithm:?}: no {kind:?} timing for iteration {iteration:?}"));
+                assert!(pass.duration_nanos.is_finite() && pass.duration_nanos >= 0.0, "{pass:?}");
+            }
+        }
+        assert!(kinds.iter().all(|k| k.is_sort()) && !kinds.contains(&PassKind::Draw));
+        assert!(timings.span_nanos() > 0.0, "a sort of 50,000 keys takes some GPU time");
+    }
+}
+
+#[test]
+fn timings_are_absent_with_a_reason_without_timestamp_support() {
+    let ctx = common::context();
+    let (device, queue) =
+        pollster::block_on(ctx.adapter.request_device(&wgpu::DeviceDescriptor::default())).expect("a plain device");
+    let reason = GpuTimer::new(&device, &queue, 10, 2).err().expect("no timer without TIMESTAMP_QUERY");
+    assert!(reason.0.contains("TIMESTAMP_QUERY"), "{reason}");
 }

@@ -12,6 +12,7 @@ use anyhow::{Context, bail};
 use glam::Vec3;
 
 use splatsort::camera::{Camera, frame_bounds};
+use splatsort::keys::KeyDistribution;
 use splatsort::render::{Antialias, DrawPath, GpuFormat, RenderSettings};
 use splatsort::scene::{self, PlyEncoding, Scene};
 use splatsort::sort::onesweep::TileShape;
@@ -34,7 +35,7 @@ macro_rules! named {
     )*};
 }
 
-named!(SortAlgorithm, KeyType, SortOrder, StatusTable);
+named!(SortAlgorithm, KeyType, SortOrder, StatusTable, KeyDistribution);
 
 /// A value parser for one of the sort crate's enums (which do not depend on clap).
 pub(crate) fn named<T: Named>() -> impl clap::builder::TypedValueParser<Value = T> {

@@ -39,7 +39,7 @@ pub(crate) struct SortBenchArgs {
     #[arg(long, value_delimiter = ',', default_value = "1000000")]
     pub(crate) n: Vec<u32>,
     /// Key distributions (several: a sweep).
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "uniform")]
+    #[arg(long, value_parser = named::<KeyDistribution>(), value_delimiter = ',', default_value = "uniform")]
     pub(crate) keys: Vec<KeyDistribution>,
     /// Seed of the key generator.
     #[arg(long, default_value_t = 1)]

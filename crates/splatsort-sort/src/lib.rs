@@ -62,6 +62,7 @@ pub mod cpu;
 mod dispatch;
 mod error;
 mod kernels;
+pub mod keys;
 pub mod onesweep;
 pub mod scan;
 pub mod subgroup;

@@ -5,9 +5,9 @@
 
 mod common;
 
-use splatsort::keys::KeyDistribution;
-use splatsort::sort::onesweep::{self, TileShape};
-use splatsort::sort::{
+use splatsort_sort::keys::KeyDistribution;
+use splatsort_sort::onesweep::{self, TileShape};
+use splatsort_sort::{
     GpuSort, KeyType, OnesweepOptions, SortAlgorithm, SortBuffers, SortConfig, SortError, SortOrder, StatusTable, cpu,
 };
 

@@ -1,14 +1,17 @@
-//! Seeded key distributions for sort tests and benchmarks, shaped like real workloads.
+//! Seeded key distributions for sort tests and benchmarks, shaped like real workloads: this crate's test sweeps and
+//! the benchmarks of programs that use it draw their keys from here.
 
 /// A small, fast, seeded generator (SplitMix64): the same seed gives the same keys on every machine.
 #[derive(Clone, Debug)]
 pub struct SplitMix64(u64);
 
 impl SplitMix64 {
+    /// A generator whose stream is fixed by `seed`.
     pub fn new(seed: u64) -> Self {
         Self(seed)
     }
 
+    /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
@@ -17,6 +20,7 @@ impl SplitMix64 {
         z ^ (z >> 31)
     }
 
+    /// The next 32 random bits (the high half of the next 64).
     pub fn next_u32(&mut self) -> u32 {
         (self.next_u64() >> 32) as u32
     }
@@ -28,8 +32,8 @@ impl SplitMix64 {
 }
 
 /// The shape of the keys to sort.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, clap::ValueEnum)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize), serde(rename_all = "snake_case"))]
 pub enum KeyDistribution {
     /// Uniform random 32-bit keys.
     Uniform,
@@ -48,9 +52,11 @@ pub enum KeyDistribution {
 }
 
 impl KeyDistribution {
+    /// Every distribution, in the order sweeps run them.
     pub const ALL: [KeyDistribution; 6] =
         [Self::Uniform, Self::Narrow, Self::Equal, Self::Sorted, Self::Reversed, Self::Depth];
 
+    /// The name a command line takes for it.
     pub fn name(self) -> &'static str {
         match self {
             Self::Uniform => "uniform",
