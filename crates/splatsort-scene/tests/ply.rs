@@ -6,7 +6,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use glam::{Quat, Vec3};
-use splatsort::scene::{PlyEncoding as Encoding, Scene, SceneError, load_ply, write_ply};
+use splatsort_scene::{PlyEncoding as Encoding, Scene, SceneError, load_ply, write_ply};
 
 /// A fresh folder for one test's files.
 fn scratch(test: &str) -> PathBuf {
@@ -240,7 +240,7 @@ fn nan_and_inf_splats_are_dropped_and_counted() {
 
 #[test]
 fn the_real_capture_loads_when_present() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/scenes/semarang_stadium_sh3.ply");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/scenes/semarang_stadium_sh3.ply");
     if !path.exists() {
         eprintln!("skipped: {} is absent (a real capture, kept outside the repository)", path.display());
         return;
@@ -258,21 +258,21 @@ fn the_real_capture_loads_when_present() {
 #[test]
 fn the_word_demo_opens_the_demo_scene_and_a_path_to_a_file_named_demo_opens_the_file() {
     let mut last_progress = 0.0;
-    let scene = splatsort::scene::load(Path::new("demo"), &mut |p| last_progress = p).expect("the demo scene");
+    let scene = splatsort_scene::load(Path::new("demo"), &mut |p| last_progress = p).expect("the demo scene");
     let what = (scene.len(), scene.sh_degree, last_progress);
     assert_eq!(what, (Scene::demo().len(), 3, 1.0), "the demo's splats, SH degree 3, progress to the end");
     assert_eq!(scene.info.format, "procedural demo scene", "the format names the demo");
     let dir = scratch("dot-demo");
     let file = dir.join("demo");
-    let error = splatsort::scene::load(&file, &mut |_| {}).expect_err("no file there").to_string();
+    let error = splatsort_scene::load(&file, &mut |_| {}).expect_err("no file there").to_string();
     assert!(error.contains(&file.display().to_string()), "a path ending in demo is a file name: {error}");
     write(&scene.select(&[0, 1, 2]), &file, Encoding::BinaryLittleEndian);
-    assert_eq!(splatsort::scene::load(&file, &mut |_| {}).expect("the file").len(), 3, "the file, not the demo");
+    assert_eq!(splatsort_scene::load(&file, &mut |_| {}).expect("the file").len(), 3, "the file, not the demo");
 }
 
 #[test]
 fn shared_scenes_load_when_present() {
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data");
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data");
     if !data.exists() {
         eprintln!("skipped: {} is not here", data.display());
         return;

@@ -17,7 +17,7 @@ use std::time::Duration;
 mod common;
 
 use cap::Cap;
-use splatsort::scene::{PlyEncoding, Scene, load_ply, write_ply};
+use splatsort_scene::{PlyEncoding, Scene, load_ply, write_ply};
 
 #[global_allocator]
 static ALLOCATOR: Cap<System> = Cap::new(System, usize::MAX);
