@@ -1,0 +1,262 @@
+//! Recording a frame: the projection, the depth sort, the draw by quads or tiles, and the blit.
+
+use super::*;
+
+impl SplatRenderer {
+    fn ensure_target(&mut self, device: &wgpu::Device, width: u32, height: u32) {
+        if self.target.as_ref().is_some_and(|(t, ..)| t.width() == width && t.height() == height) {
+            return;
+        }
+        let texture = device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("splat accumulation"),
+            size: wgpu::Extent3d { width, height, depth_or_array_layers: 1 },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: ACCUMULATION_FORMAT,
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT
+                | wgpu::TextureUsages::TEXTURE_BINDING
+                | wgpu::TextureUsages::STORAGE_BINDING,
+            view_formats: &[],
+        });
+        self.image_generation += 1;
+        let view = texture.create_view(&Default::default());
+        let groups = [0, 1].map(|srgb| {
+            device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("blit"),
+                layout: &self.kernels.pipelines().blit_layout,
+                entries: &[
+                    wgpu::BindGroupEntry { binding: 0, resource: wgpu::BindingResource::TextureView(&view) },
+                    wgpu::BindGroupEntry { binding: 1, resource: self.blit_params[srgb].as_entire_binding() },
+                ],
+            })
+        });
+        self.target = Some((texture, view, groups));
+    }
+
+    /// Records one frame: depth keys, sort, draw into the accumulation image (resized to the camera's image when it
+    /// changes, which happens on a window resize, not per frame).
+    pub fn encode_frame(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        encoder: &mut wgpu::CommandEncoder,
+        camera: &Camera,
+        timer: Option<&mut GpuTimer>,
+        repeat: u32,
+    ) -> Result<(), RenderError> {
+        self.encode_frame_with(device, queue, encoder, camera, timer, repeat, None)
+    }
+
+    /// `encode_frame`, with `hook` recorded before and after the depth sort (`HookPoint`): the sort laboratory
+    /// copies the unsorted pairs, the viewer's sort check the sorted ones.
+    #[allow(clippy::too_many_arguments, reason = "encode_frame's arguments and the hook")]
+    pub fn encode_frame_with(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        encoder: &mut wgpu::CommandEncoder,
+        camera: &Camera,
+        mut timer: Option<&mut GpuTimer>,
+        repeat: u32,
+        hook: Option<FrameHook<'_>>,
+    ) -> Result<(), RenderError> {
+        let limit = device.limits().max_texture_dimension_2d;
+        if camera.width == 0 || camera.height == 0 || camera.width > limit || camera.height > limit {
+            return Err(RenderError::ImageTooBig { width: camera.width, height: camera.height, limit });
+        }
+        self.ensure_target(device, camera.width, camera.height);
+        queue.write_buffer(&self.uniforms, 0, bytemuck::bytes_of(&self.frame_uniforms(camera)));
+        encoder.copy_buffer_to_buffer(&self.draw_args_reset, 0, &self.draw_args, 0, DRAW_ARGS_BYTES);
+        let compute = self.settings.draw == DrawPath::Compute;
+        // Timed, or with a hook that needs the encoder between two stages: a compute pass per stage. Otherwise the
+        // frame's compute work is one compute pass.
+        let output_slot = if timer.as_deref().is_some_and(GpuTimer::is_timing) || hook.is_some() {
+            let mut stages = Stages::Passes { encoder, timer: timer.as_deref_mut(), repeat };
+            self.record_compute(device, queue, camera, &mut stages, hook)?
+        } else {
+            let descriptor = wgpu::ComputePassDescriptor { label: Some("frame"), timestamp_writes: None };
+            let mut pass = encoder.begin_compute_pass(&descriptor);
+            self.record_compute(device, queue, camera, &mut Stages::One(&mut pass), None)?
+        };
+        self.record_quads(encoder, output_slot, compute, (timer, repeat));
+        // The sort's look-back counters and the compute path's pair count ride along with the counts (words 5 to
+        // 7), read back without a stall. Copied last: a copy between two passes waits for the one before it.
+        self.sorter.copy_lookback_stats(encoder, &self.draw_args, draw_args_offset!(sort_fallbacks));
+        if let Some(tiles) = self.tiles.as_ref().filter(|_| compute) {
+            let at = draw_args_offset!(tile_pairs);
+            encoder.copy_buffer_to_buffer(tiles.draw_args(), tile::ARGS_PAIRS, &self.draw_args, at, 4);
+        }
+        Ok(())
+    }
+
+    /// The frame's uniforms for `camera` and the current settings.
+    fn frame_uniforms(&self, camera: &Camera) -> FrameUniforms {
+        let s = self.settings;
+        let (tan_x, tan_y) = camera.tan_half_fov();
+        let m = camera.camera_from_world;
+        let t = -(m * camera.position);
+        let camera_from_world =
+            glam::Mat4::from_cols(m.x_axis.extend(0.0), m.y_axis.extend(0.0), m.z_axis.extend(0.0), t.extend(1.0));
+        FrameUniforms {
+            camera_from_world: camera_from_world.to_cols_array_2d(),
+            camera_position: camera.position.extend(1.0).to_array(),
+            focal: [camera.fx, camera.fy],
+            principal: [camera.cx, camera.cy],
+            viewport: [camera.width as f32, camera.height as f32],
+            tan_half_fov: [tan_x, tan_y],
+            near: camera.near,
+            far: camera.far,
+            num_splats: self.scene.num_splats,
+            key_bits: s.sort.key_bits,
+            sh_degree: s.sh_degree.min(self.scene.sh_degree),
+            sh_words: self.scene.format.sh_words(self.scene.sh_degree),
+            splat_scale: s.splat_scale,
+            count_index: self.visible_counts.total_index(),
+            antialias: u32::from(s.antialias),
+            _pad0: 0,
+            _pad1: 0,
+            _pad2: 0,
+            parts: [self.scene.part_splats, 0, 0, 0],
+            dc_min: [self.scene.dc_range.min[0], self.scene.dc_range.min[1], self.scene.dc_range.min[2], 0.0],
+            dc_step: [self.scene.dc_range.step[0], self.scene.dc_range.step[1], self.scene.dc_range.step[2], 0.0],
+        }
+    }
+
+    /// The frame's compute stages: depth keys, the depth sort with `hook` on either side (given the encoder when
+    /// `stages` has one), and for the compute path the tiles. Returns the sort's output slot.
+    fn record_compute(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        camera: &Camera,
+        stages: &mut Stages<'_, '_>,
+        mut hook: Option<FrameHook<'_>>,
+    ) -> Result<usize, RenderError> {
+        self.record_depth_keys(stages);
+        if let (Some(hook), Stages::Passes { encoder, .. }) = (hook.as_mut(), &mut *stages) {
+            hook(encoder, &self.sort_buffers, HookPoint::BeforeSort);
+        }
+        // Only the visible splats are sorted: their number stays on the GPU.
+        let output_slot = stages.sort(&mut self.sorter, queue, None);
+        if let (Some(hook), Stages::Passes { encoder, .. }) = (hook.as_mut(), &mut *stages) {
+            hook(encoder, &self.sort_buffers, HookPoint::AfterSort { output_slot });
+        }
+        if self.settings.draw == DrawPath::Compute {
+            self.record_tiles(device, queue, camera, output_slot, stages)?;
+        }
+        Ok(output_slot)
+    }
+
+    /// The depth-keys stage: projection, the scan of the per-workgroup visible counts, and the compaction of the
+    /// visible splats' keys into the sort's input.
+    fn record_depth_keys(&self, stages: &mut Stages<'_, '_>) {
+        stages.stage("depth keys", PassKind::DepthKeys, |pass| {
+            pass.set_pipeline(&self.kernels.pipelines().project[self.scene.format.index() as usize]);
+            for (group, &(_, count)) in self.project_groups.iter().zip(&self.scene.parts) {
+                let groups = (count as u32).div_ceil(PROJECT_WORKGROUP_SIZE);
+                let (x, y) = dispatch_grid(groups, self.max_workgroups_per_dim);
+                pass.set_bind_group(0, group, &[]);
+                pass.dispatch_workgroups(x, y, 1);
+            }
+            let groups = self.scene.num_splats.div_ceil(PROJECT_WORKGROUP_SIZE);
+            let (x, y) = dispatch_grid(groups, self.max_workgroups_per_dim);
+            self.visible_counts.record(pass);
+            pass.set_pipeline(&self.kernels.pipelines().compact);
+            pass.set_bind_group(0, &self.compact_group, &[]);
+            pass.dispatch_workgroups(x, y, 1);
+        });
+    }
+
+    /// The compute path: the depth-sorted splats binned to tiles (their pairs sorted by tile), then each tile
+    /// blended. The pairs the frame needed ride along with the counts (word 7).
+    fn record_tiles(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        camera: &Camera,
+        output_slot: usize,
+        stages: &mut Stages<'_, '_>,
+    ) -> Result<(), RenderError> {
+        let tiles = self.tiles.as_mut().expect("made by set_settings for the compute path");
+        let (_, view, _) = self.target.as_ref().expect("made by ensure_target");
+        let inputs = tile::FrameInputs {
+            uniforms: &self.uniforms,
+            projected: &self.projected,
+            parts: self.kernels.binding().parts,
+            depth: &self.sort_buffers,
+            depth_slot: output_slot,
+            accumulation: view,
+            image_generation: self.image_generation,
+            width: camera.width,
+            height: camera.height,
+            background: self.settings.background,
+        };
+        tiles.record_binning(device, queue, stages, &inputs)?;
+        tiles.record_rasterize(stages);
+        Ok(())
+    }
+
+    /// The quads, back to front. The compute path writes every pixel first; the quad pass then loads the image and
+    /// draws over it only in a frame whose pairs passed the cap (its instance count is decided on the GPU).
+    fn record_quads(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        output_slot: usize,
+        compute: bool,
+        (timer, repeat): (Option<&mut GpuTimer>, u32),
+    ) {
+        let (_, view, _) = self.target.as_ref().expect("made by ensure_target");
+        let [r, g, b] = self.settings.background.map(f64::from);
+        let load = if compute { wgpu::LoadOp::Load } else { wgpu::LoadOp::Clear(wgpu::Color { r, g, b, a: 1.0 }) };
+        let label = PassLabel { kind: PassKind::Draw, iteration: None, repeat };
+        let timestamp_writes = timer.and_then(|t| t.render_pass_writes(label));
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("splat draw"),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view,
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations { load, store: wgpu::StoreOp::Store },
+            })],
+            depth_stencil_attachment: None,
+            timestamp_writes,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        pass.set_pipeline(&self.kernels.pipelines().draw);
+        pass.set_bind_group(0, &self.draw_groups[output_slot], &[]);
+        match self.tiles.as_ref().filter(|_| compute) {
+            Some(tiles) => pass.draw_indirect(tiles.draw_args(), 0),
+            None => pass.draw_indirect(&self.draw_args, 0),
+        }
+    }
+
+    /// Copies the last frame's image onto `target` (a window surface or an 8-bit image), clamped to [0, 1].
+    pub fn blit(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        target: &wgpu::TextureView,
+        format: wgpu::TextureFormat,
+    ) {
+        let Some((_, _, groups)) = self.target.as_ref() else { return };
+        let pipeline = self.kernels.blit(format);
+        let group = &groups[usize::from(format.is_srgb())];
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("blit"),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: target,
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations { load: wgpu::LoadOp::Clear(wgpu::Color::BLACK), store: wgpu::StoreOp::Store },
+            })],
+            depth_stencil_attachment: None,
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        pass.set_pipeline(&pipeline);
+        pass.set_bind_group(0, group, &[]);
+        pass.draw(0..3, 0..1);
+    }
+}

@@ -1,0 +1,173 @@
+//! What a frame is asked to do (`RenderSettings`, `DrawPath`, `Antialias`, the frame hook) and what it reports
+//! (`FrameCounts`, from the draw-arguments buffer).
+
+use super::*;
+
+/// Where in the frame `SplatRenderer::encode_frame_with` calls its hook.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HookPoint {
+    /// Between the projection and the depth sort: the unsorted pairs are in pair 0, the visible count in `count()`.
+    BeforeSort,
+    /// Right after the depth sort: its result is in pair `output_slot`. Read it here, not after the frame: the
+    /// compute path's pairs reuse the depth sort's buffers (`tile`).
+    AfterSort { output_slot: usize },
+}
+
+/// What `SplatRenderer::encode_frame_with` records at each `HookPoint`, given the depth sort's buffers.
+pub type FrameHook<'a> = &'a mut dyn FnMut(&mut wgpu::CommandEncoder, &SortBuffers, HookPoint);
+
+/// Format of the image splats are blended into.
+pub const ACCUMULATION_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba16Float;
+/// Threads per workgroup in the projection pass. Mirrors `WORKGROUP_SIZE` in `render/project.wgsl` (checked by a test).
+pub const PROJECT_WORKGROUP_SIZE: u32 = 256;
+/// Bytes of per-frame projection output per splat (`Projected` in the shaders).
+pub const PROJECTED_BYTES_PER_SPLAT: u64 = 20;
+
+/// The draw-arguments buffer: the indirect draw's arguments and the projection's count (`DrawIndirect` in
+/// `render/common.wgsl`; a test checks the two against each other), then counts copied in after the frame's passes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
+pub(super) struct DrawArgs {
+    pub(super) vertex_count: u32,
+    pub(super) instance_count: u32,
+    pub(super) first_vertex: u32,
+    pub(super) first_instance: u32,
+    pub(super) culled_nonfinite: u32,
+    /// OneSweep's look-back counters, copied from the sort's state (`GpuSort::copy_lookback_stats`).
+    pub(super) sort_fallbacks: u32,
+    pub(super) sort_table_free_tiles: u32,
+    /// The compute path's pair count, copied from its arguments.
+    pub(super) tile_pairs: u32,
+}
+
+/// Bytes of the draw-arguments buffer.
+pub const DRAW_ARGS_BYTES: u64 = std::mem::size_of::<DrawArgs>() as u64;
+
+/// Where field `$field` of `DrawArgs` is in the buffer, in bytes.
+macro_rules! draw_args_offset {
+    ($field:ident) => {
+        std::mem::offset_of!(DrawArgs, $field) as u64
+    };
+}
+
+/// What the projection pass counted in a frame, read back from the draw-arguments buffer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct FrameCounts {
+    /// Splats drawn.
+    pub visible: u32,
+    /// Splats culled because their projected covariance is not finite (scales too large for f32).
+    pub culled_nonfinite: u32,
+    /// Compute path: the (tile, splat) pairs the frame needed (past the cap, the frame was drawn with quads).
+    pub tile_pairs: u32,
+    /// OneSweep: look-back steps of the frame's sort that counted a tile's keys (the fallback); 0 otherwise.
+    pub sort_fallbacks: u32,
+    /// OneSweep: tiles of the frame's sort that could not use the status table.
+    pub sort_table_free_tiles: u32,
+}
+
+impl FrameCounts {
+    /// From the first `DRAW_ARGS_BYTES` of the draw-arguments buffer (missing bytes read as zero).
+    pub fn from_bytes(bytes: &[u8]) -> Self {
+        let mut args = DrawArgs::default();
+        let len = bytes.len().min(std::mem::size_of::<DrawArgs>());
+        bytemuck::bytes_of_mut(&mut args)[..len].copy_from_slice(&bytes[..len]);
+        Self {
+            visible: args.instance_count,
+            culled_nonfinite: args.culled_nonfinite,
+            sort_fallbacks: args.sort_fallbacks,
+            sort_table_free_tiles: args.sort_table_free_tiles,
+            tile_pairs: args.tile_pairs,
+        }
+    }
+
+    /// A warning for the user when splats vanished for non-finite values.
+    pub fn warning(&self) -> Option<String> {
+        (self.culled_nonfinite > 0).then(|| {
+            format!(
+                "{} splats were not drawn: their projected covariance is not finite (scales too large for f32, or past \
+                 65504 in the compact layout)",
+                self.culled_nonfinite
+            )
+        })
+    }
+}
+
+/// Whether splats are drawn with Mip-Splatting's 2D filter (`RenderSettings::antialias`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Antialias {
+    /// As the scene file says (`SceneInfo::antialiased`): on for scenes trained with the filter.
+    #[default]
+    Auto,
+    On,
+    Off,
+}
+
+impl Antialias {
+    /// Whether to draw with the filter, for a file that does or does not ask for it.
+    pub fn resolve(self, file_asks: bool) -> bool {
+        match self {
+            Self::Auto => file_asks,
+            Self::On => true,
+            Self::Off => false,
+        }
+    }
+}
+
+/// How sorted splats become pixels.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum DrawPath {
+    /// Instanced quads through the raster pipeline, blended back to front.
+    #[default]
+    Raster,
+    /// A compute tile rasterizer: splats binned to 16x16 tiles, each tile blended front to back with an early stop.
+    Compute,
+}
+
+impl DrawPath {
+    /// The faster path on this adapter, from measurements (docs/BENCHMARKS.md): the compute tiles on a GPU (on the
+    /// H100, 0.67 ms against 4.6 ms for the 55,599-splat Semarang crop at 1080p, 2.0 against 14.1 ms at 1M splats),
+    /// the quads on a CPU driver (lavapipe: 110 ms against 333 ms at 960x540).
+    pub fn for_adapter(info: &wgpu::AdapterInfo) -> Self {
+        if info.device_type == wgpu::DeviceType::Cpu { Self::Raster } else { Self::Compute }
+    }
+}
+
+/// Settings that may change from one frame to the next.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RenderSettings {
+    pub algorithm: SortAlgorithm,
+    pub sort: SortConfig,
+    pub draw: DrawPath,
+    /// The compute path's cap on (tile, splat) pairs; None: `tile::default_pair_cap`. A frame past it is drawn
+    /// with quads, and the renderer grows the cap when `grow_tile_pairs` is called with the count.
+    pub tile_pair_cap: Option<u32>,
+    /// SH degree used, at most the scene's.
+    pub sh_degree: u32,
+    /// Multiplies every splat's scale.
+    pub splat_scale: f32,
+    /// Mip-Splatting's 2D filter: the projected covariance's 0.3 px² blur is paid for by scaling the opacity by
+    /// sqrt(det Σ / det(Σ + 0.3 I)), as for scenes trained with it (`Antialias::resolve` follows the file).
+    pub antialias: bool,
+    pub background: [f32; 3],
+    /// The scene's layout on the GPU, fixed when the scene is uploaded (`set_settings` keeps the renderer's; a
+    /// new layout takes a new renderer).
+    pub gpu_format: GpuFormat,
+}
+
+impl Default for RenderSettings {
+    fn default() -> Self {
+        Self {
+            algorithm: SortAlgorithm::Tutorial,
+            sort: SortConfig::default(),
+            draw: DrawPath::Raster,
+            tile_pair_cap: None,
+            sh_degree: 3,
+            splat_scale: 1.0,
+            antialias: false,
+            background: [0.0; 3],
+            gpu_format: GpuFormat::Compact,
+        }
+    }
+}

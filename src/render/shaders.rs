@@ -1,0 +1,64 @@
+//! The renderer's WGSL: its files, and the modules composed from them for each layout and binding split.
+
+use super::*;
+
+/// The frame uniforms and the per-splat projection layout, prepended to the projection and draw shaders.
+pub const COMMON_WGSL: &str = include_str!("../../shaders/render/common.wgsl");
+pub const PROJECT_WGSL: &str = include_str!("../../shaders/render/project.wgsl");
+pub const LAYOUT_FULL_WGSL: &str = include_str!("../../shaders/render/layout_full.wgsl");
+pub const LAYOUT_COMPACT_WGSL: &str = include_str!("../../shaders/render/layout_compact.wgsl");
+pub const SH_BYTES_WGSL: &str = include_str!("../../shaders/render/sh_bytes.wgsl");
+pub const SH_NIBBLES_WGSL: &str = include_str!("../../shaders/render/sh_nibbles.wgsl");
+pub const COMPACT_WGSL: &str = include_str!("../../shaders/render/compact.wgsl");
+pub const DRAW_WGSL: &str = include_str!("../../shaders/render/draw.wgsl");
+pub const BLIT_WGSL: &str = include_str!("../../shaders/render/blit.wgsl");
+
+/// The projection's split bindings and its accessor `projected_at`, for the passes that read it.
+pub(super) fn projected_split(parts: u32) -> String {
+    split::wgsl_split_array("projected", "Projected", split::PROJECTED_BINDING, parts, "frame.parts.x", "1u", false)
+}
+
+/// The projection pass as compiled for the scene layout `format`: it binds one part of each array at a time.
+pub fn project_source(format: GpuFormat) -> String {
+    let (geometry_elem, layout) = match format {
+        GpuFormat::Full => ("vec4<f32>", LAYOUT_FULL_WGSL.to_string()),
+        GpuFormat::Compact => ("vec2<u32>", format!("{LAYOUT_COMPACT_WGSL}\n{SH_BYTES_WGSL}")),
+        GpuFormat::Small => ("vec2<u32>", format!("{LAYOUT_COMPACT_WGSL}\n{SH_NIBBLES_WGSL}")),
+    };
+    let part = |name, elem, binding, stride, write| split::wgsl_split_array(name, elem, binding, 1, "", stride, write);
+    format!(
+        "{COMMON_WGSL}\n{}\n{}\n{}\n{layout}\n{PROJECT_WGSL}\n{}",
+        part("geometry", geometry_elem, split::GEOMETRY_BINDING, "3u", false),
+        part("sh", "u32", split::SH_BINDING, "frame.sh_words", false),
+        part("projected", "Projected", split::PROJECTED_BINDING, "1u", true),
+        crate::sort::scan::SCAN_COMMON_WGSL
+    )
+}
+
+/// The quad draw as compiled for `parts` parts of the projection.
+pub fn draw_source(parts: u32) -> String {
+    format!("{COMMON_WGSL}\n{}\n{DRAW_WGSL}", projected_split(parts))
+}
+
+/// The renderer's shader modules as they are compiled, with one and with `split::MAX_PARTS` parts: (the file that
+/// names the module, its source with the common parts composed in). The projection is listed under its layout's
+/// file for the compact layout.
+pub fn shader_modules() -> Vec<(&'static str, String)> {
+    let mut modules = Vec::new();
+    for parts in [split::MAX_PARTS, 1] {
+        modules.extend([
+            ("render/project.wgsl", project_source(GpuFormat::Full)),
+            ("render/layout_full.wgsl", project_source(GpuFormat::Full)),
+            ("render/layout_compact.wgsl", project_source(GpuFormat::Compact)),
+            ("render/sh_bytes.wgsl", project_source(GpuFormat::Compact)),
+            ("render/sh_nibbles.wgsl", project_source(GpuFormat::Small)),
+            ("render/compact.wgsl", format!("{COMMON_WGSL}\n{COMPACT_WGSL}")),
+            ("render/draw.wgsl", draw_source(parts)),
+            ("render/tiles.wgsl", tile::shader_source(parts, true)),
+            ("render/walk_plain.wgsl", tile::shader_source(parts, false)),
+            ("render/walk_subgroup.wgsl", tile::shader_source(parts, true)),
+            ("render/blit.wgsl", BLIT_WGSL.to_string()),
+        ]);
+    }
+    modules
+}
