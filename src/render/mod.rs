@@ -21,6 +21,95 @@
 //! (recording a frame: projection, sort, quads or tiles, blit), `scene` (the packed splats), `split` (arrays past
 //! one binding), `memory` (what a scene takes on the GPU), `tile` (the compute path), `image` (readback of an
 //! image), `cpu` (the reference).
+//!
+//! # Design notes
+//!
+//! The renderer's parts and choices in more detail:
+//!
+//! `GpuScene` (splats packed once, in one of three layouts, `GpuFormat`: `compact`, the default, 24 B
+//! of geometry with f16 scales and a 32-bit rotation and the SH in 8 bits, 76 B at SH degree 3; `small`, the same
+//! geometry with the SH in 4 bits under a 12-bit float scale, 52 B; or `full`, 48 B with a precomputed f32 3D
+//! covariance and the SH as f16, 144 B; `render/layout_{compact,full}.wgsl` decode the geometry and
+//! `render/sh_{bytes,nibbles}.wgsl` the compact and small SH, in the projection only; the upload packs 64 MiB chunks on all cores straight into queue writes, so the host holds the
+//! scene and a chunk), `RenderKernels` (the device's pipelines: made once per device) and `SplatRenderer` (one scene's buffers and bind
+//! groups on those kernels; the scene's buffers reach the pipelines only through `FrameBindings`): `shaders/render/project.wgsl` (projection,
+//! culling, the ellipse's axes, SH colour, depth keys; its output, `Projected`, is 20 B a splat: f32 centre, the ellipse's axes
+//! (two f16 standard deviations and the major axis in 16 bits, x / (|x| + y), decoded without trigonometry), f16 opacity, RGB9E5 colour; every reader rebuilds the conic,
+//! its determinant and the coverage radius from these (`ellipse_of`), the quad draw uses the axes as they are, and
+//! `render::cpu` rounds the ellipse the same way; with `RenderSettings::antialias`, Mip-Splatting's 2D filter: the opacity
+//! scaled by sqrt(det Σ / det(Σ + 0.3 I)), so both draw paths get it, and `render::cpu` does the same), the sort, `shaders/render/draw.wgsl` (instanced quads, premultiplied
+//! "over" into an f16 image), `shaders/render/blit.wgsl` (to the window or an 8-bit image). `render::cpu` is the f64 CPU
+//! reference renderer the tests compare against. **Arrays past one binding** (`render/split.rs`): a storage binding
+//! holds `max_storage_buffer_binding_size` (2 GiB - 4 on the H100), so the geometry, the SH and the per-frame
+//! projection are split by splat into up to four buffers each, all at the same splats (the part length fits the
+//! largest record, a multiple of 256). The projection is dispatched once per part, bound to that part's buffers, and
+//! indexes them by the splat's place in the part (keys, ranks and workgroup counts by the splat); the quad draw and
+//! the tile passes bind all parts of the projection and read a splat through a generated accessor (part
+//! `i / len`, a switch). A device with fewer than 16 storage buffers per stage gets one part. The sort's buffers and
+//! the tile pairs stay one binding each (4 B a key: 2 GiB holds the 2^29 keys the sort takes at most; the pair cap
+//! stays under both). **One set of sort buffers**: the compute path sorts its pairs in the depth sort's four buffers
+//! (`TileRaster::pairs_in`), which the renderer makes as long as the pair cap (`depth_buffers`, `compute_entries`): the
+//! emit writes the pairs into the pair the depth sort left free while reading the depth order from the other, and
+//! the pairs' sort ping-pongs between the two; the per-position tile counts and their scan are in the depth sort's
+//! sorted keys, spent by then (`TileRaster::counts_in`, `ScanTable::in_buffer`). The depth order is therefore read right after its sort (`HookPoint::AfterSort`: the
+//! viewer's sort check), and a frame past the cap sorts no pairs, so the quad fallback still finds it. **Memory** (`render/memory.rs`): `GpuMemory` is the renderer's bytes by part (scene, frame,
+//! sort, tiles, image) from the buffers made (a test checks it against wgpu's own count), and `GpuMemory::estimate`
+//! the same from the sizes alone, which `info` prints and which is checked against the GPU's memory (its largest
+//! device-local Vulkan heap, read through wgpu-hal) before anything is uploaded. Files: `render/scene.rs` (the
+//! packing), `render/tile.rs` (the compute
+//! path), `render/image.rs` (image readback), `render/mod.rs` (the frame: projection, sort, quads, blit; buffers made once per
+//! scene, settings apart). Two draw paths write the same accumulation image, blitted by one
+//! blit (`DrawPath`, chosen per adapter by `DrawPath::for_adapter`: the tiles on a GPU, the quads on a CPU driver):
+//! - the quad path (`render/draw.wgsl`): instanced quads through the raster pipeline, back to front;
+//! - `render::tile`, the compute path (`render/tiles.wgsl`, `TileRaster`: pipelines compiled when a renderer on the
+//!   device first takes the path, its pairs and its count table in the depth sort's buffers, the tile
+//!   ranges once per resolution, bind groups when the depth sort's output slot or the image changes). It bins the depth-sorted splats to 16x16 tiles:
+//!   `tile_count` counts, in sorted order, the tiles each splat's ellipse touches (`ellipse_tile_count` in
+//!   `render/common.wgsl`: the exact ellipse-rectangle test, row of tiles by row: over a strip of pixel-centre rows
+//!   the ellipse's x range is found at its extreme points clamped into the strip), the shared scan turns the counts
+//!   into first pairs, and the emit writes the (tile, splat) pairs by walking the same rows with the
+//!   same function, in one of two ways (one kernel, `tile_emit`) that the one-thread `tile_prepare` picks on the GPU
+//!   from the frame's pairs per visible splat: at most 3, one thread per sorted position writes its splat's pairs (the 3DGS rasterizer's
+//!   duplicateWithKeys; no search); more, one thread per pair finds its sorted position by binary search over the
+//!   scanned counts (so a splat over a thousand tiles costs no thread more than a small one). The emit is another
+//!   pipeline than the count, so where a compiler rounds the two apart the missing pairs get a sentinel tile id past the
+//!   last, which sorts last and no range includes, and extra tiles are left out. The scan of the counts adds in u32;
+//!   `tile_count` also adds each workgroup's pairs in units of 1024 to a counter that cannot wrap, and a frame whose
+//!   total may have wrapped (2^32 pairs: 100M splats from inside at 4K) overflows to the quads like any frame past
+//!   the cap. **splatsort's
+//!   own radix sort** orders the pairs by tile id (13 bits at 1080p, with the sentinel), stably, so each tile's list
+//!   stays in depth order; `tile_ranges` writes the range of each tile that has pairs (the rasterizer zeroes each
+//!   tile's range behind it, so no clear runs between passes). The rasterizer runs one 256-invocation workgroup per
+//!   tile: its pixels are eight 8x4 blocks, each shaded by 32 consecutive invocations (a 32-lane subgroup is one
+//!   compact block); batches of 256 splats go through workgroup memory as compact records (centre, conic pre-scaled
+//!   so that alpha = exp2(t) with the opacity folded into t, the coverage cut-off on t, and a mask of the blocks the
+//!   ellipse touches); a pixel reads four records at a time (their loads overlap: the loop is bound by workgroup-memory
+//!   latency), skips splats that miss its block, reads the colour only on a hit, and the tile stops when all its
+//!   pixels have. It walks a batch in one of two ways, two pipelines of one entry point (`BALLOT_WALK`, a pipeline
+//!   constant), picked per frame by `tile_prepare` (the other gets no workgroups): every pixel reads every record
+//!   (`render/tiles.wgsl`), or, on devices whose subgroups have at most 32 lanes, each subgroup reads a subgroup's
+//!   worth of block masks at once, takes a ballot of the splats that touch its blocks and walks only those
+//!   (`render/walk_subgroup.wgsl`; a device without such ballots appends `render/walk_plain.wgsl` instead). The
+//!   ballot walk takes frames of at most 8 pairs per visible splat: it is 10% faster where splats are small and 13%
+//!   slower where nearly every splat touches every block (views from inside). Both draw the same image, byte for
+//!   byte (tested).
+//! - **One coverage rule and one stop rule** (`render/common.wgsl`, `render/tiles.wgsl`, `render::cpu`): a splat
+//!   covers the pixels whose centres lie in its ellipse of Mahalanobis radius k = sqrt(2 ln(255 opacity)), i.e.
+//!   exactly where alpha = min(0.99, opacity · exp(-d^T conic d / 2)) is at least 1/255 (3DGS's and gsplat's pixel
+//!   rule; a 3-sigma ellipse cut the view from inside to 52.5 dB against gsplat). The quad path's quad is that
+//!   ellipse's bounding rectangle along its axes and its fragment shader discards outside the ellipse; the compute
+//!   path tests the same ellipse and bins the tiles it touches. **Stop rule**: front to back, a pixel stops *before*
+//!   the splat that would take its transmittance under 1e-4 (3DGS and gsplat), in the compute path and the CPU
+//!   reference; the quad path blends back to front and cannot stop, so in a pixel that stops it adds what is behind,
+//!   at most the transmittance left there (under 0.01, as alpha is at most 0.99), and in practice far less. The quad
+//!   path blends in f16, the tile path in f32 (closer to the f64 reference).
+//! - **The pair cap**: pairs are capped (8 per splat up to 2^24 pairs, 1.5 per splat past that, at least 2^18,
+//!   within the device's binding limit: a framed 1080p view of 20M-100M splats needs 1.32-1.36). When a frame
+//!   needs more, `tile_prepare` (on the GPU) writes no pairs and gives the quad draw the visible count as its
+//!   instance count, the rasterizer writes only the background, and the quad pass draws the frame over it: the frame
+//!   still draws, with no readback. The count comes back with the frame counts; the viewer, `render` and
+//!   `render-bench` then grow the cap (`SplatRenderer::grow_tile_pairs`) and the panel says so; the viewer also grows
+//!   it ahead when a frame comes within 1/16 of it.
 
 pub mod cpu;
 mod image;

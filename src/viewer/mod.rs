@@ -17,6 +17,32 @@
 //! the lab's copy of the unsorted keys between projection and sort on a compare frame), the lab's sorts and checks,
 //! the readback copies and the panel into the surface texture; submit, map the readbacks, present. Nothing waits on
 //! the GPU inside a frame.
+//!
+//! # Design notes
+//!
+//! The viewer's parts in more detail:
+//!
+//! the window, as parts with one job each, composed by `Running`:
+//! - `viewer::surface`: the window and its swapchain (resize, vsync, acquiring a texture);
+//! - `viewer::input`: mouse and keys into the `OrbitCamera` (`viewer::controls`: orbit, pan, zoom, fly; the up axis;
+//!   conversion to and from camera files). A press or wheel turn reaches the camera only when the pointer is outside
+//!   the panel's rectangle as laid out in the same frame (egui's own hover test lags a frame);
+//! - `viewer::readbacks`: the frame counts every frame, the sort check on demand, screenshots (the first free
+//!   `screenshot-N.png`), all through `AsyncReadback`;
+//! - `viewer::loader`: a dropped or opened scene is read, decoded, packed, uploaded and given its buffers and bind
+//!   groups (`SplatRenderer::with_kernels`, on the current renderer's kernels: no shader compiled) on a background
+//!   thread; the frame loop polls it and swaps the renderer in, so the old
+//!   scene draws with a progress bar until then;
+//! - `viewer::script`: the `--frames` run (check the sort halfway, open `--open-during` at frame 2 and
+//!   time the frames while it loads, wait for the comparison's rounds, screenshot, exit);
+//! - `Timings`: the timer ring, the panel's `TimingStats` and `CpuStats`, the `TraceRing`;
+//! - `viewer::panel` (collapsible sections: sort, timings, charts, the comparison, scene, camera, device; it edits
+//!   `PanelState` and returns `PanelActions`, never touching the GPU) and `viewer::toasts` (notes fade after 4 s,
+//!   errors stay until closed, drawn over the 3D view so they never move the panel's buttons);
+//! - the `SortLab` when sorts are ticked;
+//! - `PanelCache`: egui runs on a frame only when an event for it arrived, when it asked (animations, fading
+//!   toasts) or 250 ms after its last run (the panel's numbers refresh at that rate); other frames draw its last
+//!   triangles again, since egui's layout is most of the viewer's CPU time.
 
 pub mod controls;
 pub mod input;

@@ -10,6 +10,54 @@
 //! the file's axes; whether it was trained antialiased) or a `SceneError` that names the file. Loaders check every
 //! number a file declares against the bytes it holds before allocating from it, and drop (and count) splats with
 //! NaN or infinite values.
+//!
+//! # Design notes
+//!
+//! The model and the loaders in more detail:
+//!
+//! the model every format
+//! loads into (`Scene`: positions, exp scales, sigmoid opacities, unit
+//! quaternions, SH coefficient-major; `SceneInfo::antialiased` when the file says it was trained with Mip-Splatting's
+//! filter) and `load`/`load_level`, which pick a format's module by the file's first bytes (`SceneFormat::sniff`:
+//! the formats without a magic by their extension first: `.splat`, as its first float can read as any other's
+//! magic, `.gltf`, and `.json`, an LOD bundle's `lod-meta.json` or else a SOG folder's `meta.json`; then `ply`, a
+//! gzip stream or SPZ's magic, glTF's, ZIP's for a `.sog`); a folder opens its `lod-meta.json` or `meta.json`.
+//! One module per format: `scene::ply_header`, the strict PLY header parser both PLY readers start from (typed
+//! `HeaderError`s); `scene::ply`, the 3DGS trainer's PLY, which hands a header with `chunk` and
+//! `packed_position` to `scene::compressed` (PlayCanvas's compressed PLY: every element's size checked against the
+//! file before it is read whole, bounds interpolated in f64 as splat-transform does); `scene::spz`, Niantic's SPZ
+//! (v2/v3: one gzip stream, the version deciding the rotations' encoding as in Niantic's reader, bytes after the
+//! attributes left unread; v4: a raw header, a table of contents and one zstd stream per attribute, decoded on
+//! parallel threads by ruzstd's frame decoder with zstd's own checks on top: several and skippable frames, content
+//! checksums, declared frame sizes, nothing after the last frame; either way the declared count is checked against
+//! the file's size, at most 16x, every stream's size against the count, and each stream is read through a limit of
+//! exactly the bytes it implies; one `decode` for every version; a v3/v4 writer that picks its positions'
+//! fractional bits and counts what it clamps); no reader allocates for more than 2^28 splats, and the large arrays
+//! are reserved fallibly (`SceneError::TooManySplats`, `OutOfMemory`);
+//! `scene::sog`, PlayCanvas's SOG v1/v2 (ZIP bundle through the `zip` crate, or folder; lossless WebP through
+//! `image-webp`; every meta.json number, image size and ZIP entry size checked against the count before a pixel is
+//! decoded; a v2 writer whose codebooks are the optimal 1D k-means, a dynamic programme over at most 4,096 bins, and
+//! whose SH palette is the scene's own vectors when there are at most 65,536 of them, else a two-level k-means on
+//! two threads); `scene::lod`, splat-transform's LOD bundles (`lod-meta.json`'s tree walked with bounded depth and
+//! node count, each level's slices of SOG chunks concatenated); `scene::gltf`, glTF 2.0 with
+//! `KHR_gaussian_splatting` (JSON and GLB parsed by hand, as the `gltf` crate refuses the extension's attribute
+//! names; every accessor, view and buffer bound checked; splat-transform's axes: a 180° turn about z of positions,
+//! rotations and the odd-m SH coefficients, undone on read and done on write);
+//! `scene::splat`, antimatter15's `.splat` (32-byte rows; a writer); `scene::rows`, the two-thread block reader of
+//! every fixed-row body (binary PLY, `.splat`: each thread reads its half in 8 MiB blocks and decodes rows straight
+//! into its half of the arrays through the format's row decoder) and the SH reordering between a file's
+//! channel-major `f_rest_*` and the model's coefficient-major triplets, written once for every loader and writer.
+//! The compressed PLY has a writer too (Morton-ordered chunks of 256). `tests/formats.rs`
+//! loads a real capture written by another tool in each format (`../shared/scenes/`) against its PLY (per-field tolerances from each
+//! encoding's steps) and renders it, and mutates small seeds of each. The PLY header is parsed by splatsort
+//! itself, not ply-rs: ply-rs's header parser panics on numbers past their type (`parse().unwrap()`), and its generic
+//! rows took ~4.3 KB per splat; splatsort's parser keeps counts as u64, computes every size with checked arithmetic
+//! against the bytes present, refuses duplicate names, and quotes at most 40 characters of a bad line. Binary bodies
+//! (either endianness) go through `scene::rows`; ASCII bodies token by token into
+//! the same arrays, each element's row one line (a value too many or too few names its line); NaN/Inf splats are dropped and counted, compacting in place. Files that are not regular files
+//! (FIFOs, devices) are refused before they are opened. Also crop, tile (streamed to the writer, size checked first)
+//! and a PLY writer for tools and tests. The scene crate's `tests/ply_fuzz.rs` mutates seeds of every variant and compares each load
+//! with a plain reference reading, under an allocation cap; `fuzz/` has the `cargo fuzz` target for long runs.
 
 pub mod compressed;
 pub mod demo;

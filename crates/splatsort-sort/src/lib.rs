@@ -47,6 +47,146 @@
 //!
 //! `GpuSort` is an enum over the algorithms rather than a trait object: the set is closed and small, and each
 //! algorithm's settings, pass kinds and availability are plain data on [`SortAlgorithm`].
+//!
+//! # Design notes
+//!
+//! How the crate is put together, and what each algorithm's passes do and why:
+//!
+//! GPU key-value radix sorts, one module per algorithm beside its WGSL, and
+//! the seam they share (`lib.rs`; `config`, `error`, `buffers`; `SortBuffers::from_buffers` wraps a caller's own
+//! buffers). The caller owns the keys and values (`SortBuffers`: two ping-pong pairs; input in
+//! pair 0, result in pair `iterations % 2`), and `GpuSort` is the one type the renderer, both benchmarks, the tests
+//! and the viewer sort with: made once per capacity over the caller's buffers, `record(encoder, n, timer)` for a
+//! count known on the CPU and `record_gpu_count` for one a GPU pass wrote into `SortBuffers::count()` (a one-thread
+//! prepare pass, `shaders/prepare.wgsl`, writes the parameters and indirect dispatch sizes), the output slot, its settings, its pass kinds and the bytes it allocated. It is an **enum** over the algorithms, not a
+//! trait object: the set is closed and small, the viewer and CLI list it, and what differs per algorithm (the radix
+//! bits it takes, its pass kinds, why a device cannot run it) is plain data on `SortAlgorithm` that the panel and the
+//! benches loop over. Switching algorithm makes only the new algorithm's pipelines and temporaries; the key/value
+//! buffers and every bind group of the frame stay. `SortConfig` holds radix bits, key bits, the key type
+//! (`u32`/`i32`/`f32`, and `u64` for OneSweep in buffers made by `SortBuffers::new_u64`), the order, keys-only, and
+//! OneSweep's options; `SortAlgorithm::check` checks them for one
+//! algorithm. Key types and orders cost every algorithm one function (`ordered_key` in `shaders/common.wgsl`): digits
+//! are taken from an order-preserving transform of the key's bits (i32: flip the sign bit; f32: flip the sign bit of
+//! positives and all bits of negatives, every NaN to the top; descending: invert, NaNs kept last), and the sorts move
+//! the original bits, so nothing is transformed back. Keys-only is a uniform flag that skips the value reads and
+//! writes.
+//! - `sort::tutorial`: the WebGPU tutorial's three-pass sort (`shaders/tutorial/rank.wgsl`, `shaders/tutorial/scatter.wgsl`, 1-8 bits).
+//!   Design choice: pass 1 keeps **one rank per key** (its position among equal digits in its 512-key chunk) instead
+//!   of the tutorial's vec4 of digit-flag prefix sums: 4 bytes per key at any radix. It is computed by stably sorting
+//!   the chunk in workgroup memory with two-bit splits (one workgroup scan of three 10-bit counters packed in a u32
+//!   per two bits).
+//! - `sort::subgroup`: VREN's 4-bit sort (`shaders/subgroup/subgroup.wgsl`): per digit, `count` (a 2048-key tile per
+//!   workgroup; each subgroup walks its contiguous segment in rounds of `subgroup_size` keys, and a lane finds the
+//!   lanes with its digit by AND-ing the four ballots of the digit's bits: no per-key atomics), the shared scan, and
+//!   `reorder` (the same ballots give each key its rank among equal digits; the tile is sorted by digit in workgroup
+//!   memory and written out so that consecutive threads write consecutive slots). The subgroup size is read in the
+//!   shader; lanes own digits `lane + k * subgroup_size`, so sizes 4 to 128 all work. Needs `SUBGROUP`; without it
+//!   the algorithm is listed as unavailable with the reason.
+//! - `sort::onesweep`: OneSweep (`shaders/onesweep/onesweep.wgsl`), 8-bit digits. Per sort: `histogram` (every digit position
+//!   of every key counted in one read, four loads in flight per thread: workgroup-memory atomics, then one global
+//!   atomic per bin; it also clears the status entries the sort will use and resets the digit passes' tickets and
+//!   counters), then one `digit_pass` per digit. There is no scan dispatch: each tile reads its pass's 256 digit
+//!   counts and scans them beside its own counts in one subgroup scan of (tile, pass) pairs, which gives its digits'
+//!   first output positions. The histogram is zeroed behind the passes for the next sort: tile 0 of each pass zeroes
+//!   the previous pass's counts, and tile 0 of the first pass moves the last pass's counts aside and zeroes them
+//!   (each in a later dispatch than every read of it); a sort of one digit pass records a one-workgroup `reset`.
+//!   **u64 keys** are two u32 words (low first): a pass ranks the word that holds its digit and carries the other
+//!   word through the tile's workgroup memory the way the values go, so the tile, its memory and the look-back are
+//!   the same for both widths; `KEY_WORDS` is a pipeline constant, so the width is fixed by the `SortBuffers`.
+//!   Untimed, the whole sort is recorded as one compute pass, or into the caller's (`GpuSort::record_gpu_count_in`;
+//!   a compute-pass boundary costs several µs more than a dispatch boundary on the H100); timed, each pass is its
+//!   own. A digit pass:
+//!   1. takes its tile from an **atomic ticket**, never from `workgroup_id` (a workgroup only ever waits on smaller
+//!      tickets, which have started), and loads the tile's keys *and values* at once;
+//!   2. ranks each key among its subgroup's equal digits with eight ballots (the lowest lane of a digit adds to the
+//!      subgroup's count in workgroup memory and shares the old count by a shuffle; every other lane adds 0 to a word
+//!      of its own, so no branch surrounds the atomic: 2% faster at 2^24);
+//!   3. **publishes its 256 digit counts at once** (tile 0 its inclusive prefixes), scans them, and sorts its keys by
+//!      digit in workgroup memory (a key past a partial tile's end goes to its own position, which nothing reads,
+//!      so no branch surrounds the store: 3% at 2^24). The per-subgroup counts and the sorted tile are **one
+//!      workgroup array** used in turn: each key first reads its subgroup's offset into its tile position, a barrier,
+//!      then the keys overwrite the counts; that frees the counts' 8 KiB (at 512 threads) for keys;
+//!   4. **only then looks back** for each digit's prefix over earlier tiles, so the entries it waits for had the
+//!      tile's whole local work to arrive (CUB's and GPUSorting's order); then writes keys, then values, in tile
+//!      order (coalesced runs per digit).
+//!   The look-back is **per digit, without barriers**: thread d walks back over digit d's entries adding counts until
+//!   an inclusive prefix, and publishes its own inclusive prefix at once, so a slow digit never holds the others back.
+//!   - **The tile is sized from the device and the buffers** (`TileShape`): `THREADS x KEYS_PER_THREAD` are
+//!     pipeline overrides, and the shape is the first of a list whose workgroup memory (`TileShape::workgroup_bytes`,
+//!     which a test checks against the digit pass's `var<workgroup>`s as naga sees them, since wgpu does not check
+//!     workgroup memory) fits `max_compute_workgroup_storage_size` and whose threads fit the invocation limit. Large
+//!     buffers: 768 x 14 = 10,752 keys on the H100 (45.5 KiB of 48; 1024 x 11 when the sort is made keys-only),
+//!     256 x 15 on lavapipe (19.5 KiB of 32: its 8-lane subgroups need 4x the per-subgroup counts, 16 KiB at 256
+//!     threads, so no larger thread count fits). Buffers of at most 4 Mi keys try 1024 x 4 first: a sort of a
+//!     few waves of tiles takes about (waves) x (one tile's chain of dependent steps), so the shape that wins at a
+//!     count is the one whose tiles fill the last wave best; no shape wins at every count, and 1024 x 4 (the
+//!     shortest chain) had the least total time over the small counts measured on the H100. The shape follows the capacity, not the sort's count, because the
+//!     renderer's count is known only on the GPU. A device with 16 KiB and 8-lane subgroups has no shape (the
+//!     per-subgroup counts alone take 16 KiB) and the sort is unavailable there, with that reason.
+//!   - **Loops written out**: the module is made per tile shape from `unrolled_source`, which writes the digit
+//!     pass's per-key loops (`for k < KEYS_PER_THREAD`), the ballots' loops over the digit's bits and the
+//!     histogram's loop over a word's digits out as blocks `{ let k = 0u; body } ...`. Every private array (keys,
+//!     values, ranks, output slots) is then indexed by constants and lives in registers; left to the driver, the
+//!     rank loop (eight ballots, an atomic and a shuffle per key) was not unrolled, and the sort took 14-21% longer.
+//!     A keys-only sort takes a second pipeline of the module with `WITH_VALUES` off (no value registers).
+//!   - **Trusted module**: the shader is compiled with `create_shader_module_trusted` (no naga bounds clamps, no
+//!     loop counters). Every index is in range by construction (the shader's header says why) and every loop is
+//!     bounded by a count or a spin limit; buffer accesses stay guarded by the driver's robust buffer access. On the
+//!     H100 this alone is 2.3x (16M pairs: 2.72 ms checked, 1.20 trusted); `--onesweep-checked` measures it.
+//!   - **Entries** are one u32 per (slot, digit), written whole by one `atomicStore` and read by one `atomicLoad`:
+//!     bits 30-31 a tag (1-3; 0 is a cleared entry), bit 29 "inclusive", 29 bits of count (without the digit's
+//!     global offset, which the walk adds; under 2^29 keys). Flag, tag and count share one word, so no reader sees a
+//!     flag with a count from another write.
+//!   - **Slots**: the table has N slots (by default one per tile the buffers hold, at most 16,384 on a GPU and 1,024
+//!     on a CPU driver, i.e. up to 176M keys in 10,752-key tiles; `--status-entries`; `per-tile` sizes it to the
+//!     buffers). While a sort's tiles fit, tile t uses slot t in **every** digit pass, tagged with `pass % 3 + 1`:
+//!     the previous pass finished before this one began and wrote every slot, so a reader meets this pass's tag
+//!     (ready), the previous pass's or 0 (not ready); the histogram pass clears the slots once per sort. No tail, no
+//!     waiting for a slot: the tail waits are off the hot path.
+//!   - **Ring** (a sort of more tiles than slots): tiles numbered across the sort's passes (g = pass * tiles +
+//!     tile), slot g mod N, tag `(g / N) % 3 + 1`. A tile first waits until the **tail** (how many tiles, in ticket
+//!     order, have finished with the table; its low bits count out of order within groups of up to 1024 tiles, AMD's
+//!     listing 2) reaches g - L, L = N/2 - 1: every tile before g - L has published its inclusive prefix. The three
+//!     hazards of the earlier design, and why they cannot corrupt the output:
+//!     1. *A slot reused two cycles later*: a slot read for tile j was last written by j, j - N or j - 2N (tiles
+//!        ≥ j + N cannot have started their writes, since their tail wait needs the reader finished: N ≥ 2L + 2);
+//!        tags mod 3 tell all three apart, where the old parity bit confused j and j - 2N.
+//!     2. *A walk longer than the look-back length*: a walk stops at the first inclusive prefix, which the tail wait
+//!        guarantees at tile g - L - 1 at the latest; the walk is now also bounded explicitly (a read further back
+//!        than L + 1 entries takes the fallback, which counts that tile from its keys and is always right).
+//!     3. *A tail timeout sends every later tile table-free* (each counts all earlier keys of its pass: O(n²/tile)):
+//!        still so. It happens only when a tile cannot get its slot within 1024 x 1024 reads of the tail, which no
+//!        tested GPU has done (a 64-slot ring at 16M keys on the H100: no table-free tile); with the default table
+//!        no sort up to 176M keys uses the ring at all.
+//!     (This relies, as every WebGPU look-back does, on device-scope atomics being coherent at one point: WGSL's
+//!     atomics are relaxed.)
+//!   - **Every wait terminates.** Three loops wait on other workgroups, each bounded: a look-back spinning past
+//!     `SPIN_LIMIT` reads of an entry stops, and the workgroup counts that tile's digits from its keys (the
+//!     **fallback**, Gridwise), **writes those counts into the stalled tile's entries that are still empty** (a
+//!     compare-exchange over the word it read, so the tile's own entry wins if it lands first), and walks on; a ring
+//!     tile that cannot get its slot or advance the tail within the (longer) tail spin limit marks the sort
+//!     "broken", takes the **table-free** path and does not advance the tail, so every later tile goes table-free at
+//!     once. On a GPU that runs one workgroup at a time, every smaller ticket has finished before a tile starts.
+//!   - `--force-fallback` makes the immediate predecessor always be counted from keys and any entry not ready at
+//!     the first read too (at least tiles - 1 fallbacks per pass); tests also force table-free tiles, the 128-lane
+//!     ballot path, smaller tiles, and rings of 4 and 8 slots that the sort goes round many times. Fallback and
+//!     table-free counts are kept in the sort's state; the renderer copies them next to its frame counts.
+//!   - Temporary memory: 1 KiB per slot (16 MiB at most on a GPU by default), plus 16 KiB of state: `sort-bench`
+//!     reports 0.27 MiB of temporaries for 2^20 pairs in 4096-key tiles on the H100.
+//! - `dispatch`, `scan`, `util` (private, except `scan::ScanTable` and `util`'s readback and grid helpers): what the
+//!   sorts share. OneSweep uses the parameters, the GPU-count prepare pass and the plan; the two
+//!   reduce-then-scan sorts also use the rest. That is the parameters buffer (per-iteration and
+//!   per-scan-level uniforms at dynamic offsets), the hierarchical exclusive scan (`shaders/scan/scan.wgsl`) of a digit-major
+//!   count table (`digit * num_tiles + tile`), whose scanned entry is each (digit, tile)'s first output slot, any table
+//!   length; the dispatch plan (sizes from a CPU count, or indirect arguments that `shaders/prepare.wgsl` writes from a
+//!   GPU count); `record_cpu`/`record_gpu`/`record_gpu_in`; and the iteration loop (`Iterations`: the pass before the
+//!   scan, the scan, the pass after; each its own compute pass when timed, all into one pass when not), so an algorithm is its
+//!   two passes and their bind groups. `ScanTable` is the scan on
+//!   its own (the renderer's visible-splat compaction uses it).
+//! - `sort::cpu` is the stable CPU sort every GPU result is compared with. `sort::SortCheck` (`shaders/check.wgsl`)
+//!   checks a sorted result on the GPU: out-of-order neighbours and pairs that are not the input's, counted into 16
+//!   bytes (the lab's checks).
+//! - `sort::kernels`: `SortKernels`, the device's compiled sort pipelines (see above).
 
 #![warn(missing_docs)]
 
