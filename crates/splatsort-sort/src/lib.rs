@@ -109,6 +109,7 @@
 //!   4. **only then looks back** for each digit's prefix over earlier tiles, so the entries it waits for had the
 //!      tile's whole local work to arrive (CUB's and GPUSorting's order); then writes keys, then values, in tile
 //!      order (coalesced runs per digit).
+//!
 //!   The look-back is **per digit, without barriers**: thread d walks back over digit d's entries adding counts until
 //!   an inclusive prefix, and publishes its own inclusive prefix at once, so a slow digit never holds the others back.
 //!   - **The tile is sized from the device and the buffers** (`TileShape`): `THREADS x KEYS_PER_THREAD` are
@@ -158,6 +159,7 @@
 //!        still so. It happens only when a tile cannot get its slot within 1024 x 1024 reads of the tail, which no
 //!        tested GPU has done (a 64-slot ring at 16M keys on the H100: no table-free tile); with the default table
 //!        no sort up to 176M keys uses the ring at all.
+//!
 //!     (This relies, as every WebGPU look-back does, on device-scope atomics being coherent at one point: WGSL's
 //!     atomics are relaxed.)
 //!   - **Every wait terminates.** Three loops wait on other workgroups, each bounded: a look-back spinning past
