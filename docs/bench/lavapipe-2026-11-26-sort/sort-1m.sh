@@ -1,1 +1,0 @@
-for r in 1 2 3; do for b in k f; do splatsort-$b sort-bench --algorithm onesweep --repeat 5 --n 1048576 | grep span; done; done  # then b and f, two rounds; b = 3898795, k = 9b3cd99, f = the final build
