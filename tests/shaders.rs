@@ -1,27 +1,13 @@
 //! Every WGSL module validates with naga as it is compiled (common parts prepended), every file under `shaders/` is
 //! part of one, and the renderer's constants agree with Rust. (The sort crate checks its own shaders and constants.)
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use splatsort::render;
 use splatsort_wgsl_test::{const_u32, validate};
 
 fn modules() -> Vec<(&'static str, String)> {
     splatsort::sort::shader_modules().into_iter().chain(render::shader_modules()).collect()
-}
-
-/// Every `.wgsl` file under `dir`, by its path relative to `root`, with `/` between folders.
-fn wgsl_files(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) {
-    for entry in std::fs::read_dir(dir).expect("a shader folder") {
-        let path = entry.expect("dir entry").path();
-        if path.is_dir() {
-            wgsl_files(root, &path, out);
-        } else if path.extension().is_some_and(|e| e == "wgsl") {
-            let relative = path.strip_prefix(root).expect("under shaders/");
-            let name = relative.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
-            out.push((name, path));
-        }
-    }
 }
 
 #[test]
@@ -35,8 +21,7 @@ fn every_render_module_validates() {
 #[test]
 fn every_wgsl_file_is_compiled() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders");
-    let mut files = Vec::new();
-    wgsl_files(&root, &root, &mut files);
+    let files = splatsort_wgsl_test::wgsl_files(&root);
     assert!(files.len() >= 10, "found the shaders: {files:?}");
     let compiled: Vec<&str> = modules().iter().map(|(name, _)| *name).collect();
     for (name, path) in files {

@@ -1,7 +1,7 @@
 //! The demo scene: a small procedural world made by this code, so the viewer has something to open with no file
 //! and the tests have a scene whose every splat is known.
 //!
-//! How it works: each object is a list of splats placed by formula from a seeded generator (`Rng`), so the scene is
+//! How it works: each object is a list of splats placed by formula from a seeded generator (`rng::SplitMix64`), so the scene is
 //! the same bytes on every run (on one platform: the trigonometry is its libm's). Up is -y, as in the 3DGS trainers' scenes, so the default framing shows it upright.
 //! - a checkered ground disc of flat splats, with soft contact shadows under the objects: very large, translucent;
 //! - a glossy red sphere and a gold torus whose highlights move as the view turns: their SH (degree 3) hold a
@@ -21,6 +21,7 @@ use std::path::Path;
 
 use glam::{Quat, Vec2, Vec3};
 
+use crate::rng::SplitMix64;
 use crate::{Scene, SceneInfo};
 
 /// The name that stands for the demo scene wherever a scene file is named (`splatsort view demo`); a file of that
@@ -61,7 +62,7 @@ pub struct Part {
 /// The demo scene and the range of splats of each of its objects (for tests and `splatsort demo`).
 pub fn demo_with_parts() -> (Scene, Vec<Part>) {
     let start = std::time::Instant::now();
-    let mut demo = Builder::default();
+    let mut demo = Builder { scene: Scene::default(), rng: SplitMix64::new(0x5eed_0000_0000_0035) };
     let objects: [(&str, &str, Build); 8] = [
         ("ground", "checkered disc of flat splats, with very large soft shadows", Builder::ground),
         ("sphere", "glossy red: a highlight in SH degree 3 that follows the view", Builder::sphere),
@@ -175,50 +176,12 @@ impl Gloss {
     }
 }
 
-/// SplitMix64: a seeded generator written out here because the scene must not change when a dependency does, and a
-/// crate's generator may change its stream between versions (rand's StdRng promises no stability).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    fn unit(&mut self) -> f32 {
-        (self.next() >> 40) as f32 / (1u64 << 24) as f32
-    }
-
-    fn range(&mut self, lo: f32, hi: f32) -> f32 {
-        lo + (hi - lo) * self.unit()
-    }
-
-    /// A uniformly random unit vector.
-    fn direction(&mut self) -> Vec3 {
-        let z = self.range(-1.0, 1.0);
-        let phi = self.range(0.0, TAU);
-        let r = (1.0 - z * z).max(0.0).sqrt();
-        Vec3::new(r * phi.cos(), r * phi.sin(), z)
-    }
-}
-
-impl Default for Rng {
-    fn default() -> Self {
-        Self(0x5eed_0000_0000_0035)
-    }
-}
-
 /// One object's part of `Builder`.
 type Build = fn(&mut Builder);
 
-#[derive(Default)]
 struct Builder {
     scene: Scene,
-    rng: Rng,
+    rng: SplitMix64,
 }
 
 /// The rotation that turns a splat's local z axis (its thin axis, for a flat splat) to `normal`, with its local x

@@ -65,6 +65,7 @@ pub mod gltf;
 pub mod lod;
 pub mod ply;
 pub mod ply_header;
+pub mod rng;
 mod rows;
 pub mod sog;
 pub mod splat;

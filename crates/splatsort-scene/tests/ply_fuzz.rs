@@ -29,26 +29,8 @@ const MEMORY_SLACK: usize = 8 << 20;
 /// and 1x a binary file's; 8x leaves room and still catches an allocation sized by a lying header.
 const MEMORY_PER_FILE_BYTE: usize = 8;
 
-/// splitmix64: a small deterministic generator, so every run tries the same mutants.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
-}
+/// The crate's seeded generator, so every run tries the same mutants.
+type Rng = splatsort_scene::rng::SplitMix64;
 
 /// The seeds: every encoding at every SH degree, plus files with an element before and after the splats.
 fn seeds() -> Vec<(String, Vec<u8>)> {
@@ -168,7 +150,7 @@ fn mutate(seed: &[u8], rng: &mut Rng) -> (Vec<u8>, String) {
         3 => {
             let at = rng.below(bytes.len() + 1);
             let count = 1 + rng.below(16);
-            let insert: Vec<u8> = (0..count).map(|_| rng.next() as u8).collect();
+            let insert: Vec<u8> = (0..count).map(|_| rng.next_u64() as u8).collect();
             bytes.splice(at..at, insert);
             (bytes, format!("{count} bytes inserted at {at}"))
         }
@@ -586,7 +568,7 @@ fn mutated_ply_files_load_correctly_or_fail_clearly() {
         assert!(check(&path, bytes, name).expect("a seed passes the invariant"), "seed {name} must load");
     }
 
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let (mut loaded, mut refused) = (0usize, 0usize);
     let mut failures = Vec::new();
     for case in 0..cases {

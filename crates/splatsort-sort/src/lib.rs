@@ -462,25 +462,10 @@ mod tests {
         }
     }
 
-    /// Every `.wgsl` file under `dir`, by its path relative to `root`, with `/` between folders.
-    fn wgsl_files(root: &std::path::Path, dir: &std::path::Path, out: &mut Vec<(String, std::path::PathBuf)>) {
-        for entry in std::fs::read_dir(dir).expect("a shader folder") {
-            let path = entry.expect("dir entry").path();
-            if path.is_dir() {
-                wgsl_files(root, &path, out);
-            } else if path.extension().is_some_and(|e| e == "wgsl") {
-                let relative = path.strip_prefix(root).expect("under shaders/");
-                let name = relative.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
-                out.push((name, path));
-            }
-        }
-    }
-
     #[test]
     fn every_wgsl_file_is_compiled() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders");
-        let mut files = Vec::new();
-        wgsl_files(&root, &root, &mut files);
+        let files = splatsort_wgsl_test::wgsl_files(&root);
         assert!(files.len() >= 9, "found the shaders: {files:?}");
         let modules = shader_modules();
         for (name, path) in files {

@@ -50,3 +50,24 @@ macro_rules! assert_layout {
         assert!(std::mem::size_of::<$ty>() as u32 >= span, "{} is smaller than WGSL {}", stringify!($ty), $name);
     }};
 }
+
+/// Every `.wgsl` file under `root`, by its path relative to `root` with `/` between folders, sorted: for checking
+/// that each file is part of a compiled module.
+pub fn wgsl_files(root: &std::path::Path) -> Vec<(String, std::path::PathBuf)> {
+    fn walk(root: &std::path::Path, dir: &std::path::Path, out: &mut Vec<(String, std::path::PathBuf)>) {
+        for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+            let path = entry.expect("a directory entry").path();
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else if path.extension().is_some_and(|e| e == "wgsl") {
+                let relative = path.strip_prefix(root).expect("under the root");
+                let name = relative.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>();
+                out.push((name.join("/"), path));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(root, root, &mut out);
+    out.sort();
+    out
+}

@@ -2,6 +2,7 @@
 //! k-means.
 
 use super::*;
+use crate::rng::SplitMix64;
 
 /// Bins the codebook's dynamic programme runs over: values with at most this many distinct numbers get the optimal
 /// codebook exactly; others are first grouped into bins of this share of the count or of the range, whichever is
@@ -136,23 +137,6 @@ pub(super) struct Palette {
     pub(super) coarse: usize,
 }
 
-/// A small deterministic generator (SplitMix64), so the same scene writes the same file.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
 /// Eight values of a point, zero-padded at the end: points are stored as whole blocks so that a distance is a
 /// loop over fixed-size arrays, which the compiler turns into SIMD with no tail (45 values of SH degree 3 become
 /// six blocks).
@@ -246,7 +230,7 @@ fn kmeans(points: &Points, k: usize, iterations: u32, seed: u64, threads: usize)
     let n = points.len();
     let blocks = points.blocks;
     let k = k.clamp(1, n.max(1));
-    let mut rng = Rng(seed);
+    let mut rng = SplitMix64::new(seed);
     let mut order: Vec<usize> = (0..n).collect();
     for j in 0..k {
         let pick = j + rng.below(n - j);
@@ -319,7 +303,7 @@ pub(super) fn two_level_kmeans<'p>(
     let sample = if count <= COARSE_SAMPLE {
         all.gather(0..count)
     } else {
-        let mut rng = Rng(0x5065_6c69_6361_6e21);
+        let mut rng = SplitMix64::new(0x5065_6c69_6361_6e21);
         all.gather((0..COARSE_SAMPLE).map(|_| rng.below(count)))
     };
     let coarse = kmeans(&sample, coarse_k, iterations, 1, 2);
