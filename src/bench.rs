@@ -12,7 +12,7 @@ use crate::gpu::GpuContext;
 use crate::keys::KeyDistribution;
 use crate::sort::timing::PassTimer;
 use crate::sort::{GpuSort, KeyType, SortAlgorithm, SortBuffers, SortConfig, SortError, TrafficModel, cpu};
-use crate::timing::{FrameTimings, GpuTimer, PassKind, PassTiming};
+use crate::timing::{FrameTimings, GpuTimer, PassKind, PassTiming, SortTimer};
 
 /// One case of a sweep.
 #[derive(Clone, Copy, Debug, serde::Serialize)]
@@ -273,17 +273,18 @@ pub fn run_case(
 
     warm_up(device, queue, warmup_secs, 1024, |encoder| {
         restore(encoder);
-        sorter.record(queue, encoder, n, None, 0).map(|_| ())
+        sorter.record(queue, encoder, n, None).map(|_| ())
     })?;
     let passes = sorter.timed_passes();
     let run = timed_run(device, queue, repeat, passes, |encoder, timer, r| {
         restore(encoder);
-        sorter.record(queue, encoder, n, timer.map(|t| t as &mut dyn PassTimer), r).map(|_| ())
+        let mut timer = timer.map(|timer| SortTimer { timer, kind: None, repeat: r });
+        sorter.record(queue, encoder, n, timer.as_mut().map(|t| t as &mut dyn PassTimer)).map(|_| ())
     })?;
     let (timings, unavailable, wall_ms_per_sort) = (run.timings, run.unavailable, run.wall_ms_per_unit);
 
     let span = if timings.is_some() {
-        span_run(device, queue, repeat, restore, |encoder| sorter.record(queue, encoder, n, None, 0).map(|_| ()))?
+        span_run(device, queue, repeat, restore, |encoder| sorter.record(queue, encoder, n, None).map(|_| ()))?
     } else {
         None
     };

@@ -321,7 +321,7 @@ impl SortLab {
             encoder.copy_buffer_to_buffer(&self.input_count, 0, c.buffers.count(), 0, 4);
             let timed = c.timer.as_mut().is_some_and(GpuTimer::begin_frame);
             let timer = c.timer.as_mut().filter(|_| timed).map(|t| t as &mut dyn PassTimer);
-            let output = c.sort.record_gpu_count(queue, encoder, timer, 0);
+            let output = c.sort.record_gpu_count(queue, encoder, timer);
             if let Some(timer) = c.timer.as_mut().filter(|_| timed) {
                 timer.end_frame(encoder);
             }

@@ -212,24 +212,27 @@ impl PassTimer for GpuTimer {
     }
 
     fn compute_pass_writes(&mut self, label: SortPassLabel) -> Option<wgpu::ComputePassTimestampWrites<'_>> {
-        let label = PassLabel { kind: label.pass.into(), iteration: label.iteration, repeat: label.repeat };
+        let label = PassLabel { kind: label.pass.into(), iteration: label.iteration, repeat: 0 };
         GpuTimer::compute_pass_writes(self, label)
     }
 }
 
-/// A timer that labels every pass of a sort as one kind of the frame's (the renderer's tile sort is one stage).
-pub struct TimedAs<'a> {
+/// A sort timed on a `GpuTimer` as the `repeat`-th of a batch, its passes labelled as their own kinds or all as
+/// `kind` (the renderer's tile sort is one stage of the frame).
+pub struct SortTimer<'a> {
     pub timer: &'a mut GpuTimer,
-    pub kind: PassKind,
+    pub kind: Option<PassKind>,
+    pub repeat: u32,
 }
 
-impl PassTimer for TimedAs<'_> {
+impl PassTimer for SortTimer<'_> {
     fn is_timing(&self) -> bool {
         self.timer.is_timing()
     }
 
     fn compute_pass_writes(&mut self, label: SortPassLabel) -> Option<wgpu::ComputePassTimestampWrites<'_>> {
-        let label = PassLabel { kind: self.kind, iteration: label.iteration, repeat: label.repeat };
+        let kind = self.kind.unwrap_or(label.pass.into());
+        let label = PassLabel { kind, iteration: label.iteration, repeat: self.repeat };
         self.timer.compute_pass_writes(label)
     }
 }
@@ -269,12 +272,10 @@ impl Stages<'_, '_> {
     /// timed as their own kinds, or all as `kind`. Returns the output slot.
     pub fn sort(&mut self, sorter: &mut GpuSort, queue: &wgpu::Queue, kind: Option<PassKind>) -> usize {
         match self {
-            Self::Passes { encoder, timer, repeat } => match (timer.as_deref_mut(), kind) {
-                (Some(timer), Some(kind)) => {
-                    sorter.record_gpu_count(queue, encoder, Some(&mut TimedAs { timer, kind }), *repeat)
-                }
-                (timer, _) => sorter.record_gpu_count(queue, encoder, timer.map(|t| t as &mut dyn PassTimer), *repeat),
-            },
+            Self::Passes { encoder, timer, repeat } => {
+                let mut timer = timer.as_deref_mut().map(|timer| SortTimer { timer, kind, repeat: *repeat });
+                sorter.record_gpu_count(queue, encoder, timer.as_mut().map(|t| t as &mut dyn PassTimer))
+            }
             Self::One(pass) => sorter.record_gpu_count_in(queue, pass),
         }
     }

@@ -136,7 +136,7 @@ fn per_pass_timings_are_labelled_by_iteration_and_kind() {
         };
         let mut encoder = ctx.device.create_command_encoder(&Default::default());
         assert!(timer.begin_frame(), "a fresh timer has a free slot");
-        sorter.record(&ctx.queue, &mut encoder, 50_000, Some(&mut timer), 0).unwrap();
+        sorter.record(&ctx.queue, &mut encoder, 50_000, Some(&mut timer)).unwrap();
         timer.end_frame(&mut encoder);
         ctx.queue.submit([encoder.finish()]);
         timer.after_submit();

@@ -61,7 +61,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         bytemuck::pod_collect_to_vec(&read_buffer_blocking(&device, &queue, &values[0], 4 * u64::from(count)));
 
     let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
-    let output = sort.record(&queue, &mut encoder, count, None, 0)?;
+    let output = sort.record(&queue, &mut encoder, count, None)?;
     queue.submit([encoder.finish()]);
 
     // The result is in the program's pair `output.slot`.

@@ -198,7 +198,7 @@ pub(crate) trait RadixPasses {
     /// Records every pass, dispatched by `plan`, into `pass` (untimed).
     fn record_in(&self, pass: &mut wgpu::ComputePass<'_>, plan: &Plan<'_>);
     /// Records every pass, dispatched by `plan`, each in its own compute pass timed by `timer`.
-    fn record_timed(&self, encoder: &mut wgpu::CommandEncoder, plan: &Plan<'_>, timer: &mut dyn PassTimer, repeat: u32);
+    fn record_timed(&self, encoder: &mut wgpu::CommandEncoder, plan: &Plan<'_>, timer: &mut dyn PassTimer);
 }
 
 /// Records a sort's passes: each in its own timed compute pass when `timer` is timing; otherwise all of them in one
@@ -209,10 +209,9 @@ fn record_passes(
     encoder: &mut wgpu::CommandEncoder,
     plan: &Plan<'_>,
     timer: Option<&mut (dyn PassTimer + '_)>,
-    repeat: u32,
 ) {
     match timer {
-        Some(timer) if timer.is_timing() => sort.record_timed(encoder, plan, timer, repeat),
+        Some(timer) if timer.is_timing() => sort.record_timed(encoder, plan, timer),
         _ => {
             let descriptor = wgpu::ComputePassDescriptor { label: Some("sort"), timestamp_writes: None };
             sort.record_in(&mut encoder.begin_compute_pass(&descriptor), plan);
@@ -262,16 +261,10 @@ impl Iterations<'_> {
     }
 
     /// Every iteration, each of its three steps in its own compute pass timed by `timer`.
-    pub fn record_timed(
-        &self,
-        encoder: &mut wgpu::CommandEncoder,
-        plan: &Plan<'_>,
-        timer: &mut dyn PassTimer,
-        repeat: u32,
-    ) {
+    pub fn record_timed(&self, encoder: &mut wgpu::CommandEncoder, plan: &Plan<'_>, timer: &mut dyn PassTimer) {
         let [before, after] = &self.passes;
         for iteration in 0..self.config.iterations() {
-            let label = |pass| SortPassLabel { pass, iteration: Some(iteration), repeat };
+            let label = |pass| SortPassLabel { pass, iteration: Some(iteration) };
             {
                 let mut compute = begin_pass(encoder, Some(&mut *timer), before.name, label(before.kind));
                 self.digit_pass(&mut compute, plan, before, iteration);
@@ -293,7 +286,6 @@ pub(crate) fn record_cpu(
     encoder: &mut wgpu::CommandEncoder,
     num_keys: u32,
     timer: Option<&mut (dyn PassTimer + '_)>,
-    repeat: u32,
 ) -> Result<crate::SortOutput, crate::SortError> {
     let config = sort.config();
     let dispatch = sort.dispatch_mut();
@@ -307,7 +299,7 @@ pub(crate) fn record_cpu(
         dispatch.params.prepare(queue, num_keys, config, tile_size);
         let d = sort.dispatch();
         let plan = d.params.cpu_plan(num_keys, d.tile_size, d.keys_per_group, d.max_dim);
-        record_passes(sort, encoder, &plan, timer, repeat);
+        record_passes(sort, encoder, &plan, timer);
     }
     Ok(crate::SortOutput { slot: (config.iterations() % 2) as usize, num_keys })
 }
@@ -319,7 +311,6 @@ pub(crate) fn record_gpu(
     queue: &wgpu::Queue,
     encoder: &mut wgpu::CommandEncoder,
     timer: Option<&mut (dyn PassTimer + '_)>,
-    repeat: u32,
 ) -> usize {
     match timer {
         Some(timer) if timer.is_timing() => {
@@ -327,7 +318,7 @@ pub(crate) fn record_gpu(
             let gpu_count = &sort.dispatch().gpu_count;
             let descriptor = wgpu::ComputePassDescriptor { label: Some("sort prepare"), timestamp_writes: None };
             gpu_count.record(&mut encoder.begin_compute_pass(&descriptor));
-            sort.record_timed(encoder, &gpu_count.plan(), timer, repeat);
+            sort.record_timed(encoder, &gpu_count.plan(), timer);
             slot
         }
         _ => {

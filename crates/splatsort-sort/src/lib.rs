@@ -28,7 +28,7 @@
 //! let mut sort = GpuSort::new(device, SortAlgorithm::Onesweep, &buffers, config)?;
 //! // ... a pass of yours writes keys and values into buffers.keys(0) and buffers.values(0) ...
 //! let mut encoder = device.create_command_encoder(&Default::default());
-//! let output = sort.record(queue, &mut encoder, 1 << 20, None, 0)?;
+//! let output = sort.record(queue, &mut encoder, 1 << 20, None)?;
 //! queue.submit([encoder.finish()]);
 //! // buffers.keys(output.slot) and buffers.values(output.slot) hold the sorted pairs.
 //! # Ok(()) }
@@ -353,20 +353,19 @@ impl GpuSort {
         }
     }
 
-    /// Records a sort of the first `num_keys` pairs of pair 0. `repeat` labels the timings of repeated sorts in one
-    /// batch. Checks everything before recording any GPU work.
+    /// Records a sort of the first `num_keys` pairs of pair 0, timed through `timer` when it is timing. Checks
+    /// everything before recording any GPU work.
     pub fn record(
         &mut self,
         queue: &wgpu::Queue,
         encoder: &mut wgpu::CommandEncoder,
         num_keys: u32,
         timer: Option<&mut (dyn PassTimer + '_)>,
-        repeat: u32,
     ) -> Result<SortOutput, SortError> {
         match self {
-            Self::Tutorial(s) => dispatch::record_cpu(s, queue, encoder, num_keys, timer, repeat),
-            Self::Subgroup(s) => dispatch::record_cpu(s, queue, encoder, num_keys, timer, repeat),
-            Self::Onesweep(s) => dispatch::record_cpu(s, queue, encoder, num_keys, timer, repeat),
+            Self::Tutorial(s) => dispatch::record_cpu(s, queue, encoder, num_keys, timer),
+            Self::Subgroup(s) => dispatch::record_cpu(s, queue, encoder, num_keys, timer),
+            Self::Onesweep(s) => dispatch::record_cpu(s, queue, encoder, num_keys, timer),
         }
     }
 
@@ -380,12 +379,11 @@ impl GpuSort {
         queue: &wgpu::Queue,
         encoder: &mut wgpu::CommandEncoder,
         timer: Option<&mut (dyn PassTimer + '_)>,
-        repeat: u32,
     ) -> usize {
         match self {
-            Self::Tutorial(s) => dispatch::record_gpu(s, queue, encoder, timer, repeat),
-            Self::Subgroup(s) => dispatch::record_gpu(s, queue, encoder, timer, repeat),
-            Self::Onesweep(s) => dispatch::record_gpu(s, queue, encoder, timer, repeat),
+            Self::Tutorial(s) => dispatch::record_gpu(s, queue, encoder, timer),
+            Self::Subgroup(s) => dispatch::record_gpu(s, queue, encoder, timer),
+            Self::Onesweep(s) => dispatch::record_gpu(s, queue, encoder, timer),
         }
     }
 

@@ -651,14 +651,8 @@ impl RadixPasses for OnesweepSort {
         }
     }
 
-    fn record_timed(
-        &self,
-        encoder: &mut wgpu::CommandEncoder,
-        plan: &Plan<'_>,
-        timer: &mut dyn PassTimer,
-        repeat: u32,
-    ) {
-        let label = |pass, iteration| SortPassLabel { pass, iteration, repeat };
+    fn record_timed(&self, encoder: &mut wgpu::CommandEncoder, plan: &Plan<'_>, timer: &mut dyn PassTimer) {
+        let label = |pass, iteration| SortPassLabel { pass, iteration };
         for step in self.steps() {
             let (name, label) = match step {
                 Step::Histogram => ("sort histogram", label(SortPass::Histogram, None)),

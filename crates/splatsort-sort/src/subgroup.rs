@@ -195,14 +195,8 @@ impl RadixPasses for SubgroupSort {
         self.iterations().record_in(pass, plan);
     }
 
-    fn record_timed(
-        &self,
-        encoder: &mut wgpu::CommandEncoder,
-        plan: &Plan<'_>,
-        timer: &mut dyn PassTimer,
-        repeat: u32,
-    ) {
-        self.iterations().record_timed(encoder, plan, timer, repeat);
+    fn record_timed(&self, encoder: &mut wgpu::CommandEncoder, plan: &Plan<'_>, timer: &mut dyn PassTimer) {
+        self.iterations().record_timed(encoder, plan, timer);
     }
 }
 

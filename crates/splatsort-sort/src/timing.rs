@@ -54,16 +54,14 @@ impl SortPass {
     }
 }
 
-/// One timed pass of a sort: its kind, the radix iteration it belongs to (None for a once-per-sort pass), and the
-/// caller's `repeat` number (which of several sorts recorded in one batch).
+/// One timed pass of a sort: its kind and the radix iteration it belongs to (None for a once-per-sort pass). A timer
+/// that times several sorts in one batch tells them apart itself.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SortPassLabel {
     /// The kind of pass.
     pub pass: SortPass,
     /// The radix iteration, or None for a once-per-sort pass.
     pub iteration: Option<u32>,
-    /// Which of several sorts recorded in one batch.
-    pub repeat: u32,
 }
 
 /// Where a sort gets the timestamp writes of its passes. `GpuSort::record` takes an `Option<&mut (dyn PassTimer + '_)>`.

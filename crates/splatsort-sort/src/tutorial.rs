@@ -270,14 +270,8 @@ impl RadixPasses for TutorialSort {
         self.iterations().record_in(pass, plan);
     }
 
-    fn record_timed(
-        &self,
-        encoder: &mut wgpu::CommandEncoder,
-        plan: &Plan<'_>,
-        timer: &mut dyn PassTimer,
-        repeat: u32,
-    ) {
-        self.iterations().record_timed(encoder, plan, timer, repeat);
+    fn record_timed(&self, encoder: &mut wgpu::CommandEncoder, plan: &Plan<'_>, timer: &mut dyn PassTimer) {
+        self.iterations().record_timed(encoder, plan, timer);
     }
 }
 

@@ -62,7 +62,7 @@ fn a_sort_in_a_callers_buffers_matches_a_stable_cpu_sort() {
         let config = algorithm.config(algorithm.default_radix_bits(), 10).unwrap();
         let mut sort = GpuSort::new(&device, algorithm, &buffers, config).unwrap();
         let mut encoder = device.create_command_encoder(&Default::default());
-        let output = sort.record(&queue, &mut encoder, n, None, 0).unwrap();
+        let output = sort.record(&queue, &mut encoder, n, None).unwrap();
         queue.submit([encoder.finish()]);
         // Read through the caller's own handles.
         let read = |b: &wgpu::Buffer| -> Vec<u32> {
@@ -93,7 +93,7 @@ fn u64_keys_sort_in_a_callers_buffers() {
     let config = SortConfig::for_key_type(8, 64, KeyType::U64).unwrap();
     let mut sort = GpuSort::new(&device, SortAlgorithm::Onesweep, &buffers, config).unwrap();
     let mut encoder = device.create_command_encoder(&Default::default());
-    let output = sort.record(&queue, &mut encoder, n, None, 0).unwrap();
+    let output = sort.record(&queue, &mut encoder, n, None).unwrap();
     queue.submit([encoder.finish()]);
     let (actual_keys, actual_values) = buffers.read_u64_blocking(&device, &queue, output.slot, n);
     let (expected_keys, expected_values) = cpu::stable_sort_pairs_u64(&keys, &values, config);

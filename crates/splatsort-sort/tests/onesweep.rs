@@ -41,7 +41,7 @@ fn sort_and_check(buffers: &SortBuffers, sorter: &mut GpuSort, keys: &[u32], wha
         common::checked(ctx, &what, || {
             buffers.write_input(&ctx.queue, keys, &values).expect("fits the capacity");
             let mut encoder = ctx.device.create_command_encoder(&Default::default());
-            let output = sorter.record(&ctx.queue, &mut encoder, keys.len() as u32, None, 0).expect("records");
+            let output = sorter.record(&ctx.queue, &mut encoder, keys.len() as u32, None).expect("records");
             ctx.queue.submit([encoder.finish()]);
             let sorted = buffers.read_blocking(&ctx.device, &ctx.queue, output.slot, keys.len() as u32);
             (sorted, sorter.lookback_stats_blocking(&ctx.device, &ctx.queue).expect("onesweep has stats"))
@@ -406,7 +406,7 @@ fn sort_and_check_u64(buffers: &SortBuffers, sorter: &mut GpuSort, keys: &[u64],
         common::checked(ctx, &what, || {
             buffers.write_input_u64(&ctx.queue, keys, &values).expect("fits the capacity");
             let mut encoder = ctx.device.create_command_encoder(&Default::default());
-            let output = sorter.record(&ctx.queue, &mut encoder, keys.len() as u32, None, 0).expect("records");
+            let output = sorter.record(&ctx.queue, &mut encoder, keys.len() as u32, None).expect("records");
             ctx.queue.submit([encoder.finish()]);
             buffers.read_u64_blocking(&ctx.device, &ctx.queue, output.slot, keys.len() as u32)
         })

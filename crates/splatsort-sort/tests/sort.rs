@@ -48,7 +48,7 @@ fn sort_and_check(buffers: &SortBuffers, sorter: &mut GpuSort, keys: &[u32], wha
         common::checked(ctx, &what, || {
             buffers.write_input(&ctx.queue, keys, &values).expect("fits the capacity");
             let mut encoder = ctx.device.create_command_encoder(&Default::default());
-            let output = sorter.record(&ctx.queue, &mut encoder, keys.len() as u32, None, 0).expect("sort records");
+            let output = sorter.record(&ctx.queue, &mut encoder, keys.len() as u32, None).expect("sort records");
             assert_eq!(output.slot, sorter.output_slot(), "the output lands where the sorter says");
             ctx.queue.submit([encoder.finish()]);
             buffers.read_blocking(&ctx.device, &ctx.queue, output.slot, keys.len() as u32)
@@ -163,7 +163,7 @@ fn bad_settings_and_sizes_are_clear_errors() {
         let config = algorithm.config(algorithm.default_radix_bits(), 32).unwrap();
         let mut sorter = GpuSort::new(&ctx.device, algorithm, &buffers, config).expect("sorter");
         let mut encoder = ctx.device.create_command_encoder(&Default::default());
-        let error = sorter.record(&ctx.queue, &mut encoder, 1001, None, 0).unwrap_err();
+        let error = sorter.record(&ctx.queue, &mut encoder, 1001, None).unwrap_err();
         assert_eq!(error, SortError::OverCapacity { requested: 1001, capacity: 1000 });
         // Radix bits the algorithm does not take are refused before anything is made.
         let wrong = if algorithm == SortAlgorithm::Subgroup { SortConfig::new(2, 32) } else { SortConfig::new(4, 32) };
@@ -218,7 +218,7 @@ fn every_algorithm_reports_its_output_the_same_way() {
         assert_eq!(sorter.timed_passes(), algorithm.timed_passes(config.iterations()));
         buffers.write_input(&ctx.queue, &keys, &values).unwrap();
         let mut encoder = ctx.device.create_command_encoder(&Default::default());
-        let output = sorter.record(&ctx.queue, &mut encoder, 30_000, None, 0).unwrap();
+        let output = sorter.record(&ctx.queue, &mut encoder, 30_000, None).unwrap();
         ctx.queue.submit([encoder.finish()]);
         results.push((algorithm, output, buffers.read_blocking(&ctx.device, &ctx.queue, output.slot, 30_000)));
     }
@@ -249,7 +249,7 @@ fn a_count_only_the_gpu_knows_sorts_exactly_that_many() {
                     buffers.write_input(&ctx.queue, &keys, &values).unwrap();
                     ctx.queue.write_buffer(buffers.count(), 0, bytemuck::bytes_of(&count));
                     let mut encoder = ctx.device.create_command_encoder(&Default::default());
-                    let slot = sorter.record_gpu_count(&ctx.queue, &mut encoder, None, 0);
+                    let slot = sorter.record_gpu_count(&ctx.queue, &mut encoder, None);
                     assert_eq!(slot, sorter.output_slot(), "{what}: the output slot");
                     ctx.queue.submit([encoder.finish()]);
                     buffers.read_blocking(&ctx.device, &ctx.queue, slot, n)
