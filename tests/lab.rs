@@ -26,7 +26,7 @@ fn choices(ctx: &splatsort::gpu::GpuContext) -> Vec<Choice> {
 
 #[test]
 fn every_compared_sort_passes_its_gpu_check_and_gets_a_median() {
-    common::within(300, "the comparison", || {
+    splatsort_wgsl_test::within(300, "the comparison", || {
         let ctx = common::context();
         let (mut renderer, camera) = demo_renderer(ctx);
         let choices = choices(ctx);
@@ -52,7 +52,7 @@ fn every_compared_sort_passes_its_gpu_check_and_gets_a_median() {
 
 #[test]
 fn a_wrong_sort_fails_the_gpu_check() {
-    common::within(300, "the corrupted comparison", || {
+    splatsort_wgsl_test::within(300, "the corrupted comparison", || {
         let ctx = common::context();
         let (mut renderer, camera) = demo_renderer(ctx);
         let (device, queue) = (&ctx.device, &ctx.queue);

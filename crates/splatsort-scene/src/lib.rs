@@ -15,7 +15,7 @@
 //!
 //! The model and the loaders in more detail:
 //!
-//! the model every format
+//! The model every format
 //! loads into (`Scene`: positions, exp scales, sigmoid opacities, unit
 //! quaternions, SH coefficient-major; `SceneInfo::antialiased` when the file says it was trained with Mip-Splatting's
 //! filter) and `load`/`load_level`, which pick a format's module by the file's first bytes (`SceneFormat::sniff`:
@@ -36,7 +36,7 @@
 //! are reserved fallibly (`SceneError::TooManySplats`, `OutOfMemory`);
 //! `scene::sog`, PlayCanvas's SOG v1/v2 (ZIP bundle through the `zip` crate, or folder; lossless WebP through
 //! `image-webp`; every meta.json number, image size and ZIP entry size checked against the count before a pixel is
-//! decoded; a v2 writer whose codebooks are the optimal 1D k-means, a dynamic programme over at most 4,096 bins, and
+//! decoded; a v2 writer whose codebooks are the optimal 1D k-means, a dynamic programme over at most 8,192 bins, and
 //! whose SH palette is the scene's own vectors when there are at most 65,536 of them, else a two-level k-means on
 //! two threads); `scene::lod`, splat-transform's LOD bundles (`lod-meta.json`'s tree walked with bounded depth and
 //! node count, each level's slices of SOG chunks concatenated); `scene::gltf`, glTF 2.0 with

@@ -1,6 +1,7 @@
 //! Test support for the splatsort crates, through naga: WGSL modules validate, and a Rust struct written into a GPU buffer must put its members where the WGSL struct that reads them
 //! has them. `assert_layout!` checks one pair with naga, so a member added, moved or retyped on one side fails a
-//! test instead of reading garbage on the GPU.
+//! test instead of reading garbage on the GPU. `checked` and `within` run GPU work so that a validation error or a
+//! hang fails the test.
 
 /// Parses and validates a WGSL module with every capability, panicking with naga's message on failure.
 pub fn validate(name: &str, source: &str) -> naga::Module {
@@ -69,5 +70,37 @@ pub fn wgsl_files(root: &std::path::Path) -> Vec<(String, std::path::PathBuf)> {
     let mut out = Vec::new();
     walk(root, root, &mut out);
     out.sort();
+    out
+}
+
+/// Runs `work` inside validation and out-of-memory error scopes on `device` and fails the test on any error.
+/// (Error scopes are per thread in wgpu, so parallel tests do not see each other's errors.)
+pub fn checked<T>(device: &wgpu::Device, what: &str, work: impl FnOnce() -> T) -> T {
+    let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let memory = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+    let out = work();
+    let memory_error = pollster::block_on(memory.pop());
+    let validation_error = pollster::block_on(validation.pop());
+    assert!(validation_error.is_none(), "{what}: validation error: {validation_error:?}");
+    assert!(memory_error.is_none(), "{what}: out of memory: {memory_error:?}");
+    out
+}
+
+/// Fails the whole test process if `work` has not returned within `seconds`: a GPU hang (a look-back that never
+/// ends, a poll that never returns) then fails the tests instead of stalling CI.
+pub fn within<T>(seconds: u64, what: &str, work: impl FnOnce() -> T) -> T {
+    let (done, wait) = std::sync::mpsc::channel::<()>();
+    let what = what.to_string();
+    let watchdog = std::thread::spawn(move || {
+        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+            wait.recv_timeout(std::time::Duration::from_secs(seconds))
+        {
+            eprintln!("{what}: no result after {seconds} s: the GPU work hangs");
+            std::process::exit(101);
+        }
+    });
+    let out = work();
+    drop(done);
+    watchdog.join().expect("the watchdog thread");
     out
 }

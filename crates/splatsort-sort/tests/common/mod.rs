@@ -43,34 +43,9 @@ pub fn context() -> &'static Context {
     })
 }
 
-/// Runs `work` inside validation and out-of-memory error scopes and fails the test on any error.
-/// (Error scopes are per thread in wgpu, so parallel tests do not see each other's errors.)
+/// Runs `work` inside error scopes on the shared device (`splatsort_wgsl_test::checked`).
 pub fn checked<T>(ctx: &Context, what: &str, work: impl FnOnce() -> T) -> T {
-    let validation = ctx.device.push_error_scope(wgpu::ErrorFilter::Validation);
-    let memory = ctx.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-    let out = work();
-    let memory_error = pollster::block_on(memory.pop());
-    let validation_error = pollster::block_on(validation.pop());
-    assert!(validation_error.is_none(), "{what}: validation error: {validation_error:?}");
-    assert!(memory_error.is_none(), "{what}: out of memory: {memory_error:?}");
-    out
+    splatsort_wgsl_test::checked(&ctx.device, what, work)
 }
 
-/// Fails the whole test process if `work` has not returned within `seconds`: a GPU hang (a look-back that never
-/// ends, a poll that never returns) then fails the tests instead of stalling CI.
-pub fn within<T>(seconds: u64, what: &str, work: impl FnOnce() -> T) -> T {
-    let (done, wait) = std::sync::mpsc::channel::<()>();
-    let what = what.to_string();
-    let watchdog = std::thread::spawn(move || {
-        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
-            wait.recv_timeout(std::time::Duration::from_secs(seconds))
-        {
-            eprintln!("{what}: no result after {seconds} s: the GPU work hangs");
-            std::process::exit(101);
-        }
-    });
-    let out = work();
-    drop(done);
-    watchdog.join().expect("the watchdog thread");
-    out
-}
+pub use splatsort_wgsl_test::within;
