@@ -523,23 +523,24 @@ pub struct RenderBenchResult {
 /// median GPU time of each stage.
 pub fn run_render_bench(
     ctx: &GpuContext,
-    renderer: &mut crate::render::SplatRenderer,
+    buffers: &mut crate::render::SceneBuffers,
     camera: &crate::camera::Camera,
+    params: &crate::render::FrameParams,
     frames: u32,
     warmup_secs: f64,
 ) -> Result<RenderBenchResult, crate::render::RenderError> {
     let (device, queue) = (&ctx.device, &ctx.queue);
     assert!(frames >= 1, "at least one timed frame (the command line checks --frames)");
-    warm_up(device, queue, warmup_secs, 256, |encoder| renderer.encode_frame(device, queue, encoder, camera, None, 0))?;
+    warm_up(device, queue, warmup_secs, 256, |encoder| buffers.encode_frame(queue, encoder, camera, params, None, 0))?;
     // The compute path draws a view whose tile pairs pass the cap with quads; as the viewer does after such a frame,
     // the cap grows to the view's needs before timing (outside the timed frames), then the GPU warms up again.
-    let counts = renderer.counts_blocking(device, queue);
-    if renderer.tile_pair_cap().is_some_and(|cap| counts.tile_pairs > cap) {
-        renderer.grow_tile_pairs(device, queue, counts.tile_pairs)?;
-        warm_up(device, queue, warmup_secs, 256, |e| renderer.encode_frame(device, queue, e, camera, None, 0))?;
+    let counts = buffers.counts_blocking(device, queue);
+    if buffers.tile_pair_cap().is_some_and(|cap| counts.tile_pairs > cap) {
+        buffers.grow_tile_pairs(queue, counts.tile_pairs)?;
+        warm_up(device, queue, warmup_secs, 256, |e| buffers.encode_frame(queue, e, camera, params, None, 0))?;
     }
-    let run = timed_run(device, queue, frames, renderer.timed_passes(), |encoder, timer, frame| {
-        renderer.encode_frame(device, queue, encoder, camera, timer, frame)
+    let run = timed_run(device, queue, frames, buffers.timed_passes(), |encoder, timer, frame| {
+        buffers.encode_frame(queue, encoder, camera, params, timer, frame)
     })?;
     let (timings, unavailable, wall_ms_per_frame) = (run.timings, run.unavailable, run.wall_ms_per_unit);
     let per_frame = |select: &dyn Fn(PassKind) -> bool| -> Option<Stat> {
@@ -574,34 +575,34 @@ pub fn run_render_bench(
             queue,
             frames,
             |_| {},
-            |encoder| renderer.encode_frame(device, queue, encoder, camera, None, 0),
+            |encoder| buffers.encode_frame(queue, encoder, camera, params, None, 0),
         )?
     } else {
         None
     };
     Ok(RenderBenchResult {
-        num_splats: renderer.scene().num_splats(),
+        num_splats: buffers.scene().num_splats(),
         width: camera.width,
         height: camera.height,
-        algorithm: renderer.settings().algorithm,
-        config: renderer.settings().sort,
+        algorithm: buffers.options().algorithm,
+        config: buffers.options().sort,
         frames,
         depth_keys: per_frame(&|k| k == PassKind::DepthKeys),
         sort: per_frame(&|k| k.is_sort()),
         draw: per_frame(&|k| k == PassKind::Draw),
-        tiles: if renderer.settings().draw == crate::render::DrawPath::Compute {
+        tiles: if buffers.options().draw == crate::render::DrawPath::Compute {
             PassKind::TILES.iter().filter_map(|&kind| Some((kind, per_frame(&|k| k == kind)?))).collect()
         } else {
             Vec::new()
         },
         frame,
         frame_span,
-        draw_path: renderer.settings().draw,
+        draw_path: buffers.options().draw,
         gpu_times_unavailable: unavailable,
         wall_ms_per_frame,
         timings,
-        memory: renderer.memory(),
-        gpu_format: renderer.scene().format(),
+        memory: buffers.memory(),
+        gpu_format: buffers.format(),
     })
 }
 
@@ -610,20 +611,21 @@ pub fn run_render_bench(
 /// `render-bench --compare`; it waits on the GPU between batches, as benchmarks may and the viewer never does.
 pub fn run_compare(
     ctx: &GpuContext,
-    renderer: &mut crate::render::SplatRenderer,
+    buffers: &mut crate::render::SceneBuffers,
     camera: &crate::camera::Camera,
+    params: &crate::render::FrameParams,
     choices: &[crate::lab::Choice],
     rounds: u32,
     warmup_rounds: u32,
 ) -> Result<crate::lab::CompareReport, crate::render::RenderError> {
     let (device, queue) = (&ctx.device, &ctx.queue);
     let mut lab = crate::lab::SortLab::new(
-        renderer.kernels().sort(),
+        buffers.renderer().sort(),
         queue,
-        renderer.scene().num_splats(),
-        renderer.settings().sort,
+        buffers.scene().num_splats(),
+        buffers.options().sort,
     );
-    lab.set_choices(device, queue, choices, renderer.settings().sort);
+    lab.set_choices(device, queue, choices, buffers.options().sort);
     lab.every = 1;
     let deadline = Instant::now() + Duration::from_secs(600);
     for round in 0..warmup_rounds + rounds {
@@ -634,11 +636,11 @@ pub fn run_compare(
         }
         let mut encoder = device.create_command_encoder(&Default::default());
         lab.next_frame();
-        renderer.encode_frame_with(
-            device,
+        buffers.encode_frame_with(
             queue,
             &mut encoder,
             camera,
+            params,
             None,
             0,
             Some(&mut |e, buffers, point| {

@@ -2,7 +2,7 @@
 //! on the GPU, apart from the sort that draws the frame.
 //!
 //! How it works: on a compare frame (every `every`-th), the renderer hands the lab its unsorted depth keys, splat
-//! indices and visible count between the projection and its own sort (`SplatRenderer::encode_frame_with`), and the
+//! indices and visible count between the projection and its own sort (`SceneBuffers::encode_frame_with`), and the
 //! lab copies them once into its input buffers. After the frame, each contender copies that input into its own
 //! `SortBuffers`, sorts it with its own `GpuSort` (the visible count stays on the GPU, as in the frame) under its own
 //! `GpuTimer`, and runs the check of `sort/check.wgsl` on its output: out-of-order neighbours and values that are not

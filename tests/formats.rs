@@ -627,10 +627,10 @@ fn psnr(a: &splatsort::render::Image, b: &splatsort::render::Image) -> f64 {
 /// The image of `scene` at `camera` (default settings but the SH degree).
 fn render(scene: &Scene, camera: &splatsort::camera::Camera, sh_degree: u32) -> splatsort::render::Image {
     let ctx = common::context();
-    let settings = splatsort::render::RenderSettings { sh_degree, ..Default::default() };
-    let mut renderer =
-        splatsort::render::SplatRenderer::new(&ctx.device, &ctx.queue, scene, settings).expect("renderer");
-    splatsort::render::render_image(&ctx.device, &ctx.queue, &mut renderer, camera, None).expect("frame")
+    let settings = common::Setup { sh_degree, ..Default::default() };
+    let mut renderer = settings.upload_alone(ctx, scene).expect("renderer");
+    splatsort::render::render_image(&ctx.device, &ctx.queue, &mut renderer, camera, &settings.params(), None)
+        .expect("frame")
 }
 
 #[test]

@@ -1,11 +1,12 @@
-//! One renderer's pipelines per device: a second scene drawn on the same `RenderKernels` compiles no shader. The
+//! One renderer's pipelines per device: a second scene drawn on the same `Renderer` compiles no shader. The
 //! pipelines are counted by wgpu itself (its internal counters of live compute and render pipelines), so this test
 //! has a binary of its own: no other test makes pipelines on its device meanwhile.
 
 mod common;
 
+use common::Setup;
 use splatsort::camera::{Camera, CameraFile};
-use splatsort::render::{DrawPath, RenderKernels, RenderSettings, SplatRenderer, render_image};
+use splatsort::render::{DrawPath, Renderer, render_image};
 use splatsort::sort::SortAlgorithm;
 
 /// Live compute and render pipelines on the device.
@@ -35,23 +36,23 @@ fn a_second_scene_on_the_same_kernels_compiles_no_shader() {
     let features = device.features();
     let algorithms: Vec<SortAlgorithm> =
         SortAlgorithm::ALL.into_iter().filter(|a| a.unavailable_reason(features).is_none()).collect();
-    let kernels = RenderKernels::new(device);
+    let kernels = Renderer::new(device);
     let first = common::sample_scene(300, 3);
     let second = common::sample_scene(2_000, 1);
     let camera = camera();
     common::checked(ctx, "two scenes on one set of kernels", || {
         // Every pipeline the first scene can use: each algorithm, both draw paths, the blit.
-        let mut renderer = SplatRenderer::with_kernels(&kernels, queue, &first, RenderSettings::default()).unwrap();
+        let mut renderer = Setup::default().upload(&kernels, queue, &first).unwrap();
         for &algorithm in &algorithms {
             for draw in [DrawPath::Raster, DrawPath::Compute] {
-                let settings = RenderSettings {
+                let settings = Setup {
                     algorithm,
                     sort: algorithm.config(algorithm.default_radix_bits(), 32).unwrap(),
                     draw,
-                    ..RenderSettings::default()
+                    ..Setup::default()
                 };
-                renderer.set_settings(device, queue, settings).unwrap();
-                render_image(device, queue, &mut renderer, &camera, None).unwrap();
+                settings.apply(&mut renderer, queue).unwrap();
+                render_image(device, queue, &mut renderer, &camera, &settings.params(), None).unwrap();
             }
         }
         let warm = pipelines(device);
@@ -60,15 +61,14 @@ fn a_second_scene_on_the_same_kernels_compiles_no_shader() {
         // The second scene, of another size and SH degree, through every setting again. The counts are of live
         // pipelines, so they are checked at every step: a pipeline compiled and dropped in between would not show
         // at the end.
-        let mut second_renderer =
-            SplatRenderer::with_kernels(&kernels, queue, &second, RenderSettings::default()).unwrap();
+        let mut second_renderer = Setup::default().upload(&kernels, queue, &second).unwrap();
         assert_eq!(pipelines(device), warm, "(compute, render) pipelines after making the second scene's renderer");
         for &algorithm in &algorithms {
             for draw in [DrawPath::Raster, DrawPath::Compute] {
                 let sort = algorithm.config(algorithm.default_radix_bits(), 32).unwrap();
-                let settings = RenderSettings { algorithm, sort, draw, ..RenderSettings::default() };
-                second_renderer.set_settings(device, queue, settings).unwrap();
-                render_image(device, queue, &mut second_renderer, &camera, None).unwrap();
+                let settings = Setup { algorithm, sort, draw, ..Setup::default() };
+                settings.apply(&mut second_renderer, queue).unwrap();
+                render_image(device, queue, &mut second_renderer, &camera, &settings.params(), None).unwrap();
                 assert_eq!(
                     pipelines(device),
                     warm,
@@ -78,7 +78,7 @@ fn a_second_scene_on_the_same_kernels_compiles_no_shader() {
         }
 
         // The control: a renderer on kernels of its own compiles its pipelines again, and the count shows it.
-        let own = SplatRenderer::new(device, queue, &second, RenderSettings::default()).unwrap();
+        let own = Setup::default().upload_alone(ctx, &second).unwrap();
         let with_own = pipelines(device);
         assert!(with_own.0 > warm.0 && with_own.1 > warm.1, "{with_own:?} against {warm:?}");
         drop((own, renderer, second_renderer));

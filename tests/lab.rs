@@ -5,12 +5,12 @@ mod common;
 
 use splatsort::camera::Camera;
 use splatsort::lab::{Choice, SortLab};
-use splatsort::render::{RenderSettings, SplatRenderer};
+use splatsort::render::{FrameParams, SceneBuffers};
 use splatsort::sort::SortAlgorithm;
 
-fn demo_renderer(ctx: &splatsort::gpu::GpuContext) -> (SplatRenderer, Camera) {
+fn demo_renderer(ctx: &splatsort::gpu::GpuContext) -> (SceneBuffers, Camera) {
     let scene = common::demo_scene();
-    let renderer = SplatRenderer::new(&ctx.device, &ctx.queue, &scene, RenderSettings::default()).expect("renderer");
+    let renderer = common::Setup::default().upload_alone(ctx, &scene).expect("renderer");
     let camera = common::demo_camera();
     (renderer, camera)
 }
@@ -31,7 +31,9 @@ fn every_compared_sort_passes_its_gpu_check_and_gets_a_median() {
         let (mut renderer, camera) = demo_renderer(ctx);
         let choices = choices(ctx);
         assert!(choices.len() >= 2, "at least the tutorial sort at two radix widths");
-        let report = splatsort::bench::run_compare(ctx, &mut renderer, &camera, &choices, 3, 0).expect("compare");
+        let report =
+            splatsort::bench::run_compare(ctx, &mut renderer, &camera, &FrameParams::default(), &choices, 3, 0)
+                .expect("compare");
         let visible = renderer.counts_blocking(&ctx.device, &ctx.queue).visible;
         assert!(visible > 10_000, "the view shows most of the scene: {visible}");
         assert_eq!(report.contenders.len(), choices.len());
@@ -57,9 +59,9 @@ fn a_wrong_sort_fails_the_gpu_check() {
         let (mut renderer, camera) = demo_renderer(ctx);
         let (device, queue) = (&ctx.device, &ctx.queue);
         let mut lab =
-            SortLab::new(renderer.kernels().sort(), queue, renderer.scene().num_splats(), renderer.settings().sort);
+            SortLab::new(renderer.renderer().sort(), queue, renderer.scene().num_splats(), renderer.options().sort);
         let choice = Choice { algorithm: SortAlgorithm::Tutorial, radix_bits: 4 };
-        lab.set_choices(device, queue, &[choice], renderer.settings().sort);
+        lab.set_choices(device, queue, &[choice], renderer.options().sort);
         lab.every = 1;
         lab.corrupt_outputs = true;
         for _ in 0..2 {
@@ -67,10 +69,10 @@ fn a_wrong_sort_fails_the_gpu_check() {
             let compare = lab.next_frame().expect("every frame compares");
             renderer
                 .encode_frame_with(
-                    device,
                     queue,
                     &mut encoder,
                     &camera,
+                    &FrameParams::default(),
                     None,
                     0,
                     Some(&mut |e, b, point| {

@@ -4,8 +4,8 @@
 
 mod common;
 
-use splatsort::render::split::Binding;
-use splatsort::render::{DrawPath, GpuFormat, GpuMemory, RenderKernels, RenderSettings, SplatRenderer, render_image};
+use common::Setup;
+use splatsort::render::{DrawPath, GpuFormat, GpuMemory, Renderer, RendererOptions, SceneBuffers, render_image};
 
 /// Bytes of live buffers and textures on the device, once the queue's staging copies are freed.
 fn allocated(device: &wgpu::Device) -> (i64, i64) {
@@ -20,13 +20,13 @@ fn memory_figures_are_the_buffers_made_and_a_scene_past_the_gpu_is_refused_first
     let (device, queue) = (&ctx.device, &ctx.queue);
     let scene = common::sample_scene(50_000, 3);
     let camera = common::demo_camera();
-    let kernels = RenderKernels::new(device);
+    let kernels = Renderer::new(device);
     for format in GpuFormat::ALL {
         for draw in [DrawPath::Raster, DrawPath::Compute] {
             let before = allocated(device);
-            let settings = RenderSettings { gpu_format: format, draw, ..Default::default() };
-            let mut renderer = SplatRenderer::with_kernels(&kernels, queue, &scene, settings).expect("renderer");
-            render_image(device, queue, &mut renderer, &camera, None).expect("frame");
+            let settings = Setup { gpu_format: format, draw, ..Default::default() };
+            let mut renderer = settings.upload(&kernels, queue, &scene).expect("renderer");
+            render_image(device, queue, &mut renderer, &camera, &settings.params(), None).expect("frame");
             let after = allocated(device);
             let m = renderer.memory();
             let (buffers, textures) = (after.0 - before.0, after.1 - before.1);
@@ -57,10 +57,10 @@ fn memory_figures_are_the_buffers_made_and_a_scene_past_the_gpu_is_refused_first
     // A GPU of 7 MB: the full layout (184 bytes a splat with the quads: 7.4 MB) is refused before anything is
     // allocated, and the message names the bytes and the layout that fits (116 bytes a splat: 4.6 MB).
     let before = allocated(device);
-    let small = RenderKernels::with_limits(device, Binding::for_device(device), Some(7_000_000));
+    let small = Renderer::with_options(device, RendererOptions { memory: Some(7_000_000), ..Default::default() });
     let scene = common::sample_scene(40_000, 3);
-    let full = RenderSettings { gpu_format: GpuFormat::Full, ..Default::default() };
-    let error = match SplatRenderer::with_kernels(&small, queue, &scene, full) {
+    let full = Setup { gpu_format: GpuFormat::Full, ..Default::default() };
+    let error = match full.upload(&small, queue, &scene) {
         Ok(_) => panic!("40,000 splats of SH degree 3 cannot fit 7 MB in the full layout"),
         Err(e) => e.to_string(),
     };
@@ -70,12 +70,13 @@ fn memory_figures_are_the_buffers_made_and_a_scene_past_the_gpu_is_refused_first
     }
     // The viewer loads a scene while the one on screen keeps its memory: 4.6 MB of compact scene fits 7 MB, but not
     // beside 3 MB in use.
-    let compact = RenderSettings { gpu_format: GpuFormat::Compact, ..Default::default() };
-    assert!(SplatRenderer::with_kernels_beside(&small, queue, &scene, compact, 0).is_ok());
-    let error = SplatRenderer::with_kernels_beside(&small, queue, &scene, compact, 3_000_000).err().expect("too big");
+    let compact = Setup { gpu_format: GpuFormat::Compact, ..Default::default() };
+    assert!(SceneBuffers::new_beside(&small, queue, &scene, compact.gpu_format, compact.options(), 0).is_ok());
+    let error = SceneBuffers::new_beside(&small, queue, &scene, compact.gpu_format, compact.options(), 3_000_000)
+        .err()
+        .expect("too big");
     assert!(error.to_string().contains("more than this GPU's 4000000"), "{error}");
-    let tiny = RenderKernels::with_limits(device, Binding::for_device(device), Some(1_000_000));
-    let error =
-        SplatRenderer::with_kernels(&tiny, queue, &scene, compact).err().expect("1 MB is too small").to_string();
+    let tiny = Renderer::with_options(device, RendererOptions { memory: Some(1_000_000), ..Default::default() });
+    let error = compact.upload(&tiny, queue, &scene).err().expect("1 MB is too small").to_string();
     assert!(error.contains("compact layout need") && !error.contains("would fit"), "{error}");
 }

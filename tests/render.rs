@@ -17,9 +17,10 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
+use common::Setup;
 use glam::{Quat, Vec3};
 use splatsort::camera::{Camera, CameraFile};
-use splatsort::render::{self, DrawPath, HookPoint, Image, RenderSettings, SplatRenderer, cpu};
+use splatsort::render::{self, DrawPath, HookPoint, Image, cpu};
 use splatsort::scene::Scene;
 use splatsort::sort::{SortAlgorithm, SortBuffers, SortConfig};
 
@@ -92,11 +93,11 @@ fn camera(width: u32, height: u32, position: [f32; 3], look_at: [f32; 3]) -> Cam
     .expect("test camera")
 }
 
-fn gpu_render(scene: &Scene, camera: &Camera, settings: RenderSettings) -> Image {
+fn gpu_render(scene: &Scene, camera: &Camera, settings: Setup) -> Image {
     let ctx = common::context();
     common::checked(ctx, "render", || {
-        let mut renderer = SplatRenderer::new(&ctx.device, &ctx.queue, scene, settings).expect("renderer");
-        render::render_image(&ctx.device, &ctx.queue, &mut renderer, camera, None).expect("frame")
+        let mut renderer = settings.upload_alone(ctx, scene).expect("renderer");
+        render::render_image(&ctx.device, &ctx.queue, &mut renderer, camera, &settings.params(), None).expect("frame")
     })
 }
 
@@ -115,21 +116,15 @@ fn compare(gpu: &Image, reference: &[[f64; 3]]) -> (f64, f64, f64) {
     (mean, p99, *diffs.last().expect("pixels"))
 }
 
-fn assert_matches_reference(
-    what: &str,
-    scene: &Scene,
-    camera: &Camera,
-    settings: RenderSettings,
-    tol: (f64, f64),
-) -> Image {
+fn assert_matches_reference(what: &str, scene: &Scene, camera: &Camera, settings: Setup, tol: (f64, f64)) -> Image {
     // Both draw paths and both GPU layouts, against the same reference and tolerances; the quad image in the
     // settings' layout is returned.
-    let reference = cpu::render(scene, camera, &settings);
+    let reference = cpu::render(scene, camera, &settings.params());
     let mut quads = None;
     for format in render::GpuFormat::ALL {
         let tol = tolerance(format, tol);
         for draw in [DrawPath::Raster, DrawPath::Compute] {
-            let gpu = gpu_render(scene, camera, RenderSettings { draw, gpu_format: format, ..settings });
+            let gpu = gpu_render(scene, camera, Setup { draw, gpu_format: format, ..settings });
             let (mean, p99, max) = compare(&gpu, &reference);
             eprintln!("{what}, {format:?}, {draw:?}: mean {mean:.3}, p99 {p99:.3}, max {max:.1} (8-bit steps)");
             assert!(
@@ -169,7 +164,7 @@ fn lit_pixels(image: &Image) -> usize {
 fn one_splat() {
     let scene = scene_of(&[splat([0.0, 0.0, 0.0], 0.3, 0.9, [0.9, 0.4, 0.1])], 0, |_, _| [0.0; 3]);
     let cam = camera(96, 64, [0.0, 0.0, -4.0], [0.0, 0.0, 0.0]);
-    let image = assert_matches_reference("one splat", &scene, &cam, RenderSettings::default(), SYNTHETIC);
+    let image = assert_matches_reference("one splat", &scene, &cam, Setup::default(), SYNTHETIC);
     // It is drawn, centred: the centre pixel is near its colour x 0.9 opacity.
     let [r, g, b] = image.pixel(48, 32);
     assert!((i32::from(r) - (0.9 * 0.9 * 255.0) as i32).abs() <= 3, "centre red {r}");
@@ -186,9 +181,8 @@ fn two_overlapping_splats_in_depth_order() {
     let cam = camera(96, 64, [0.0, 0.0, -4.0], [0.0, 0.0, 1.0]);
     let a = scene_of(&[red(), green()], 0, |_, _| [0.0; 3]);
     let b = scene_of(&[green(), red()], 0, |_, _| [0.0; 3]);
-    let image_a = assert_matches_reference("red over green", &a, &cam, RenderSettings::default(), SYNTHETIC);
-    let image_b =
-        assert_matches_reference("red over green, listed reversed", &b, &cam, RenderSettings::default(), SYNTHETIC);
+    let image_a = assert_matches_reference("red over green", &a, &cam, Setup::default(), SYNTHETIC);
+    let image_b = assert_matches_reference("red over green, listed reversed", &b, &cam, Setup::default(), SYNTHETIC);
     let [r, g, _] = image_a.pixel(48, 32);
     assert!(r > 200 && g < 30, "the front splat covers the centre: {r} {g}");
     let (mean, _, _) = compare(
@@ -198,7 +192,7 @@ fn two_overlapping_splats_in_depth_order() {
     assert!(mean < 0.01, "input order must not matter: mean difference {mean}");
     // Seen from the other side, green is in front.
     let behind = camera(96, 64, [0.0, 0.0, 6.0], [0.0, 0.0, 1.0]);
-    let image = assert_matches_reference("green over red", &a, &behind, RenderSettings::default(), SYNTHETIC);
+    let image = assert_matches_reference("green over red", &a, &behind, Setup::default(), SYNTHETIC);
     let [r, g, _] = image.pixel(48, 32);
     assert!(g > 200 && r < 30, "seen from behind, green is in front: {r} {g}");
 }
@@ -224,7 +218,7 @@ fn anisotropic_rotated_splats() {
     let splats = rotated_splats(|_| Quat::IDENTITY);
     let scene = scene_of(&splats, 0, |_, _| [0.0; 3]);
     let cam = camera(128, 96, [0.3, -0.5, -5.0], [0.0, 0.0, 0.5]);
-    let image = assert_matches_reference("anisotropic", &scene, &cam, RenderSettings::default(), SYNTHETIC);
+    let image = assert_matches_reference("anisotropic", &scene, &cam, Setup::default(), SYNTHETIC);
     assert!(lit_pixels(&image) > 300);
 }
 
@@ -240,7 +234,7 @@ fn splats_behind_the_camera_and_across_the_border() {
     ];
     let scene = scene_of(&splats, 0, |_, _| [0.0; 3]);
     let cam = camera(96, 64, [0.0, 0.0, -4.0], [0.0, 0.0, 0.0]);
-    let image = assert_matches_reference("border and behind", &scene, &cam, RenderSettings::default(), SYNTHETIC);
+    let image = assert_matches_reference("border and behind", &scene, &cam, Setup::default(), SYNTHETIC);
     // The right and bottom edges are lit by the border splats; nothing white from the culled ones.
     let [_, _, b] = image.pixel(95, 32);
     assert!(b > 100, "right border splat visible at the edge: blue {b}");
@@ -260,9 +254,9 @@ fn antialiased_splats_fade_by_their_blurred_area() {
     ];
     let scene = scene_of(&splats, 0, |_, _| [0.0; 3]);
     let cam = camera(96, 64, [0.0, 0.0, -4.0], [0.0, 0.0, 0.0]);
-    let on = RenderSettings { antialias: true, ..Default::default() };
+    let on = Setup { antialias: true, ..Default::default() };
     let aa = assert_matches_reference("antialiased", &scene, &cam, on, SYNTHETIC);
-    let plain = assert_matches_reference("not antialiased", &scene, &cam, RenderSettings::default(), SYNTHETIC);
+    let plain = assert_matches_reference("not antialiased", &scene, &cam, Setup::default(), SYNTHETIC);
     let centre = |image: &Image, position: Vec3| {
         let p = cam.camera_from_world * (position - cam.position);
         let (x, y) = (cam.fx * p.x / p.z + cam.cx, cam.fy * p.y / p.z + cam.cy);
@@ -291,14 +285,14 @@ fn view_dependent_colour_from_sh_degrees_1_to_3() {
         );
         let front = camera(64, 48, [0.0, 0.0, -4.0], [0.0, 0.0, 0.0]);
         let side = camera(64, 48, [3.0, -2.0, -2.0], [0.0, 0.0, 0.0]);
-        let settings = RenderSettings::default();
+        let settings = Setup::default();
         let a = assert_matches_reference(&format!("SH degree {degree}, front"), &scene, &front, settings, SYNTHETIC);
         let b = assert_matches_reference(&format!("SH degree {degree}, side"), &scene, &side, settings, SYNTHETIC);
         let (ca, cb) = (a.pixel(32, 24), b.pixel(32, 24));
         let change: i32 = ca.iter().zip(cb).map(|(x, y)| (i32::from(*x) - i32::from(y)).abs()).sum();
         assert!(change > 20, "SH degree {degree}: the centre colour changes with the view: {ca:?} vs {cb:?}");
         // Restricting the SH degree to 0 drops the view dependence (and still matches the reference).
-        let flat = RenderSettings { sh_degree: 0, ..settings };
+        let flat = Setup { sh_degree: 0, ..settings };
         let c = assert_matches_reference(&format!("SH degree {degree} used as 0"), &scene, &side, flat, SYNTHETIC);
         // Over the whole image (at the centre pixel alone, degree 2 is within a step of degree 0): 1,660 steps at
         // degree 2, 9,500 and 13,700 at 1 and 3.
@@ -314,7 +308,7 @@ fn view_dependent_colour_from_sh_degrees_1_to_3() {
 /// lavapipe in brackets): the full layout's, SYNTHETIC (mean [0.073], p99 [0.57]) and REAL ([0.29], [1.2]).
 #[test]
 fn the_compact_layout_matches_the_reference() {
-    let compact = RenderSettings { gpu_format: render::GpuFormat::Compact, ..Default::default() };
+    let compact = Setup { gpu_format: render::GpuFormat::Compact, ..Default::default() };
     let splats = rotated_splats(|t| Quat::from_rotation_x(-t));
     let scene = scene_of(&splats, 3, |i, k| {
         let s = 0.4 / (k as f32).sqrt() * if i % 2 == 0 { 1.0 } else { -0.7 };
@@ -341,14 +335,14 @@ fn tiles_big_splats_empty_tiles_and_odd_sizes() {
     // Every pixel is lit, so rounding to 8 bits alone averages a quarter step (both paths measure 0.252, max 0.7):
     // the mean tolerance is a little above that, the p99 one tighter than SYNTHETIC's.
     let lit = (0.3, 1.0);
-    let image = assert_matches_reference("one splat over every tile", &big, &cam, RenderSettings::default(), lit);
+    let image = assert_matches_reference("one splat over every tile", &big, &cam, Setup::default(), lit);
     assert!(lit_pixels(&image) > 203 * 141 / 2, "the splat covers most of the image");
     let corner = scene_of(&[splat([-1.6, -1.0, 0.0], 0.1, 0.9, [1.0, 0.5, 0.0])], 0, |_, _| [0.0; 3]);
     let cam = camera(200, 120, [0.0, 0.0, -4.0], [0.0, 0.0, 0.0]);
-    let image = assert_matches_reference("a splat in a corner", &corner, &cam, RenderSettings::default(), SYNTHETIC);
+    let image = assert_matches_reference("a splat in a corner", &corner, &cam, Setup::default(), SYNTHETIC);
     assert!(lit_pixels(&image) > 4, "the corner splat is drawn");
     let tiny = camera(1, 1, [0.0, 0.0, -3.0], [0.0, 0.0, 0.0]);
-    assert_matches_reference("a 1x1 image", &big, &tiny, RenderSettings::default(), lit);
+    assert_matches_reference("a 1x1 image", &big, &tiny, Setup::default(), lit);
 }
 
 /// Splats for the binning tests: tiny, huge, thin and rotated (in the image plane and out of it), faint (a small
@@ -379,10 +373,10 @@ fn binning_splats() -> Vec<Splat> {
 /// splats'.
 fn empty_splats(cam: &Camera, count: usize) -> Vec<Splat> {
     // The world x that lands on pixel x = 0.1 at depth `z` (the camera looks along +z from z = -3).
-    let settings = RenderSettings::default();
+    let settings = Setup::default();
     let pixel_x = |x: f32, z: f32| {
         let scene = scene_of(&[splat([x, 0.0, z], 1e-4, 0.5, [0.0; 3])], 0, |_, _| [0.0; 3]);
-        cpu::project(&scene, 0, cam, &settings).expect("in view").center.x as f32
+        cpu::project(&scene, 0, cam, &settings.params()).expect("in view").center.x as f32
     };
     (0..count)
         .map(|i| {
@@ -403,19 +397,20 @@ fn tile_pairs_equal_the_exact_ellipse_binning() {
     let ctx = common::context();
     let splats = binning_splats();
     let cam = camera(203, 141, [0.0, 0.0, -3.0], [0.0, 0.0, 0.0]);
-    let settings = RenderSettings { draw: DrawPath::Compute, ..Default::default() };
-    let kernels = render::RenderKernels::new(&ctx.device);
+    let settings = Setup { draw: DrawPath::Compute, ..Default::default() };
+    let kernels = render::Renderer::new(&ctx.device);
     let gpu_pairs = |scene: &Scene| {
         common::checked(ctx, "binning", || {
-            let mut renderer = SplatRenderer::with_kernels(&kernels, &ctx.queue, scene, settings).expect("renderer");
-            render::render_image(&ctx.device, &ctx.queue, &mut renderer, &cam, None).expect("frame");
+            let mut renderer = settings.upload(&kernels, &ctx.queue, scene).expect("renderer");
+            render::render_image(&ctx.device, &ctx.queue, &mut renderer, &cam, &settings.params(), None)
+                .expect("frame");
             renderer.counts_blocking(&ctx.device, &ctx.queue).tile_pairs
         })
     };
     let (mut exact_total, mut box_total) = (0, 0);
     for (i, s) in splats.iter().enumerate() {
         let scene = scene_of(std::slice::from_ref(s), 0, |_, _| [0.0; 3]);
-        let projected = cpu::project(&scene, 0, &cam, &settings).expect("every test splat is visible");
+        let projected = cpu::project(&scene, 0, &cam, &settings.params()).expect("every test splat is visible");
         let exact = cpu::tile_count(&projected, cam.width, cam.height);
         assert!(exact > 0, "splat {i} touches a tile");
         assert_eq!(gpu_pairs(&scene), exact, "splat {i}: GPU pairs against the exact binning");
@@ -431,7 +426,7 @@ fn tile_pairs_equal_the_exact_ellipse_binning() {
     with_empty.extend(empty_splats(&cam, 300));
     for (i, s) in with_empty.iter().enumerate().skip(splats.len()) {
         let scene = scene_of(std::slice::from_ref(s), 0, |_, _| [0.0; 3]);
-        let projected = cpu::project(&scene, 0, &cam, &settings).expect("the empty splats are visible");
+        let projected = cpu::project(&scene, 0, &cam, &settings.params()).expect("the empty splats are visible");
         assert_eq!(cpu::tile_count(&projected, cam.width, cam.height), 0, "splat {i} touches no tile");
     }
     let scene = scene_of(&with_empty, 0, |_, _| [0.0; 3]);
@@ -439,8 +434,8 @@ fn tile_pairs_equal_the_exact_ellipse_binning() {
     eprintln!("binning splats: {exact_total} pairs, their boxes' tiles {box_total}");
     // And the image is the reference's (the huge splat lights every pixel: 8-bit rounding alone averages a quarter
     // step, as in `tiles_big_splats_empty_tiles_and_odd_sizes`).
-    assert_matches_reference("binning splats", &all, &cam, RenderSettings::default(), (0.3, 1.0));
-    assert_matches_reference("with splats that touch no tile", &scene, &cam, RenderSettings::default(), (0.3, 1.0));
+    assert_matches_reference("binning splats", &all, &cam, Setup::default(), (0.3, 1.0));
+    assert_matches_reference("with splats that touch no tile", &scene, &cam, Setup::default(), (0.3, 1.0));
 }
 
 #[test]
@@ -455,7 +450,7 @@ fn every_pixel_saturating_early_matches() {
         .collect();
     let scene = scene_of(&splats, 0, |_, _| [0.0; 3]);
     let cam = camera(120, 80, [0.0, 0.0, -3.0], [0.0, 0.0, 0.0]);
-    let background = RenderSettings { background: [0.2, 0.3, 0.9], ..Default::default() };
+    let background = Setup { background: [0.2, 0.3, 0.9], ..Default::default() };
     assert_matches_reference("saturated layers", &scene, &cam, background, (0.3, 1.0));
 }
 
@@ -470,41 +465,37 @@ fn a_frame_past_the_tile_pair_cap_is_drawn_with_quads() {
     let cam = crop_camera();
     for (algorithm, sort) in sort_settings().into_iter().chain(odd_sort_settings()) {
         let settings =
-            RenderSettings { draw: DrawPath::Compute, tile_pair_cap: Some(16), algorithm, sort, ..Default::default() };
+            Setup { draw: DrawPath::Compute, tile_pair_cap: Some(16), algorithm, sort, ..Default::default() };
         let what = format!("{} sort {}/{}", algorithm.name(), sort.radix_bits, sort.key_bits);
         capped_frame_then_grown(ctx, &scene, &cam, settings, &what);
     }
 }
 
-fn capped_frame_then_grown(
-    ctx: &splatsort::gpu::GpuContext,
-    scene: &Scene,
-    cam: &Camera,
-    settings: RenderSettings,
-    what: &str,
-) {
-    let reference = cpu::render(scene, cam, &settings);
+fn capped_frame_then_grown(ctx: &splatsort::gpu::GpuContext, scene: &Scene, cam: &Camera, settings: Setup, what: &str) {
+    let reference = cpu::render(scene, cam, &settings.params());
     let (image, counts, mut renderer) = common::checked(ctx, "capped frame", || {
-        let mut renderer = SplatRenderer::new(&ctx.device, &ctx.queue, scene, settings).expect("renderer");
-        let image = render::render_image(&ctx.device, &ctx.queue, &mut renderer, cam, None).expect("frame");
+        let mut renderer = settings.upload_alone(ctx, scene).expect("renderer");
+        let image =
+            render::render_image(&ctx.device, &ctx.queue, &mut renderer, cam, &settings.params(), None).expect("frame");
         let counts = renderer.counts_blocking(&ctx.device, &ctx.queue);
         (image, counts, renderer)
     });
     assert!(counts.tile_pairs > 16, "{what}: the frame needed more pairs than the cap: {counts:?}");
     let (mean, p99, _) = compare(&image, &reference);
     assert!(mean <= REAL.0 && p99 <= REAL.1, "{what}: the quad fallback matches: mean {mean:.3}, p99 {p99:.3}");
-    renderer.grow_tile_pairs(&ctx.device, &ctx.queue, counts.tile_pairs).expect("grows");
+    renderer.grow_tile_pairs(&ctx.queue, counts.tile_pairs).expect("grows");
     assert!(renderer.tile_pair_cap().expect("compute path") >= counts.tile_pairs);
-    let image = render::render_image(&ctx.device, &ctx.queue, &mut renderer, cam, None).expect("frame");
+    let image =
+        render::render_image(&ctx.device, &ctx.queue, &mut renderer, cam, &settings.params(), None).expect("frame");
     let after = renderer.counts_blocking(&ctx.device, &ctx.queue);
     assert_eq!(after.tile_pairs, counts.tile_pairs, "{what}: the same view needs the same pairs");
     let (mean, p99, _) = compare(&image, &reference);
     assert!(mean <= REAL.0 && p99 <= REAL.1, "{what}: the grown compute path matches: mean {mean:.3}, p99 {p99:.3}");
     // A frame within 1/16 of the cap grows it ahead; one well under it does not.
     let cap = renderer.tile_pair_cap().expect("compute path");
-    renderer.grow_tile_pairs(&ctx.device, &ctx.queue, cap / 2).expect("no change");
+    renderer.grow_tile_pairs(&ctx.queue, cap / 2).expect("no change");
     assert_eq!(renderer.tile_pair_cap(), Some(cap), "{what}: half the cap leaves it");
-    renderer.grow_tile_pairs(&ctx.device, &ctx.queue, cap - cap / 32).expect("grows ahead");
+    renderer.grow_tile_pairs(&ctx.queue, cap - cap / 32).expect("grows ahead");
     assert!(renderer.tile_pair_cap().expect("compute path") > cap, "{what}: near the cap, it grows ahead");
 }
 
@@ -516,11 +507,11 @@ fn the_depth_order_is_read_right_after_its_sort() {
     let scene = demo_crop();
     let cam = crop_camera();
     for (algorithm, sort) in sort_settings().into_iter().chain(odd_sort_settings()) {
-        let settings = RenderSettings { draw: DrawPath::Compute, algorithm, sort, ..Default::default() };
+        let settings = Setup { draw: DrawPath::Compute, algorithm, sort, ..Default::default() };
         let what = format!("{} sort {}/{}", algorithm.name(), sort.radix_bits, sort.key_bits);
         let (keys, visible) = common::checked(ctx, &what, || {
             let (device, queue) = (&ctx.device, &ctx.queue);
-            let mut renderer = SplatRenderer::new(device, queue, &scene, settings).expect("renderer");
+            let mut renderer = settings.upload_alone(ctx, &scene).expect("renderer");
             let n = u64::from(renderer.scene().num_splats());
             let copy = device.create_buffer(&wgpu::BufferDescriptor {
                 label: None,
@@ -535,7 +526,9 @@ fn the_depth_order_is_read_right_after_its_sort() {
                     e.copy_buffer_to_buffer(b.values(output_slot), 0, &copy, 4 * n, 4 * n);
                 }
             };
-            renderer.encode_frame_with(device, queue, &mut encoder, &cam, None, 0, Some(&mut hook)).expect("frame");
+            renderer
+                .encode_frame_with(queue, &mut encoder, &cam, &settings.params(), None, 0, Some(&mut hook))
+                .expect("frame");
             queue.submit([encoder.finish()]);
             let bytes = splatsort::gpu::read_buffer_blocking(device, queue, &copy, 8 * n);
             let visible = renderer.counts_blocking(device, queue).visible as usize;
@@ -561,16 +554,17 @@ fn the_compute_path_follows_a_live_change_of_the_depth_sorts_output_pair() {
     let cam = crop_camera();
     for (algorithm, odd) in odd_sort_settings() {
         let even = SortConfig { key_bits: 32, ..odd };
-        let settings = RenderSettings { draw: DrawPath::Compute, algorithm, sort: even, ..Default::default() };
-        let reference = cpu::render(&scene, &cam, &settings);
+        let settings = Setup { draw: DrawPath::Compute, algorithm, sort: even, ..Default::default() };
+        let reference = cpu::render(&scene, &cam, &settings.params());
         let images = common::checked(ctx, algorithm.name(), || {
             let (device, queue) = (&ctx.device, &ctx.queue);
-            let mut renderer = SplatRenderer::new(device, queue, &scene, settings).expect("renderer");
+            let mut renderer = settings.upload_alone(ctx, &scene).expect("renderer");
             let mut images = Vec::new();
             for sort in [even, odd, even] {
-                renderer.set_settings(device, queue, RenderSettings { sort, ..settings }).expect("settings");
+                Setup { sort, ..settings }.apply(&mut renderer, queue).expect("settings");
                 let slot = renderer.sorter().output_slot();
-                let image = render::render_image(device, queue, &mut renderer, &cam, None).expect("frame");
+                let image =
+                    render::render_image(device, queue, &mut renderer, &cam, &settings.params(), None).expect("frame");
                 images.push((sort.key_bits, slot, image));
             }
             images
@@ -607,7 +601,7 @@ fn demo_crop_matches_the_reference() {
     assert!((2000..20_000).contains(&scene.len()), "crop has {} splats", scene.len());
     let cam = crop_camera();
     for (algorithm, sort) in sort_settings() {
-        let settings = RenderSettings { algorithm, sort, ..Default::default() };
+        let settings = Setup { algorithm, sort, ..Default::default() };
         let what = format!("demo crop, {} sort {}/{}", algorithm.name(), sort.radix_bits, sort.key_bits);
         let image = assert_matches_reference(&what, &scene, &cam, settings, REAL);
         assert!(lit_pixels(&image) > 160 * 120 / 2, "the crop fills much of the view");
@@ -623,7 +617,7 @@ fn real_scene_crop_matches_the_reference() {
     assert!(scene.len() > 2000, "crop has {} splats", scene.len());
     let cam = camera(160, 120, [140.0, -25.0, -30.0], [140.0, 0.0, 0.0]);
     for (algorithm, sort) in sort_settings() {
-        let settings = RenderSettings { algorithm, sort, ..Default::default() };
+        let settings = Setup { algorithm, sort, ..Default::default() };
         let what = format!("real crop, {} sort {}/{}", algorithm.name(), sort.radix_bits, sort.key_bits);
         let image = assert_matches_reference(&what, &scene, &cam, settings, REAL);
         assert!(lit_pixels(&image) > 160 * 120 / 4, "the crop fills much of the view");
@@ -637,10 +631,11 @@ fn draw_order_is_back_to_front() {
     let cam = camera(320, 240, [0.0, -5.5, -8.5], [0.0, -0.8, 0.8]);
     let settings_list = sort_settings().into_iter().filter(|(_, c)| c.radix_bits != 2 || c.key_bits == 32);
     for (algorithm, config) in settings_list {
-        let settings = RenderSettings { algorithm, sort: config, ..Default::default() };
+        let settings = Setup { algorithm, sort: config, ..Default::default() };
         let (keys, values, visible) = common::checked(ctx, "frame", || {
-            let mut renderer = SplatRenderer::new(&ctx.device, &ctx.queue, &scene, settings).expect("renderer");
-            render::render_image(&ctx.device, &ctx.queue, &mut renderer, &cam, None).expect("frame");
+            let mut renderer = settings.upload_alone(ctx, &scene).expect("renderer");
+            render::render_image(&ctx.device, &ctx.queue, &mut renderer, &cam, &settings.params(), None)
+                .expect("frame");
             let n = scene.len() as u32;
             let slot = renderer.sorter().output_slot();
             let (keys, values) = renderer.sort_buffers().read_blocking(&ctx.device, &ctx.queue, slot, n);
@@ -657,7 +652,8 @@ fn draw_order_is_back_to_front() {
         for &v in values {
             assert!(!std::mem::replace(&mut seen[v as usize], true), "{config:?}: index {v} twice");
         }
-        let want: Vec<bool> = (0..scene.len()).map(|i| cpu::project(&scene, i, &cam, &settings).is_some()).collect();
+        let want: Vec<bool> =
+            (0..scene.len()).map(|i| cpu::project(&scene, i, &cam, &settings.params()).is_some()).collect();
         let want_visible = want.iter().filter(|v| **v).count();
         let disagree = (0..scene.len()).filter(|&i| seen[i] != want[i]).count();
         assert!(
@@ -698,7 +694,7 @@ fn golden_images_of_the_demo_scene() {
     let scene = demo_scene();
     for name in ["demo_overview", "demo_low_angle"] {
         let cam = Camera::load(&golden_dir().join(format!("{name}.json")), None).expect("golden camera");
-        let image = gpu_render(&scene, &cam, RenderSettings::default());
+        let image = gpu_render(&scene, &cam, Setup::default());
         let path = golden_dir().join(format!("{name}.png"));
         if std::env::var_os("SPLATSORT_UPDATE_GOLDEN").is_some() {
             image.save_png(&path).expect("write golden");
@@ -733,11 +729,12 @@ fn row_of_splats(n: usize, sh_degree: u32) -> Scene {
 #[test]
 fn a_scene_past_the_storage_bindings_is_a_clear_error_naming_the_layout_that_fits() {
     let (device, queue) = small_binding_device();
-    assert_eq!(render::RenderKernels::new(&device).binding().parts, render::split::MAX_PARTS);
+    let renderer = render::Renderer::new(&device);
+    assert_eq!(renderer.binding().parts, render::split::MAX_PARTS);
     // 60,000 splats at SH degree 3: 5.76 MB of f16 SH is past 4 x 1 MiB; the compact layout's 3.12 MB is not.
     let scene = row_of_splats(60_000, 3);
-    let full = RenderSettings { gpu_format: render::GpuFormat::Full, ..Default::default() };
-    let message = match SplatRenderer::new(&device, &queue, &scene, full) {
+    let full = Setup { gpu_format: render::GpuFormat::Full, ..Default::default() };
+    let message = match full.upload(&renderer, &queue, &scene) {
         Ok(_) => panic!("60,000 splats of f16 SH cannot fit four 1 MiB bindings"),
         Err(e) => e.to_string(),
     };
@@ -746,12 +743,12 @@ fn a_scene_past_the_storage_bindings_is_a_clear_error_naming_the_layout_that_fit
     {
         assert!(message.contains(part), "{part:?} in {message}");
     }
-    let compact = RenderSettings { gpu_format: render::GpuFormat::Compact, ..Default::default() };
-    assert!(SplatRenderer::new(&device, &queue, &scene, compact).is_ok(), "the compact layout fits");
+    let compact = Setup { gpu_format: render::GpuFormat::Compact, ..Default::default() };
+    assert!(compact.upload(&renderer, &queue, &scene).is_ok(), "the compact layout fits");
     // 250,000 splats: the geometry (24 bytes a splat in the compact and small layouts, more than the per-frame
     // projection's 20) is past 4 MiB in every layout.
     let scene = row_of_splats(250_000, 0);
-    let message = match SplatRenderer::new(&device, &queue, &scene, compact) {
+    let message = match compact.upload(&renderer, &queue, &scene) {
         Ok(_) => panic!("250,000 splats cannot fit four 1 MiB bindings"),
         Err(e) => e.to_string(),
     };
@@ -759,11 +756,11 @@ fn a_scene_past_the_storage_bindings_is_a_clear_error_naming_the_layout_that_fit
 }
 
 /// Renders `scene` at `cam` on kernels whose arrays split at `binding`.
-fn render_on(kernels: &render::RenderKernels, scene: &Scene, cam: &Camera, settings: RenderSettings) -> Image {
+fn render_on(kernels: &render::Renderer, scene: &Scene, cam: &Camera, settings: Setup) -> Image {
     let ctx = common::context();
     common::checked(ctx, "render", || {
-        let mut renderer = SplatRenderer::with_kernels(kernels, &ctx.queue, scene, settings).expect("renderer");
-        render::render_image(&ctx.device, &ctx.queue, &mut renderer, cam, None).expect("frame")
+        let mut renderer = settings.upload(kernels, &ctx.queue, scene).expect("renderer");
+        render::render_image(&ctx.device, &ctx.queue, &mut renderer, cam, &settings.params(), None).expect("frame")
     })
 }
 
@@ -775,14 +772,17 @@ fn a_scene_split_across_bindings_renders_exactly_as_the_unsplit_one() {
     let ctx = common::context();
     let scene = demo_scene();
     let cam = common::demo_camera();
-    let whole = render::RenderKernels::new(&ctx.device);
+    let whole = render::Renderer::new(&ctx.device);
     for format in render::GpuFormat::ALL {
         let largest = (u64::from(format.sh_words(3)) * 4).max(render::PROJECTED_BYTES_PER_SPLAT);
         let binding = render::split::Binding { parts: 4, limit: 26_112 * largest + 100 };
-        let split = render::RenderKernels::with_limits(&ctx.device, binding, None);
+        let split = render::Renderer::with_options(
+            &ctx.device,
+            render::RendererOptions { binding: Some(binding), ..Default::default() },
+        );
         for draw in [DrawPath::Raster, DrawPath::Compute] {
-            let settings = RenderSettings { draw, gpu_format: format, ..Default::default() };
-            let renderer = SplatRenderer::with_kernels(&split, &ctx.queue, &scene, settings).expect("split renderer");
+            let settings = Setup { draw, gpu_format: format, ..Default::default() };
+            let renderer = settings.upload(&split, &ctx.queue, &scene).expect("split renderer");
             assert_eq!(renderer.scene().parts(), 4, "{format:?}: the arrays are in 4 parts");
             drop(renderer);
             let a = render_on(&whole, &scene, &cam, settings);
@@ -811,10 +811,11 @@ fn splats_too_large_for_f32_are_counted_not_silently_lost() {
     let cam = camera(64, 48, [0.0, 0.0, 0.0], [0.0, 0.0, 1.0]);
     // The compact layout's f16 scales end at 65504: past it, the splats are culled and counted the same way.
     for format in render::GpuFormat::ALL {
-        let settings = RenderSettings { gpu_format: format, ..Default::default() };
+        let settings = Setup { gpu_format: format, ..Default::default() };
         let counts = common::checked(ctx, "huge scales", || {
-            let mut renderer = SplatRenderer::new(&ctx.device, &ctx.queue, &scene, settings).unwrap();
-            render::render_image(&ctx.device, &ctx.queue, &mut renderer, &cam, None).expect("frame");
+            let mut renderer = settings.upload_alone(ctx, &scene).unwrap();
+            render::render_image(&ctx.device, &ctx.queue, &mut renderer, &cam, &settings.params(), None)
+                .expect("frame");
             renderer.counts_blocking(&ctx.device, &ctx.queue)
         });
         assert_eq!(counts.visible, 1, "{format:?}: the normal splat is drawn");
@@ -839,10 +840,11 @@ fn a_thin_splat_a_billion_times_wider_than_the_image_is_drawn() {
     scene.scales[1] = Vec3::new(1e9, 0.02, 0.02);
     let cam = camera(64, 48, [0.0, 0.0, 0.0], [0.0, 0.0, 1.0]);
     for draw in [DrawPath::Raster, DrawPath::Compute] {
-        let settings = RenderSettings { draw, gpu_format: render::GpuFormat::Full, ..Default::default() };
+        let settings = Setup { draw, gpu_format: render::GpuFormat::Full, ..Default::default() };
         let (image, counts) = common::checked(ctx, "a billion wide", || {
-            let mut renderer = SplatRenderer::new(&ctx.device, &ctx.queue, &scene, settings).unwrap();
-            let image = render::render_image(&ctx.device, &ctx.queue, &mut renderer, &cam, None).expect("frame");
+            let mut renderer = settings.upload_alone(ctx, &scene).unwrap();
+            let image = render::render_image(&ctx.device, &ctx.queue, &mut renderer, &cam, &settings.params(), None)
+                .expect("frame");
             (image, renderer.counts_blocking(&ctx.device, &ctx.queue))
         });
         assert_eq!((counts.visible, counts.culled_nonfinite), (2, 0), "{draw:?}: both splats are drawn");
@@ -859,9 +861,10 @@ fn an_image_past_the_device_texture_limit_is_an_error() {
     let limit = ctx.device.limits().max_texture_dimension_2d;
     let mut cam = camera(64, 48, [0.0, 0.0, 0.0], [0.0, 0.0, 1.0]);
     cam.width = limit + 1;
-    let mut renderer = SplatRenderer::new(&ctx.device, &ctx.queue, &scene, RenderSettings::default()).unwrap();
+    let settings = Setup::default();
+    let mut renderer = settings.upload_alone(ctx, &scene).unwrap();
     let mut encoder = ctx.device.create_command_encoder(&Default::default());
-    let error = renderer.encode_frame(&ctx.device, &ctx.queue, &mut encoder, &cam, None, 0).unwrap_err();
+    let error = renderer.encode_frame(&ctx.queue, &mut encoder, &cam, &settings.params(), None, 0).unwrap_err();
     assert!(error.to_string().contains("largest texture side"), "{error}");
 }
 
@@ -874,19 +877,21 @@ fn only_visible_splats_are_sorted_in_a_stable_order() {
     let scene = demo_scene();
     let cam = camera(160, 120, [3.0, -0.6, -3.5], [4.5, -0.2, -2.0]);
     for (algorithm, config) in sort_settings() {
-        let settings = RenderSettings { algorithm, sort: config, ..Default::default() };
+        let settings = Setup { algorithm, sort: config, ..Default::default() };
         let what = format!("{} sort {}/{}", algorithm.name(), config.radix_bits, config.key_bits);
         let (first, second, visible, values) = common::checked(ctx, &what, || {
-            let mut renderer = SplatRenderer::new(&ctx.device, &ctx.queue, &scene, settings).expect("renderer");
-            let first = render::render_image(&ctx.device, &ctx.queue, &mut renderer, &cam, None).expect("frame");
-            let second = render::render_image(&ctx.device, &ctx.queue, &mut renderer, &cam, None).expect("frame");
+            let mut renderer = settings.upload_alone(ctx, &scene).expect("renderer");
+            let first = render::render_image(&ctx.device, &ctx.queue, &mut renderer, &cam, &settings.params(), None)
+                .expect("frame");
+            let second = render::render_image(&ctx.device, &ctx.queue, &mut renderer, &cam, &settings.params(), None)
+                .expect("frame");
             let visible = renderer.counts_blocking(&ctx.device, &ctx.queue).visible;
             let slot = renderer.sorter().output_slot();
             let (_, values) = renderer.sort_buffers().read_blocking(&ctx.device, &ctx.queue, slot, visible);
             (first, second, visible as usize, values)
         });
         let want: Vec<usize> =
-            (0..scene.len()).filter(|&i| cpu::project(&scene, i, &cam, &settings).is_some()).collect();
+            (0..scene.len()).filter(|&i| cpu::project(&scene, i, &cam, &settings.params()).is_some()).collect();
         assert!(visible < scene.len() / 2, "{what}: the view culls most splats ({visible} of {})", scene.len());
         assert!(
             visible.abs_diff(want.len()) <= want.len() / 1000 + 2,
@@ -910,9 +915,15 @@ fn both_rasterizer_walks_draw_the_same_image() {
     // byte for byte, whichever the frame's pairs per splat pick by default.
     let ctx = common::context();
     assert!(render::tile::has_ballot_walk(&ctx.device), "the test device has 32-lane ballots: both walks run");
-    let plain = render::RenderKernels::with_ballot_walk(&ctx.device, 0);
-    let ballot = render::RenderKernels::with_ballot_walk(&ctx.device, u32::MAX);
-    let default = render::RenderKernels::new(&ctx.device);
+    let plain = render::Renderer::with_options(
+        &ctx.device,
+        render::RendererOptions { ballot_walk_max_pairs_per_splat: 0, ..Default::default() },
+    );
+    let ballot = render::Renderer::with_options(
+        &ctx.device,
+        render::RendererOptions { ballot_walk_max_pairs_per_splat: u32::MAX, ..Default::default() },
+    );
+    let default = render::Renderer::new(&ctx.device);
     // A long list in one tile: 3,000 faint splats (many batches, no pixel stops early), in a few tiles' pixels.
     let mut heavy = Vec::new();
     for i in 0..3000u32 {
@@ -938,7 +949,7 @@ fn both_rasterizer_walks_draw_the_same_image() {
         }),
     ];
     for (what, scene, cam) in cases {
-        let settings = RenderSettings { draw: DrawPath::Compute, ..Default::default() };
+        let settings = Setup { draw: DrawPath::Compute, ..Default::default() };
         let a = render_on(&plain, &scene, &cam, settings);
         let b = render_on(&ballot, &scene, &cam, settings);
         let c = render_on(&default, &scene, &cam, settings);
@@ -956,18 +967,20 @@ fn a_frame_after_another_view_renders_as_a_first_frame() {
     // not wrong; so the ranges themselves are read back.)
     let ctx = common::context();
     let scene = demo_scene();
-    let kernels = render::RenderKernels::new(&ctx.device);
-    let settings = RenderSettings { draw: DrawPath::Compute, ..Default::default() };
+    let kernels = render::Renderer::new(&ctx.device);
+    let settings = Setup { draw: DrawPath::Compute, ..Default::default() };
     let first = common::demo_camera();
     // Half the image beyond the scene's edge: tiles with pairs in the first view have none here.
     let second = camera(160, 120, [0.0, -5.5, -8.5], [6.0, -0.8, 0.8]);
     let fresh = render_on(&kernels, &scene, &second, settings);
     let after = common::checked(ctx, "two views", || {
-        let mut renderer = SplatRenderer::with_kernels(&kernels, &ctx.queue, &scene, settings).expect("renderer");
-        render::render_image(&ctx.device, &ctx.queue, &mut renderer, &first, None).expect("first frame");
+        let mut renderer = settings.upload(&kernels, &ctx.queue, &scene).expect("renderer");
+        render::render_image(&ctx.device, &ctx.queue, &mut renderer, &first, &settings.params(), None)
+            .expect("first frame");
         let ranges = renderer.tile_ranges_blocking(&ctx.device, &ctx.queue).expect("the compute path's ranges");
         assert!(ranges.len() == 2 * 10 * 8 && ranges.iter().all(|&w| w == 0), "every range is zero after a frame");
-        render::render_image(&ctx.device, &ctx.queue, &mut renderer, &second, None).expect("second frame")
+        render::render_image(&ctx.device, &ctx.queue, &mut renderer, &second, &settings.params(), None)
+            .expect("second frame")
     });
     let lit = lit_pixels(&fresh);
     assert!(lit > 160 * 120 / 8 && lit < 160 * 120 * 3 / 4, "the second view is partly empty: {lit} lit pixels");

@@ -13,7 +13,7 @@ use glam::Vec3;
 
 use splatsort::camera::{Camera, frame_bounds};
 use splatsort::keys::KeyDistribution;
-use splatsort::render::{Antialias, DrawPath, GpuFormat, RenderSettings};
+use splatsort::render::{Antialias, DrawPath, FrameParams, GpuFormat, SceneOptions};
 use splatsort::scene::{self, PlyEncoding, Scene};
 use splatsort::sort::onesweep::TileShape;
 use splatsort::sort::{KeyType, OnesweepOptions, SortAlgorithm, SortConfig, SortOrder, StatusTable};
@@ -238,21 +238,26 @@ pub(crate) fn camera_for(args: &CameraArgs, scene: &Scene) -> anyhow::Result<Cam
     }
 }
 
-pub(crate) fn settings_for(sort: SortArgs, sh_degree: u32, background: [f32; 3]) -> anyhow::Result<RenderSettings> {
+/// The sort and draw path `sort` asks for (with the draw path resolved for the device once it is known:
+/// `DrawPath::for_adapter`).
+pub(crate) fn options_for(sort: SortArgs) -> anyhow::Result<SceneOptions> {
     let radix_bits = sort.radix_bits.unwrap_or(sort.algorithm.default_radix_bits());
-    Ok(RenderSettings {
+    Ok(SceneOptions {
         algorithm: sort.algorithm,
         sort: sort
             .algorithm
             .check(SortConfig::new(radix_bits, sort.key_bits)?.with_onesweep(sort.onesweep.options())?)?,
-        // Resolved for the device once it is known (`DrawPath::for_adapter`).
         draw: sort.draw.unwrap_or_default(),
-        tile_pair_cap: None,
-        sh_degree: sh_degree.min(scene::MAX_SH_DEGREE),
-        splat_scale: 1.0,
-        // Resolved once the scene is loaded (`Antialias::resolve`).
-        antialias: false,
-        background,
-        gpu_format: sort.gpu_format,
     })
+}
+
+/// What each frame of `scene` is drawn with: `sh_degree` (at most splatsort's), `background`, and the
+/// antialiasing `sort` asks for, resolved for the scene's file.
+pub(crate) fn frame_params(sort: SortArgs, scene: &Scene, sh_degree: u32, background: [f32; 3]) -> FrameParams {
+    FrameParams {
+        sh_degree: sh_degree.min(scene::MAX_SH_DEGREE),
+        antialias: sort.antialias.resolve(scene.info.antialiased),
+        background,
+        ..FrameParams::default()
+    }
 }

@@ -8,13 +8,13 @@ use glam::Vec3;
 use splatsort::bench::{self, RenderBenchResult};
 use splatsort::camera::framing_file;
 use splatsort::gpu::{AdapterPreference, GpuContext, describe_adapter};
-use splatsort::render::{DrawPath, FrameCounts, SplatRenderer};
+use splatsort::render::{DrawPath, FrameCounts, Renderer, SceneBuffers, render_image};
 use splatsort::scene::{self, Scene};
 use splatsort::timing::{GpuTimer, PassKind};
 
 use super::{
-    CameraArgs, MAX_TIMED, SortArgs, camera_for, load, parse_choice, parse_colour, parse_warmup_secs, settings_for,
-    write_file,
+    CameraArgs, MAX_TIMED, SortArgs, camera_for, frame_params, load, options_for, parse_choice, parse_colour,
+    parse_warmup_secs, write_file,
 };
 
 #[derive(clap::Args)]
@@ -80,16 +80,17 @@ pub(crate) struct RenderBenchArgs {
 }
 
 pub(crate) fn render_command(args: RenderArgs) -> anyhow::Result<()> {
-    let mut settings = settings_for(args.sort, args.sh_degree, args.background)?;
+    let mut options = options_for(args.sort)?;
     let scene = load(&args.scene, args.lod)?;
-    settings.antialias = args.sort.antialias.resolve(scene.info.antialiased);
+    let params = frame_params(args.sort, &scene, args.sh_degree, args.background);
     let camera = camera_for(&args.camera, &scene)?;
     let ctx = GpuContext::headless(AdapterPreference::Hardware)?;
-    settings.draw = args.sort.draw.unwrap_or(DrawPath::for_adapter(&ctx.info));
-    let mut renderer = SplatRenderer::new(&ctx.device, &ctx.queue, &scene, settings)
+    options.draw = args.sort.draw.unwrap_or(DrawPath::for_adapter(&ctx.info));
+    let renderer = Renderer::new(&ctx.device);
+    let mut buffers = SceneBuffers::new(&renderer, &ctx.queue, &scene, args.sort.gpu_format, options)
         .with_context(|| format!("cannot put {} on the GPU", args.scene.display()))?;
     let mut timer = if args.timings {
-        match GpuTimer::new(&ctx.device, &ctx.queue, renderer.timed_passes(), 1) {
+        match GpuTimer::new(&ctx.device, &ctx.queue, buffers.timed_passes(), 1) {
             Ok(t) => Some(t),
             Err(e) => {
                 eprintln!("{e}");
@@ -99,17 +100,17 @@ pub(crate) fn render_command(args: RenderArgs) -> anyhow::Result<()> {
     } else {
         None
     };
-    let mut image = splatsort::render::render_image(&ctx.device, &ctx.queue, &mut renderer, &camera, timer.as_mut())?;
-    let pairs = renderer.counts_blocking(&ctx.device, &ctx.queue).tile_pairs;
-    if let Some(cap) = renderer.tile_pair_cap().filter(|&cap| pairs > cap) {
+    let mut image = render_image(&ctx.device, &ctx.queue, &mut buffers, &camera, &params, timer.as_mut())?;
+    let pairs = buffers.counts_blocking(&ctx.device, &ctx.queue).tile_pairs;
+    if let Some(cap) = buffers.tile_pair_cap().filter(|&cap| pairs > cap) {
         // The frame was drawn with quads: draw it again with room for every pair.
         eprintln!("note: the view needs {pairs} tile-splat pairs, over the cap of {cap}; growing it and drawing again");
-        renderer.grow_tile_pairs(&ctx.device, &ctx.queue, pairs)?;
-        image = splatsort::render::render_image(&ctx.device, &ctx.queue, &mut renderer, &camera, None)?;
+        buffers.grow_tile_pairs(&ctx.queue, pairs)?;
+        image = render_image(&ctx.device, &ctx.queue, &mut buffers, &camera, &params, None)?;
     }
     write_file(&args.out, |out| image.write_png(out))?;
     println!("wrote {} ({}x{})", args.out.display(), image.width, image.height);
-    if let Some(warning) = renderer.counts_blocking(&ctx.device, &ctx.queue).warning() {
+    if let Some(warning) = buffers.counts_blocking(&ctx.device, &ctx.queue).warning() {
         eprintln!("warning: {}: {warning}", args.scene.display());
     }
     if let Some(timings) = timer.as_mut().and_then(|t| t.collect_blocking(&ctx.device)) {
@@ -122,12 +123,12 @@ pub(crate) fn render_command(args: RenderArgs) -> anyhow::Result<()> {
 }
 
 pub(crate) fn render_bench(args: RenderBenchArgs) -> anyhow::Result<()> {
-    let mut settings = settings_for(args.sort, scene::MAX_SH_DEGREE, [0.0; 3])?;
+    let mut options = options_for(args.sort)?;
     let scene = load(&args.scene, args.lod)?;
-    settings.antialias = args.sort.antialias.resolve(scene.info.antialiased);
+    let params = frame_params(args.sort, &scene, scene::MAX_SH_DEGREE, [0.0; 3]);
     let ctx = GpuContext::headless(AdapterPreference::Hardware)?;
     let scene = copies(scene, &args, &ctx)?;
-    settings.draw = args.sort.draw.unwrap_or(DrawPath::for_adapter(&ctx.info));
+    options.draw = args.sort.draw.unwrap_or(DrawPath::for_adapter(&ctx.info));
     let camera = camera_for(&args.camera, &scene)?;
     if let Some(path) = &args.save_camera {
         let (lo, hi) = scene.robust_bounds();
@@ -136,25 +137,26 @@ pub(crate) fn render_bench(args: RenderBenchArgs) -> anyhow::Result<()> {
             .with_context(|| format!("cannot write the camera to {}", path.display()))?;
     }
     let upload = std::time::Instant::now();
-    let mut renderer = SplatRenderer::new(&ctx.device, &ctx.queue, &scene, settings)
+    let renderer = Renderer::new(&ctx.device);
+    let mut buffers = SceneBuffers::new(&renderer, &ctx.queue, &scene, args.sort.gpu_format, options)
         .with_context(|| format!("cannot put {} on the GPU", args.scene.display()))?;
     let _ = ctx.device.poll(wgpu::PollType::wait_indefinitely());
     let upload_secs = upload.elapsed().as_secs_f64();
     // The host's copy is not needed past the upload (the camera was framed above).
     drop(scene);
-    let result = bench::run_render_bench(&ctx, &mut renderer, &camera, args.frames, args.warmup_secs)?;
+    let result = bench::run_render_bench(&ctx, &mut buffers, &camera, &params, args.frames, args.warmup_secs)?;
     if let Some(path) = &args.trace {
         let passes = result.timings.as_ref().map(splatsort::trace::batch_passes).unwrap_or_default();
         let process = format!("splatsort render-bench {}", args.scene.display());
         splatsort::trace::write(path, &[(process, passes)])
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
-    let counts = renderer.counts_blocking(&ctx.device, &ctx.queue);
+    let counts = buffers.counts_blocking(&ctx.device, &ctx.queue);
     let compare = if args.compare.is_empty() {
         None
     } else {
         let warmup = if args.warmup_secs > 0.0 { 5 } else { 0 };
-        Some(bench::run_compare(&ctx, &mut renderer, &camera, &args.compare, args.frames, warmup)?)
+        Some(bench::run_compare(&ctx, &mut buffers, &camera, &params, &args.compare, args.frames, warmup)?)
     };
     if let Some(warning) = counts.warning() {
         log::warn!("{}: {warning}", args.scene.display());

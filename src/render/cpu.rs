@@ -12,7 +12,7 @@
 use glam::{DMat3, DVec2, DVec3};
 
 use crate::camera::Camera;
-use crate::render::{RenderSettings, covariance};
+use crate::render::{FrameParams, covariance};
 use crate::scene::Scene;
 
 const SH_C0: f64 = 0.28209479177387814;
@@ -73,7 +73,7 @@ pub fn eval_sh(sh: &[[f32; 3]], degree: u32, dir: DVec3) -> DVec3 {
 }
 
 /// Projects splat `i`; None when it is culled.
-pub fn project(scene: &Scene, i: usize, camera: &Camera, settings: &RenderSettings) -> Option<ProjectedSplat> {
+pub fn project(scene: &Scene, i: usize, camera: &Camera, params: &FrameParams) -> Option<ProjectedSplat> {
     let w = camera.camera_from_world.as_dmat3();
     let position = scene.positions[i].as_dvec3();
     let p = w * (position - camera.position.as_dvec3());
@@ -82,7 +82,7 @@ pub fn project(scene: &Scene, i: usize, camera: &Camera, settings: &RenderSettin
         return None;
     }
     let cov = covariance(scene.scales[i], scene.rotations[i]).map(f64::from);
-    let s2 = f64::from(settings.splat_scale).powi(2);
+    let s2 = f64::from(params.splat_scale).powi(2);
     let sigma = DMat3::from_cols(
         DVec3::new(cov[0], cov[1], cov[2]),
         DVec3::new(cov[1], cov[3], cov[4]),
@@ -106,7 +106,7 @@ pub fn project(scene: &Scene, i: usize, camera: &Camera, settings: &RenderSettin
         return None;
     }
     let det_unblurred = cov2.x_axis.x * cov2.y_axis.y - b * b;
-    let compensation = if settings.antialias { (det_unblurred.max(0.0) / det).sqrt() } else { 1.0 };
+    let compensation = if params.antialias { (det_unblurred.max(0.0) / det).sqrt() } else { 1.0 };
     let opacity = f64::from(scene.opacities[i]) * compensation;
     // The coverage radius from the opacity as the projection stores it (f16), as every GPU reader derives it.
     let stored = f64::from(f16_round(opacity));
@@ -122,7 +122,7 @@ pub fn project(scene: &Scene, i: usize, camera: &Camera, settings: &RenderSettin
         return None;
     }
     let dir = (position - camera.position.as_dvec3()).normalize();
-    let degree = settings.sh_degree.min(scene.sh_degree);
+    let degree = params.sh_degree.min(scene.sh_degree);
     Some(ProjectedSplat {
         index: i,
         depth,
@@ -136,7 +136,7 @@ pub fn project(scene: &Scene, i: usize, camera: &Camera, settings: &RenderSettin
 }
 
 fn f16_round(v: f64) -> f32 {
-    super::scene::f16_bits_to_f32(super::scene::f32_to_f16_bits(v as f32))
+    super::pack::f16_bits_to_f32(super::pack::f32_to_f16_bits(v as f32))
 }
 
 /// The conic and its determinant as the GPU's readers decode them from the projection's stored axes
@@ -238,13 +238,12 @@ pub fn bounding_box_tile_count(s: &ProjectedSplat, width: u32, height: u32) -> u
 }
 
 /// Renders `scene` into RGB values in [0, 1], row-major.
-pub fn render(scene: &Scene, camera: &Camera, settings: &RenderSettings) -> Vec<[f64; 3]> {
+pub fn render(scene: &Scene, camera: &Camera, params: &FrameParams) -> Vec<[f64; 3]> {
     let (width, height) = (camera.width as usize, camera.height as usize);
-    let mut splats: Vec<ProjectedSplat> =
-        (0..scene.len()).filter_map(|i| project(scene, i, camera, settings)).collect();
+    let mut splats: Vec<ProjectedSplat> = (0..scene.len()).filter_map(|i| project(scene, i, camera, params)).collect();
     // Farthest first; a stable sort keeps index order among equal depths.
     splats.sort_by(|a, b| b.depth.total_cmp(&a.depth));
-    let background = settings.background.map(f64::from);
+    let background = params.background.map(f64::from);
     // Front to back: colour and transmittance per pixel, and whether it has stopped.
     let mut accumulated = vec![([0.0f64; 3], 1.0f64, false); width * height];
     for s in splats.iter().rev() {

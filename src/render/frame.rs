@@ -2,7 +2,7 @@
 
 use super::*;
 
-impl SplatRenderer {
+impl SceneBuffers {
     fn ensure_target(&mut self, device: &wgpu::Device, width: u32, height: u32) {
         if self.target.as_ref().is_some_and(|(t, ..)| t.width() == width && t.height() == height) {
             return;
@@ -24,7 +24,7 @@ impl SplatRenderer {
         let groups = [0, 1].map(|srgb| {
             device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("blit"),
-                layout: &self.kernels.pipelines().blit_layout,
+                layout: &self.renderer.pipelines().blit_layout,
                 entries: &[
                     wgpu::BindGroupEntry { binding: 0, resource: wgpu::BindingResource::TextureView(&view) },
                     wgpu::BindGroupEntry { binding: 1, resource: self.blit_params[srgb].as_entire_binding() },
@@ -34,18 +34,19 @@ impl SplatRenderer {
         self.target = Some((texture, view, groups));
     }
 
-    /// Records one frame: depth keys, sort, draw into the accumulation image (resized to the camera's image when it
-    /// changes, which happens on a window resize, not per frame).
+    /// Records one frame of `camera`'s view drawn with `params`: depth keys, sort, draw into the accumulation image
+    /// (resized to the camera's image when it changes, which happens on a window resize, not per frame). With a
+    /// timer, its passes are labelled as the `repeat`-th frame of a batch.
     pub fn encode_frame(
         &mut self,
-        device: &wgpu::Device,
         queue: &wgpu::Queue,
         encoder: &mut wgpu::CommandEncoder,
         camera: &Camera,
+        params: &FrameParams,
         timer: Option<&mut GpuTimer>,
         repeat: u32,
     ) -> Result<(), RenderError> {
-        self.encode_frame_with(device, queue, encoder, camera, timer, repeat, None)
+        self.encode_frame_with(queue, encoder, camera, params, timer, repeat, None)
     }
 
     /// `encode_frame`, with `hook` recorded before and after the depth sort (`HookPoint`): the sort laboratory
@@ -53,33 +54,34 @@ impl SplatRenderer {
     #[allow(clippy::too_many_arguments, reason = "encode_frame's arguments and the hook")]
     pub fn encode_frame_with(
         &mut self,
-        device: &wgpu::Device,
         queue: &wgpu::Queue,
         encoder: &mut wgpu::CommandEncoder,
         camera: &Camera,
+        params: &FrameParams,
         mut timer: Option<&mut GpuTimer>,
         repeat: u32,
         hook: Option<FrameHook<'_>>,
     ) -> Result<(), RenderError> {
+        let device = &self.renderer.device().clone();
         let limit = device.limits().max_texture_dimension_2d;
         if camera.width == 0 || camera.height == 0 || camera.width > limit || camera.height > limit {
             return Err(RenderError::ImageTooBig { width: camera.width, height: camera.height, limit });
         }
         self.ensure_target(device, camera.width, camera.height);
-        queue.write_buffer(&self.uniforms, 0, bytemuck::bytes_of(&self.frame_uniforms(camera)));
+        queue.write_buffer(&self.uniforms, 0, bytemuck::bytes_of(&self.frame_uniforms(camera, params)));
         encoder.copy_buffer_to_buffer(&self.draw_args_reset, 0, &self.draw_args, 0, DRAW_ARGS_BYTES);
-        let compute = self.settings.draw == DrawPath::Compute;
+        let compute = self.options.draw == DrawPath::Compute;
         // Timed, or with a hook that needs the encoder between two stages: a compute pass per stage. Otherwise the
         // frame's compute work is one compute pass.
         let output_slot = if timer.as_deref().is_some_and(GpuTimer::is_timing) || hook.is_some() {
             let mut stages = Stages::Passes { encoder, timer: timer.as_deref_mut(), repeat };
-            self.record_compute(device, queue, camera, &mut stages, hook)?
+            self.record_compute(device, queue, camera, params, &mut stages, hook)?
         } else {
             let descriptor = wgpu::ComputePassDescriptor { label: Some("frame"), timestamp_writes: None };
             let mut pass = encoder.begin_compute_pass(&descriptor);
-            self.record_compute(device, queue, camera, &mut Stages::One(&mut pass), None)?
+            self.record_compute(device, queue, camera, params, &mut Stages::One(&mut pass), None)?
         };
-        self.record_quads(encoder, output_slot, compute, (timer, repeat));
+        self.record_quads(encoder, output_slot, compute, params.background, (timer, repeat));
         // The sort's look-back counters and the compute path's pair count ride along with the counts (words 5 to
         // 7), read back without a stall. Copied last: a copy between two passes waits for the one before it.
         self.sorter.copy_lookback_stats(encoder, &self.draw_args, draw_args_offset!(sort_fallbacks));
@@ -90,9 +92,9 @@ impl SplatRenderer {
         Ok(())
     }
 
-    /// The frame's uniforms for `camera` and the current settings.
-    fn frame_uniforms(&self, camera: &Camera) -> FrameUniforms {
-        let s = self.settings;
+    /// The frame's uniforms for `camera` and `params`.
+    fn frame_uniforms(&self, camera: &Camera, params: &FrameParams) -> FrameUniforms {
+        let s = params;
         let (tan_x, tan_y) = camera.tan_half_fov();
         let m = camera.camera_from_world;
         let t = -(m * camera.position);
@@ -108,7 +110,7 @@ impl SplatRenderer {
             near: camera.near,
             far: camera.far,
             num_splats: self.scene.num_splats,
-            key_bits: s.sort.key_bits,
+            key_bits: self.options.sort.key_bits,
             sh_degree: s.sh_degree.min(self.scene.sh_degree),
             sh_words: self.scene.format.sh_words(self.scene.sh_degree),
             splat_scale: s.splat_scale,
@@ -130,6 +132,7 @@ impl SplatRenderer {
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         camera: &Camera,
+        params: &FrameParams,
         stages: &mut Stages<'_, '_>,
         mut hook: Option<FrameHook<'_>>,
     ) -> Result<usize, RenderError> {
@@ -142,8 +145,8 @@ impl SplatRenderer {
         if let (Some(hook), Stages::Passes { encoder, .. }) = (hook.as_mut(), &mut *stages) {
             hook(encoder, &self.sort_buffers, HookPoint::AfterSort { output_slot });
         }
-        if self.settings.draw == DrawPath::Compute {
-            self.record_tiles(device, queue, camera, output_slot, stages)?;
+        if self.options.draw == DrawPath::Compute {
+            self.record_tiles(device, queue, camera, params.background, output_slot, stages)?;
         }
         Ok(output_slot)
     }
@@ -152,7 +155,7 @@ impl SplatRenderer {
     /// visible splats' keys into the sort's input.
     fn record_depth_keys(&self, stages: &mut Stages<'_, '_>) {
         stages.stage("depth keys", PassKind::DepthKeys, |pass| {
-            pass.set_pipeline(&self.kernels.pipelines().project[self.scene.format.index() as usize]);
+            pass.set_pipeline(&self.renderer.pipelines().project[self.scene.format.index() as usize]);
             for (group, &(_, count)) in self.project_groups.iter().zip(&self.scene.parts) {
                 let groups = (count as u32).div_ceil(PROJECT_WORKGROUP_SIZE);
                 let (x, y) = dispatch_grid(groups, self.max_workgroups_per_dim);
@@ -162,7 +165,7 @@ impl SplatRenderer {
             let groups = self.scene.num_splats.div_ceil(PROJECT_WORKGROUP_SIZE);
             let (x, y) = dispatch_grid(groups, self.max_workgroups_per_dim);
             self.visible_counts.record(pass);
-            pass.set_pipeline(&self.kernels.pipelines().compact);
+            pass.set_pipeline(&self.renderer.pipelines().compact);
             pass.set_bind_group(0, &self.compact_group, &[]);
             pass.dispatch_workgroups(x, y, 1);
         });
@@ -175,22 +178,23 @@ impl SplatRenderer {
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         camera: &Camera,
+        background: [f32; 3],
         output_slot: usize,
         stages: &mut Stages<'_, '_>,
     ) -> Result<(), RenderError> {
-        let tiles = self.tiles.as_mut().expect("made by set_settings for the compute path");
+        let tiles = self.tiles.as_mut().expect("made by set_options for the compute path");
         let (_, view, _) = self.target.as_ref().expect("made by ensure_target");
         let inputs = tile::FrameInputs {
             uniforms: &self.uniforms,
             projected: &self.projected,
-            parts: self.kernels.binding().parts,
+            parts: self.renderer.binding().parts,
             depth: &self.sort_buffers,
             depth_slot: output_slot,
             accumulation: view,
             image_generation: self.image_generation,
             width: camera.width,
             height: camera.height,
-            background: self.settings.background,
+            background,
         };
         tiles.record_binning(device, queue, stages, &inputs)?;
         tiles.record_rasterize(stages);
@@ -204,10 +208,11 @@ impl SplatRenderer {
         encoder: &mut wgpu::CommandEncoder,
         output_slot: usize,
         compute: bool,
+        background: [f32; 3],
         (timer, repeat): (Option<&mut GpuTimer>, u32),
     ) {
         let (_, view, _) = self.target.as_ref().expect("made by ensure_target");
-        let [r, g, b] = self.settings.background.map(f64::from);
+        let [r, g, b] = background.map(f64::from);
         let load = if compute { wgpu::LoadOp::Load } else { wgpu::LoadOp::Clear(wgpu::Color { r, g, b, a: 1.0 }) };
         let label = PassLabel { kind: PassKind::Draw, iteration: None, repeat };
         let timestamp_writes = timer.and_then(|t| t.render_pass_writes(label));
@@ -224,7 +229,7 @@ impl SplatRenderer {
             occlusion_query_set: None,
             multiview_mask: None,
         });
-        pass.set_pipeline(&self.kernels.pipelines().draw);
+        pass.set_pipeline(&self.renderer.pipelines().draw);
         pass.set_bind_group(0, &self.draw_groups[output_slot], &[]);
         match self.tiles.as_ref().filter(|_| compute) {
             Some(tiles) => pass.draw_indirect(tiles.draw_args(), 0),
@@ -240,7 +245,7 @@ impl SplatRenderer {
         format: wgpu::TextureFormat,
     ) {
         let Some((_, _, groups)) = self.target.as_ref() else { return };
-        let pipeline = self.kernels.blit(format);
+        let pipeline = self.renderer.blit(format);
         let group = &groups[usize::from(format.is_srgb())];
         let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
             label: Some("blit"),

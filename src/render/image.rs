@@ -1,7 +1,7 @@
 //! Images out of the frame: a texture the frame is blitted into and copied to a mappable buffer (what `render`,
 //! the tests and the viewer's screenshots read back through), and the 8-bit image it gives.
 
-use super::{RenderError, SplatRenderer};
+use super::{FrameParams, RenderError, SceneBuffers};
 use crate::camera::Camera;
 use crate::timing::GpuTimer;
 
@@ -107,8 +107,9 @@ impl ImageReadback {
 pub fn render_image(
     device: &wgpu::Device,
     queue: &wgpu::Queue,
-    renderer: &mut SplatRenderer,
+    scene: &mut SceneBuffers,
     camera: &Camera,
+    params: &FrameParams,
     timer: Option<&mut GpuTimer>,
 ) -> Result<Image, RenderError> {
     let format = wgpu::TextureFormat::Rgba8Unorm;
@@ -118,8 +119,8 @@ pub fn render_image(
     if let Some(t) = timer.as_deref_mut() {
         t.begin_frame();
     }
-    renderer.encode_frame(device, queue, &mut encoder, camera, timer.as_deref_mut(), 0)?;
-    renderer.blit(&mut encoder, &image.view(), format);
+    scene.encode_frame(queue, &mut encoder, camera, params, timer.as_deref_mut(), 0)?;
+    scene.blit(&mut encoder, &image.view(), format);
     if let Some(t) = timer.as_deref_mut() {
         t.end_frame(&mut encoder);
     }

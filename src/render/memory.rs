@@ -1,6 +1,6 @@
 //! What a scene takes on the GPU, by part of the frame, and whether it fits the GPU's memory: estimated from the
 //! sizes before anything is allocated (`GpuMemory::estimate`, what `info` prints and the renderer checks first),
-//! and reported from the buffers made (`SplatRenderer::memory`).
+//! and reported from the buffers made (`SceneBuffers::memory`).
 
 use super::scene::GpuFormat;
 use super::{DrawPath, PROJECT_WORKGROUP_SIZE, PROJECTED_BYTES_PER_SPLAT, RenderError};

@@ -1,8 +1,16 @@
-//! The splat frame, all on the GPU: depth keys, sort, back-to-front draw.
+//! The splat frame, all on the GPU: depth keys, sort, draw.
 //!
-//! How it works: `GpuScene` packs the splats once at upload, in one of two layouts (`GpuFormat`: `full`, 144 bytes
-//! per splat at SH degree 3, or `compact`, 76), each array split across several bindings when it is larger than
-//! one (`split`). Each frame `SplatRenderer::encode_frame` records
+//! Three lifetimes, three types:
+//! - `Renderer` (`renderer.rs`), once per device: every pipeline and layout, made with `RendererOptions` that stay
+//!   fixed for its life (how per-splat arrays split across bindings, the GPU memory scenes are checked against, the
+//!   rasterizer's walk); a cheap handle shared by every scene on the device, so a second scene compiles nothing;
+//! - `SceneBuffers` (`buffers.rs`), once per scene: the packed splats (`GpuScene`, in a `GpuFormat` fixed at
+//!   upload), the depth sort and its buffers, the frame's buffers and bind groups. What rebuilds something changes
+//!   through a method that says what it rebuilds: `set_options` (`SceneOptions`: the sort, its radix settings, the
+//!   draw path), `set_tile_pair_cap` and `grow_tile_pairs` (the compute path's cap on (tile, splat) entries);
+//! - `FrameParams`, per frame: SH degree, splat scale, antialiasing, background, passed with the camera to
+//!   `SceneBuffers::encode_frame`, which records
+//!
 //! 1. `render/project.wgsl`: per splat, projection, culling, 2D conic, a quad fitted to the ellipse, SH colour, and
 //!    the depth key; then the visible splats are compacted in splat order into the sort's input (a workgroup scan of
 //!    the visible flags, the shared scan of the per-workgroup counts, `render/compact.wgsl`), which also writes their
@@ -11,16 +19,15 @@
 //! 3. the draw into an Rgba16Float image, by one of two paths (`DrawPath`): `render/draw.wgsl`, one instanced quad per
 //!    visible splat in sorted order (farthest first) with premultiplied-alpha "over" blending (f16 accumulation
 //!    avoids 8-bit rounding at each of the hundreds of blend steps a pixel can see); or `tile` (the compute tile
-//!    rasterizer, fed by the same depth order);
+//!    rasterizer, fed by the same depth order, blending front to back);
 //!
 //! and `blit` converts that image to the window or an 8-bit image, clamped to [0, 1] and without sRGB encoding.
-//! Nothing is read back in a frame; all pipelines and buffers are made when the scene is set up (the tile path's
-//! when it is first chosen). Files, one job each: `shaders` (the WGSL and the modules composed from it),
-//! `settings` (what a frame is asked and what it reports), `error`, `layout` (uniforms and binding entries),
-//! `kernels` (pipelines, once per device), `renderer` (one scene's GPU state and what changes it), `frame`
-//! (recording a frame: projection, sort, quads or tiles, blit), `scene` (the packed splats), `split` (arrays past
-//! one binding), `memory` (what a scene takes on the GPU), `tile` (the compute path), `image` (readback of an
-//! image), `cpu` (the reference).
+//! Nothing is read back in a frame, and no pipeline or buffer is made in one. Files, one job each: `shaders` (the
+//! WGSL and the modules composed from it), `params` (`SceneOptions`, `FrameParams`, the frame hook, the frame's
+//! counts), `error`, `layout` (uniforms and binding entries), `renderer`, `buffers`, `frame` (recording a frame:
+//! projection, sort, quads or tiles, blit), `scene` (the packed splats), `pack` (the bit packing of the compact
+//! layouts), `split` (arrays past one binding), `memory` (what a scene takes on the GPU), `tile` (the compute
+//! path), `image` (readback of an image), `cpu` (the reference).
 //!
 //! # Design notes
 //!
@@ -31,12 +38,12 @@
 //! geometry with the SH in 4 bits under a 12-bit float scale, 52 B; or `full`, 48 B with a precomputed f32 3D
 //! covariance and the SH as f16, 144 B; `render/layout_{compact,full}.wgsl` decode the geometry and
 //! `render/sh_{bytes,nibbles}.wgsl` the compact and small SH, in the projection only; the upload packs 64 MiB chunks on all cores straight into queue writes, so the host holds the
-//! scene and a chunk), `RenderKernels` (the device's pipelines: made once per device) and `SplatRenderer` (one scene's buffers and bind
+//! scene and a chunk), `Renderer` (the device's pipelines: made once per device) and `SceneBuffers` (one scene's buffers and bind
 //! groups on those kernels; the scene's buffers reach the pipelines only through `FrameBindings`): `shaders/render/project.wgsl` (projection,
 //! culling, the ellipse's axes, SH colour, depth keys; its output, `Projected`, is 20 B a splat: f32 centre, the ellipse's axes
 //! (two f16 standard deviations and the major axis in 16 bits, x / (|x| + y), decoded without trigonometry), f16 opacity, RGB9E5 colour; every reader rebuilds the conic,
 //! its determinant and the coverage radius from these (`ellipse_of`), the quad draw uses the axes as they are, and
-//! `render::cpu` rounds the ellipse the same way; with `RenderSettings::antialias`, Mip-Splatting's 2D filter: the opacity
+//! `render::cpu` rounds the ellipse the same way; with `FrameParams::antialias`, Mip-Splatting's 2D filter: the opacity
 //! scaled by sqrt(det Σ / det(Σ + 0.3 I)), so both draw paths get it, and `render::cpu` does the same), the sort, `shaders/render/draw.wgsl` (instanced quads, premultiplied
 //! "over" into an f16 image), `shaders/render/blit.wgsl` (to the window or an 8-bit image). `render::cpu` is the f64 CPU
 //! reference renderer the tests compare against. **Arrays past one binding** (`render/split.rs`): a storage binding
@@ -108,19 +115,21 @@
 //!   needs more, `tile_prepare` (on the GPU) writes no pairs and gives the quad draw the visible count as its
 //!   instance count, the rasterizer writes only the background, and the quad pass draws the frame over it: the frame
 //!   still draws, with no readback. The count comes back with the frame counts; the viewer, `render` and
-//!   `render-bench` then grow the cap (`SplatRenderer::grow_tile_pairs`) and the panel says so; the viewer also grows
+//!   `render-bench` then grow the cap (`SceneBuffers::grow_tile_pairs`) and the panel says so; the viewer also grows
 //!   it ahead when a frame comes within 1/16 of it.
 
 pub mod cpu;
 mod image;
 pub mod memory;
+mod pack;
 mod scene;
 pub mod split;
 pub mod tile;
 
 pub use image::{Image, ImageReadback, render_image};
 pub use memory::GpuMemory;
-pub use scene::{DcRange, GpuFormat, GpuScene, covariance, f16_bits_to_f32, f32_to_f16_bits, pack_rotation, sh_words};
+pub use pack::{f16_bits_to_f32, f32_to_f16_bits, pack_rotation};
+pub use scene::{DcRange, GpuFormat, GpuScene, covariance, sh_words};
 use split::Binding;
 
 use std::collections::HashMap;
@@ -134,20 +143,20 @@ use crate::sort::{GpuSort, KeyType, SortAlgorithm, SortBuffers, SortConfig, Sort
 use crate::timing::{GpuTimer, PassKind, PassLabel, Stages};
 
 #[macro_use]
-mod settings;
+mod params;
+mod buffers;
 mod error;
 mod frame;
-mod kernels;
 mod layout;
 mod renderer;
 mod shaders;
 
+pub use buffers::*;
 pub use error::*;
-pub use kernels::*;
 pub(crate) use layout::*;
+use params::DrawArgs;
+pub use params::*;
 pub use renderer::*;
-use settings::DrawArgs;
-pub use settings::*;
 pub use shaders::*;
 
 #[cfg(test)]

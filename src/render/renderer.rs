@@ -1,432 +1,378 @@
-//! `SplatRenderer`: one scene's GPU state (the packed splats, the sort and its buffers, the frame's buffers and
-//! bind groups), made once per scene and changed only through the methods that say what they rebuild.
+//! `Renderer`: the pipelines and layouts made once per device, shared by every scene's `SceneBuffers` on it.
 
 use super::*;
 
-/// Everything a scene needs to be drawn, made once per scene: pipelines, the sorter, per-frame buffers.
-pub struct SplatRenderer {
-    pub(super) scene: GpuScene,
-    /// The depth keys and splat indices: the projection writes pair 0, the sort ping-pongs, the draw reads the pair
-    /// the result lands in. Owned here so that switching algorithm keeps every bind group.
-    pub(super) sort_buffers: SortBuffers,
-    pub(super) sorter: GpuSort,
-    pub(super) settings: RenderSettings,
-    pub(super) kernels: RenderKernels,
-    /// The per-workgroup visible counts, scanned into each workgroup's first slot.
-    pub(super) visible_counts: ScanTable,
-    pub(super) uniforms: wgpu::Buffer,
-    pub(super) blit_params: [wgpu::Buffer; 2],
-    /// The per-frame projection, split like the scene's arrays.
-    pub(super) projected: Vec<wgpu::Buffer>,
-    pub(super) draw_args: wgpu::Buffer,
-    pub(super) draw_args_reset: wgpu::Buffer,
-    /// One per part of the scene (`split`), each projected by its own dispatch.
+/// Everything the renderer compiles, made once per device and shared by every `SceneBuffers` on it (a cheap handle:
+/// clones share): its own layouts and pipelines, the blit's per target format, the compute path's (compiled when a
+/// scene first takes that path), and the sorts' (`SortKernels`, each algorithm compiled when first used). A new
+/// scene on the same renderer uploads buffers and makes bind groups; it compiles no shader.
+#[derive(Clone)]
+pub struct Renderer(Arc<RendererShared>);
+
+/// What a `Renderer` is made with, fixed for its life.
+#[derive(Clone, Copy, Debug)]
+pub struct RendererOptions {
+    /// How the per-splat arrays are split across bindings (None: as the device's limits allow). Tests force small
+    /// parts this way.
+    pub binding: Option<Binding>,
+    /// The GPU memory scenes are checked against, in bytes (None: the device's, where known). Tests force a small
+    /// GPU this way.
+    pub memory: Option<u64>,
+    /// The compute path's rasterizer walks by subgroup ballots in frames of at most this many (tile, splat) entries
+    /// per visible splat (0: never, `u32::MAX`: always), where the device has 32-lane ballots
+    /// (`tile::has_ballot_walk`). The two walks draw the same image; tests run both.
+    pub ballot_walk_max_pairs_per_splat: u32,
+}
+
+impl Default for RendererOptions {
+    fn default() -> Self {
+        Self { binding: None, memory: None, ballot_walk_max_pairs_per_splat: tile::BALLOT_MAX_PAIRS_PER_SPLAT }
+    }
+}
+
+pub(super) struct RendererShared {
+    pub(super) device: wgpu::Device,
+    pub(super) binding: Binding,
+    /// The GPU's memory, where known (`memory::device_memory`).
+    pub(super) memory: Option<u64>,
+    pub(super) pipelines: Pipelines,
+    pub(super) blit: Mutex<HashMap<wgpu::TextureFormat, wgpu::RenderPipeline>>,
+    pub(super) tiles: OnceLock<Arc<tile::TilePipelines>>,
+    /// The compute path's rasterizer walks by subgroup ballots (`render/walk_subgroup.wgsl`) in frames of at most
+    /// this many (tile, splat) entries per visible splat; 0: never (the device has no 32-lane ballots).
+    pub(super) ballot_max_pairs_per_splat: u32,
+    pub(super) sort: SortKernels,
+}
+
+impl Renderer {
+    /// Compiles the projection, compaction and draw pipelines for `device`; the rest waits for first use.
+    pub fn new(device: &wgpu::Device) -> Self {
+        Self::with_options(device, RendererOptions::default())
+    }
+
+    /// `new`, with `options` instead of the defaults.
+    pub fn with_options(device: &wgpu::Device, options: RendererOptions) -> Self {
+        let binding = options.binding.unwrap_or_else(|| Binding::for_device(device));
+        let memory = options.memory.or_else(|| memory::device_memory(device));
+        let ballot = if tile::has_ballot_walk(device) { options.ballot_walk_max_pairs_per_splat } else { 0 };
+        Self(Arc::new(RendererShared {
+            device: device.clone(),
+            binding,
+            memory,
+            pipelines: Pipelines::new(device, binding.parts),
+            blit: Mutex::new(HashMap::new()),
+            tiles: OnceLock::new(),
+            ballot_max_pairs_per_splat: ballot,
+            sort: SortKernels::new(device),
+        }))
+    }
+
+    /// The device they are compiled for.
+    pub fn device(&self) -> &wgpu::Device {
+        &self.0.device
+    }
+
+    /// How the per-splat arrays are split across bindings on this device.
+    pub fn binding(&self) -> Binding {
+        self.0.binding
+    }
+
+    /// The GPU memory scenes are checked against (None: unknown, not checked).
+    pub fn memory(&self) -> Option<u64> {
+        self.0.memory
+    }
+
+    /// The sorts' pipelines (the depth sort, the tile sort, the lab's contenders).
+    pub fn sort(&self) -> &SortKernels {
+        &self.0.sort
+    }
+
+    pub(super) fn pipelines(&self) -> &Pipelines {
+        &self.0.pipelines
+    }
+
+    pub(crate) fn tiles(&self) -> Arc<tile::TilePipelines> {
+        let shared = &self.0;
+        shared
+            .tiles
+            .get_or_init(|| {
+                Arc::new(tile::TilePipelines::new(
+                    &shared.device,
+                    shared.binding.parts,
+                    shared.ballot_max_pairs_per_splat,
+                ))
+            })
+            .clone()
+    }
+
+    /// The blit's pipeline for targets of `format`, made the first time that format is drawn to.
+    pub(super) fn blit(&self, format: wgpu::TextureFormat) -> wgpu::RenderPipeline {
+        // A poisoned lock only means another thread panicked while compiling: the map itself is whole.
+        let mut blit = self.0.blit.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        blit.entry(format).or_insert_with(|| self.0.pipelines.blit_pipeline(&self.0.device, format)).clone()
+    }
+}
+
+/// The renderer's layouts and pipelines: made from the device alone, nothing of a scene in them.
+pub(super) struct Pipelines {
+    pub(super) parts: u32,
+    pub(super) project_layout: wgpu::BindGroupLayout,
+    pub(super) compact_layout: wgpu::BindGroupLayout,
+    pub(super) draw_layout: wgpu::BindGroupLayout,
+    /// Projects every splat and writes its depth key and workgroup rank: one per scene layout (`GpuFormat::index`).
+    pub(super) project: [wgpu::ComputePipeline; GpuFormat::ALL.len()],
+    /// Moves the visible splats' keys, in splat order, to the front of the sort's input.
+    pub(super) compact: wgpu::ComputePipeline,
+    pub(super) draw: wgpu::RenderPipeline,
+    pub(super) blit_layout: wgpu::BindGroupLayout,
+    /// The blit's pipelines are made per target format, when first drawn to (`SceneBuffers::blit`).
+    pub(super) blit_module: wgpu::ShaderModule,
+    pub(super) blit_pipeline_layout: wgpu::PipelineLayout,
+}
+
+/// What the frame's bind groups bind, beside the pipelines: one scene's buffers.
+pub(super) struct FrameBindings<'a> {
+    pub(super) uniforms: &'a wgpu::Buffer,
+    pub(super) scene: &'a GpuScene,
+    pub(super) projected: &'a [wgpu::Buffer],
+    /// Each part's `Part` uniform (render/project.wgsl): its first splat and its splats.
+    pub(super) part_uniforms: &'a [wgpu::Buffer],
+    pub(super) sort_buffers: &'a SortBuffers,
+    pub(super) draw_args: &'a wgpu::Buffer,
+    pub(super) visible_counts: &'a wgpu::Buffer,
+}
+
+/// The frame's bind groups: the projection's, the compaction's, and the draw's for each sort output slot.
+pub(super) struct FrameGroups {
     pub(super) project_groups: Vec<wgpu::BindGroup>,
-    pub(super) part_uniforms: Vec<wgpu::Buffer>,
     pub(super) compact_group: wgpu::BindGroup,
-    /// One per sorter output slot (the sorted indices land in pair 0 or 1 depending on the iteration count).
     pub(super) draw_groups: [wgpu::BindGroup; 2],
-    /// The accumulation image, its view, and its blit bind groups for non-sRGB and sRGB targets.
-    pub(super) target: Option<(wgpu::Texture, wgpu::TextureView, [wgpu::BindGroup; 2])>,
-    /// Counts the accumulation images made, so bind groups on the image know when to be made anew.
-    pub(super) image_generation: u64,
-    /// The compute draw path, made when first chosen.
-    pub(super) tiles: Option<tile::TileRaster>,
-    pub(super) max_workgroups_per_dim: u32,
 }
 
-/// The depth sort's key/value pairs for `num_splats` splats in buffers of `entries` entries (at least the splats):
-/// with the compute path on, `entries` is its cap on pairs, which it sorts in the same four buffers once the depth
-/// order has been binned (`tile::TileRaster`), so the frame holds one set of sort buffers, not two.
-fn depth_buffers(device: &wgpu::Device, num_splats: u32, entries: u32) -> Result<SortBuffers, RenderError> {
-    let room = SortBuffers::new(device, entries.max(num_splats).max(1))?;
-    let keys = [room.keys(0).clone(), room.keys(1).clone()];
-    let values = [room.values(0).clone(), room.values(1).clone()];
-    Ok(SortBuffers::from_buffers(device, keys, values, num_splats.max(1), KeyType::U32)?)
-}
-
-/// The entries the depth sort's buffers take with the compute path: its cap on pairs (which sort in them), and
-/// room for the per-position counts' scan table of `num_splats` in one of them (`TileRaster::counts_in`) where the
-/// device binds that much.
-fn compute_entries(device: &wgpu::Device, num_splats: u32, pair_cap: u32) -> u32 {
-    let table = ScanTable::bytes(num_splats.max(1)) / 4;
-    let binds = device.limits().max_storage_buffer_binding_size / 4;
-    pair_cap.max(if table <= binds { u32::try_from(table).unwrap_or(0) } else { 0 })
-}
-
-/// The entries each of `buffers`' key and value buffers holds (past their capacity, when made by `depth_buffers`).
-fn buffer_entries(buffers: &SortBuffers) -> u64 {
-    buffers.values(0).size() / 4
-}
-
-/// The frame's draw arguments and counts (`DrawArgs`), and the image they are reset from at the start of each frame.
-fn draw_args_buffers(device: &wgpu::Device, queue: &wgpu::Queue) -> (wgpu::Buffer, wgpu::Buffer) {
-    let usage = wgpu::BufferUsages::STORAGE
-        | wgpu::BufferUsages::INDIRECT
-        | wgpu::BufferUsages::COPY_DST
-        | wgpu::BufferUsages::COPY_SRC;
-    let draw_args = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("splat draw args"),
-        size: DRAW_ARGS_BYTES,
-        usage,
-        mapped_at_creation: false,
-    });
-    let draw_args_reset = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("splat draw args reset"),
-        size: DRAW_ARGS_BYTES,
-        usage: wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    // Four vertices per quad, no instances until the projection counts them; no counts.
-    let reset = DrawArgs { vertex_count: 4, ..Default::default() };
-    queue.write_buffer(&draw_args_reset, 0, bytemuck::bytes_of(&reset));
-    (draw_args, draw_args_reset)
-}
-
-impl SplatRenderer {
-    /// Uploads `scene` and makes everything needed to draw it, compiling every shader it needs. A program that
-    /// draws more than one scene on a device makes its renderers `with_kernels`.
-    pub fn new(
-        device: &wgpu::Device,
-        queue: &wgpu::Queue,
-        scene: &Scene,
-        settings: RenderSettings,
-    ) -> Result<Self, RenderError> {
-        Self::with_kernels(&RenderKernels::new(device), queue, scene, settings)
-    }
-
-    /// Uploads `scene` and makes its buffers and bind groups, with the pipelines of `kernels` (compiled only where
-    /// no renderer on them compiled them before: a second scene compiles no shader).
-    pub fn with_kernels(
-        kernels: &RenderKernels,
-        queue: &wgpu::Queue,
-        scene: &Scene,
-        settings: RenderSettings,
-    ) -> Result<Self, RenderError> {
-        Self::with_kernels_beside(kernels, queue, scene, settings, 0)
-    }
-
-    /// `with_kernels` while `in_use` bytes of the GPU's memory stay taken (the renderer of the scene on screen,
-    /// kept until this one is ready): the scene is checked against the rest. A failed allocation (the estimate is
-    /// not the driver's) is an error too, never a panic.
-    pub fn with_kernels_beside(
-        kernels: &RenderKernels,
-        queue: &wgpu::Queue,
-        scene: &Scene,
-        settings: RenderSettings,
-        in_use: u64,
-    ) -> Result<Self, RenderError> {
-        let scope = kernels.device().push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        let built = Self::build(kernels, queue, scene, settings, in_use);
-        match pollster::block_on(scope.pop()) {
-            Some(error) => Err(RenderError::AllocationFailed {
-                num_splats: scene.len() as u64,
-                format: settings.gpu_format.name(),
-                message: error.to_string(),
-            }),
-            None => built,
+impl Pipelines {
+    fn new(device: &wgpu::Device, parts: u32) -> Self {
+        let [project_layout, compact_layout, draw_layout, blit_layout] = Self::bind_group_layouts(device, parts);
+        let module = |label: &str, source: &str| {
+            device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(label),
+                source: wgpu::ShaderSource::Wgsl(source.into()),
+            })
+        };
+        let layout = |label: &str, group: &wgpu::BindGroupLayout| {
+            device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some(label),
+                bind_group_layouts: &[Some(group)],
+                immediate_size: 0,
+            })
+        };
+        let compute = |label: &str, group: &wgpu::BindGroupLayout, source: &str| {
+            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(label),
+                layout: Some(&layout(label, group)),
+                module: &module(label, source),
+                entry_point: Some("main"),
+                compilation_options: Default::default(),
+                cache: None,
+            })
+        };
+        let project = GpuFormat::ALL.map(|f| compute("splat project", &project_layout, &project_source(f)));
+        let compact = compute("splat compact", &compact_layout, &format!("{COMMON_WGSL}\n{COMPACT_WGSL}"));
+        let draw_module = module("splat draw", &draw_source(parts));
+        let draw = Self::draw_pipeline(device, &layout("splat draw", &draw_layout), &draw_module);
+        let blit_pipeline_layout = layout("blit", &blit_layout);
+        let blit_module = module("blit", BLIT_WGSL);
+        Self {
+            parts,
+            project_layout,
+            compact_layout,
+            draw_layout,
+            project,
+            compact,
+            draw,
+            blit_layout,
+            blit_module,
+            blit_pipeline_layout,
         }
     }
 
-    fn build(
-        kernels: &RenderKernels,
-        queue: &wgpu::Queue,
-        scene: &Scene,
-        settings: RenderSettings,
-        in_use: u64,
-    ) -> Result<Self, RenderError> {
-        let device = kernels.device();
-        let binding = kernels.binding();
-        let n = scene.len() as u64;
-        GpuScene::check_limits(binding, n, scene.sh_degree, settings.gpu_format)?;
-        let default_cap = tile::default_pair_cap(device, u32::try_from(n).unwrap_or(u32::MAX));
-        let cap = settings.tile_pair_cap.unwrap_or(default_cap);
-        let (deg, format) = (scene.sh_degree, settings.gpu_format);
-        let available = kernels.memory().map(|m| m.saturating_sub(in_use));
-        memory::check_fits(available, n, deg, format, settings.draw, u64::from(cap))?;
-        let gpu_scene = GpuScene::upload(device, queue, binding, scene, settings.gpu_format)?;
-        // Long enough for the compute path's pairs if it is the first path (no second allocation in `set_settings`).
-        let n = gpu_scene.num_splats;
-        let entries = if settings.draw == DrawPath::Compute { compute_entries(device, n, cap) } else { n };
-        let sort_buffers = depth_buffers(device, gpu_scene.num_splats, entries)?;
-        let sorter = GpuSort::with_kernels(kernels.sort(), settings.algorithm, &sort_buffers, settings.sort)?;
-        let pipelines = kernels.pipelines();
+    /// The bind group layouts of the projection, the compaction, the draw and the blit.
+    fn bind_group_layouts(device: &wgpu::Device, parts: u32) -> [wgpu::BindGroupLayout; 4] {
+        let compute = wgpu::ShaderStages::COMPUTE;
+        let project_entries = [
+            uniform_entry(0, compute),
+            storage_entry(4, false, compute),
+            storage_entry(5, false, compute),
+            storage_entry(6, false, compute),
+            storage_entry(7, false, compute),
+            uniform_entry(8, compute),
+            storage_entry(split::GEOMETRY_BINDING, true, compute),
+            storage_entry(split::SH_BINDING, true, compute),
+            storage_entry(split::PROJECTED_BINDING, false, compute),
+        ];
+        let project_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("splat project"),
+            entries: &project_entries,
+        });
+        let compact_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("splat compact"),
+            entries: &[
+                uniform_entry(0, compute),
+                storage_entry(1, true, compute),
+                storage_entry(2, true, compute),
+                storage_entry(3, true, compute),
+                storage_entry(4, false, compute),
+                storage_entry(5, false, compute),
+                storage_entry(6, false, compute),
+                storage_entry(7, false, compute),
+            ],
+        });
+        let vertex = wgpu::ShaderStages::VERTEX;
+        let mut draw_entries =
+            vec![uniform_entry(0, vertex | wgpu::ShaderStages::FRAGMENT), storage_entry(2, true, vertex)];
+        draw_entries.extend(split::layout_entries(split::PROJECTED_BINDING, parts, true, vertex));
+        let draw_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("splat draw"),
+            entries: &draw_entries,
+        });
+        let blit_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("blit"),
+            entries: &[
+                wgpu::BindGroupLayoutEntry {
+                    binding: 0,
+                    visibility: wgpu::ShaderStages::FRAGMENT,
+                    ty: wgpu::BindingType::Texture {
+                        sample_type: wgpu::TextureSampleType::Float { filterable: false },
+                        view_dimension: wgpu::TextureViewDimension::D2,
+                        multisampled: false,
+                    },
+                    count: None,
+                },
+                uniform_entry(1, wgpu::ShaderStages::FRAGMENT),
+            ],
+        });
+        [project_layout, compact_layout, draw_layout, blit_layout]
+    }
 
-        let buffer = |label: &str, size: u64, usage: wgpu::BufferUsages| {
-            device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size, usage, mapped_at_creation: false })
-        };
-        let uniforms = buffer(
-            "frame uniforms",
-            std::mem::size_of::<FrameUniforms>() as u64,
-            wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-        );
-        let parts = &gpu_scene.parts;
-        let projected = split::make_parts(
-            device,
-            "projected splats",
-            parts,
-            PROJECTED_BYTES_PER_SPLAT,
-            wgpu::BufferUsages::STORAGE,
-        );
-        let part_uniforms: Vec<wgpu::Buffer> = parts
-            .iter()
-            .map(|&(first, count)| {
-                let b = buffer("projection part", 16, wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST);
-                queue.write_buffer(&b, 0, bytemuck::cast_slice(&[first as u32, count as u32, 0, 0]));
-                b
+    /// The frame's bind groups over one scene's buffers.
+    pub(super) fn frame_groups(&self, device: &wgpu::Device, at: &FrameBindings<'_>) -> FrameGroups {
+        // One projection bind group per part of the scene: the part's arrays and its `Part` uniform.
+        let project_groups = (0..at.scene.parts.len())
+            .map(|k| {
+                device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some("splat project"),
+                    layout: &self.project_layout,
+                    entries: &[
+                        wgpu::BindGroupEntry { binding: 0, resource: at.uniforms.as_entire_binding() },
+                        wgpu::BindGroupEntry { binding: 4, resource: at.sort_buffers.keys(1).as_entire_binding() },
+                        wgpu::BindGroupEntry { binding: 5, resource: at.sort_buffers.values(1).as_entire_binding() },
+                        wgpu::BindGroupEntry { binding: 6, resource: at.draw_args.as_entire_binding() },
+                        wgpu::BindGroupEntry { binding: 7, resource: at.visible_counts.as_entire_binding() },
+                        wgpu::BindGroupEntry { binding: 8, resource: at.part_uniforms[k].as_entire_binding() },
+                        wgpu::BindGroupEntry {
+                            binding: split::GEOMETRY_BINDING,
+                            resource: at.scene.geometry[k].as_entire_binding(),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: split::SH_BINDING,
+                            resource: at.scene.sh[k].as_entire_binding(),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: split::PROJECTED_BINDING,
+                            resource: at.projected[k].as_entire_binding(),
+                        },
+                    ],
+                })
             })
             .collect();
-        let (draw_args, draw_args_reset) = draw_args_buffers(device, queue);
-        let blit_params = [0u32, 1].map(|srgb| {
-            let b = buffer("blit params", 16, wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST);
-            queue.write_buffer(&b, 0, bytemuck::cast_slice(&[srgb, 0, 0, 0]));
-            b
+        let compact_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("splat compact"),
+            layout: &self.compact_layout,
+            entries: &[
+                wgpu::BindGroupEntry { binding: 0, resource: at.uniforms.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 1, resource: at.sort_buffers.keys(1).as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 2, resource: at.sort_buffers.values(1).as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 3, resource: at.visible_counts.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 4, resource: at.sort_buffers.keys(0).as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 5, resource: at.sort_buffers.values(0).as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 6, resource: at.draw_args.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 7, resource: at.sort_buffers.count().as_entire_binding() },
+            ],
         });
-        // The projection writes each splat's key and workgroup rank into pair 1 (free until the sort's first
-        // iteration writes it), the compaction moves the visible ones into pair 0, where the sort reads.
-        let visible_counts =
-            ScanTable::with_kernels(kernels.sort(), queue, gpu_scene.num_splats.div_ceil(PROJECT_WORKGROUP_SIZE));
-        let FrameGroups { project_groups, compact_group, draw_groups } = pipelines.frame_groups(
-            device,
-            &FrameBindings {
-                uniforms: &uniforms,
-                scene: &gpu_scene,
-                projected: &projected,
-                part_uniforms: &part_uniforms,
-                sort_buffers: &sort_buffers,
-                draw_args: &draw_args,
-                visible_counts: visible_counts.table(),
+        let draw_groups = [0usize, 1].map(|slot| {
+            let mut entries = vec![
+                wgpu::BindGroupEntry { binding: 0, resource: at.uniforms.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 2, resource: at.sort_buffers.values(slot).as_entire_binding() },
+            ];
+            entries.extend(split::entries(split::PROJECTED_BINDING, self.parts, at.projected));
+            device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("splat draw"),
+                layout: &self.draw_layout,
+                entries: &entries,
+            })
+        });
+        FrameGroups { project_groups, compact_group, draw_groups }
+    }
+
+    /// The blit's pipeline for targets of `format`.
+    fn blit_pipeline(&self, device: &wgpu::Device, format: wgpu::TextureFormat) -> wgpu::RenderPipeline {
+        device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("blit"),
+            layout: Some(&self.blit_pipeline_layout),
+            vertex: wgpu::VertexState {
+                module: &self.blit_module,
+                entry_point: Some("vs_main"),
+                compilation_options: Default::default(),
+                buffers: &[],
             },
-        );
-        let mut renderer = Self {
-            scene: gpu_scene,
-            sort_buffers,
-            sorter,
-            settings,
-            kernels: kernels.clone(),
-            visible_counts,
-            uniforms,
-            blit_params,
-            projected,
-            draw_args,
-            draw_args_reset,
-            project_groups,
-            part_uniforms,
-            compact_group,
-            draw_groups,
-            target: None,
-            image_generation: 0,
-            tiles: None,
-            max_workgroups_per_dim: device.limits().max_compute_workgroups_per_dimension,
+            primitive: Default::default(),
+            depth_stencil: None,
+            multisample: Default::default(),
+            fragment: Some(wgpu::FragmentState {
+                module: &self.blit_module,
+                entry_point: Some("fs_main"),
+                compilation_options: Default::default(),
+                targets: &[Some(format.into())],
+            }),
+            multiview_mask: None,
+            cache: None,
+        })
+    }
+
+    /// The quads' pipeline: premultiplied colour blended over the accumulation image, back to front.
+    fn draw_pipeline(
+        device: &wgpu::Device,
+        layout: &wgpu::PipelineLayout,
+        module: &wgpu::ShaderModule,
+    ) -> wgpu::RenderPipeline {
+        let premultiplied_over = wgpu::BlendComponent {
+            src_factor: wgpu::BlendFactor::One,
+            dst_factor: wgpu::BlendFactor::OneMinusSrcAlpha,
+            operation: wgpu::BlendOperation::Add,
         };
-        renderer.set_settings(device, queue, settings)?;
-        Ok(renderer)
-    }
-
-    pub fn settings(&self) -> RenderSettings {
-        self.settings
-    }
-
-    /// The device's pipelines this renderer draws with: a renderer for another scene made on them compiles nothing.
-    pub fn kernels(&self) -> &RenderKernels {
-        &self.kernels
-    }
-
-    /// Changes settings for the next frame. A new algorithm makes only that algorithm's pipelines and temporaries
-    /// (the key/value buffers and every bind group of the frame stay); new radix settings reuse even those unless a
-    /// larger count table is needed. The compute draw path is made when first chosen (and its tile sort follows the
-    /// depth sort's algorithm); its pairs take the depth sort's buffers, which it makes longer when its cap needs
-    /// them to be. On an error the old settings stay in force.
-    pub fn set_settings(
-        &mut self,
-        device: &wgpu::Device,
-        queue: &wgpu::Queue,
-        settings: RenderSettings,
-    ) -> Result<(), RenderError> {
-        // The layout is the uploaded scene's: a new one takes a new renderer.
-        let settings = RenderSettings { gpu_format: self.scene.format, ..settings };
-        let old = self.settings;
-        self.set_depth_sort(device, old, settings)?;
-        if settings.draw == DrawPath::Compute
-            && let Err(error) = self.set_compute_path(device, queue, settings)
-        {
-            // The depth sort back as it was, so its output slot is the one the compute path was laid out for.
-            self.set_depth_sort(device, settings, old)?;
-            return Err(error);
-        }
-        self.settings = settings;
-        Ok(())
-    }
-
-    /// Changes the depth sort from `from`'s algorithm and config to `to`'s.
-    fn set_depth_sort(
-        &mut self,
-        device: &wgpu::Device,
-        from: RenderSettings,
-        to: RenderSettings,
-    ) -> Result<(), RenderError> {
-        if to.algorithm != from.algorithm {
-            self.sorter = GpuSort::with_kernels(self.kernels.sort(), to.algorithm, &self.sort_buffers, to.sort)?;
-        } else if to.sort != from.sort {
-            self.sorter.set_config(device, to.sort)?;
-        }
-        Ok(())
-    }
-
-    /// Makes or updates the compute path for `settings`, after the depth sort follows them.
-    fn set_compute_path(
-        &mut self,
-        device: &wgpu::Device,
-        queue: &wgpu::Queue,
-        settings: RenderSettings,
-    ) -> Result<(), RenderError> {
-        let cap = settings.tile_pair_cap.unwrap_or(tile::default_pair_cap(device, self.scene.num_splats));
-        let entries = compute_entries(device, self.scene.num_splats, cap);
-        if u64::from(entries) > buffer_entries(&self.sort_buffers) {
-            self.grow_sort_buffers(device, entries, settings)?;
-        }
-        let sort = (settings.algorithm, settings.sort.radix_bits);
-        let depth = (&self.sort_buffers, self.sorter.output_slot());
-        match self.tiles.as_mut() {
-            Some(tiles) if tiles.pair_cap() == cap => tiles.set_sort(device, queue, depth, sort.0, sort.1)?,
-            _ => {
-                let n = self.scene.num_splats;
-                self.tiles = Some(tile::TileRaster::new(&self.kernels, queue, n, depth, sort, cap)?);
-            }
-        }
-        Ok(())
-    }
-
-    /// Makes the depth sort's buffers hold `entries` (the compute path's pairs sort in them), with the sorter and
-    /// the frame's bind groups over them. The caller makes the compute path anew; until it does, the old one keeps
-    /// its pairs in the old buffers and binds the new depth order.
-    fn grow_sort_buffers(
-        &mut self,
-        device: &wgpu::Device,
-        entries: u32,
-        settings: RenderSettings,
-    ) -> Result<(), RenderError> {
-        let sort_buffers = depth_buffers(device, self.scene.num_splats, entries)?;
-        let sorter = GpuSort::with_kernels(self.kernels.sort(), settings.algorithm, &sort_buffers, settings.sort)?;
-        let FrameGroups { project_groups, compact_group, draw_groups } = self.kernels.pipelines().frame_groups(
-            device,
-            &FrameBindings {
-                uniforms: &self.uniforms,
-                scene: &self.scene,
-                projected: &self.projected,
-                part_uniforms: &self.part_uniforms,
-                sort_buffers: &sort_buffers,
-                draw_args: &self.draw_args,
-                visible_counts: self.visible_counts.table(),
+        device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("splat draw"),
+            layout: Some(layout),
+            vertex: wgpu::VertexState {
+                module,
+                entry_point: Some("vs_main"),
+                compilation_options: Default::default(),
+                buffers: &[],
             },
-        );
-        if let Some(tiles) = self.tiles.as_mut() {
-            tiles.forget_bind_groups();
-        }
-        (self.sort_buffers, self.sorter) = (sort_buffers, sorter);
-        (self.project_groups, self.compact_group, self.draw_groups) = (project_groups, compact_group, draw_groups);
-        Ok(())
-    }
-
-    /// Grows the compute path's cap on pairs to a quarter more than `pairs` (a frame's `FrameCounts::tile_pairs`),
-    /// within the device's limits, when they passed the cap (that frame was drawn with quads) or came within
-    /// 1/16 of it (so that a camera moving on is not drawn with quads for a frame).
-    pub fn grow_tile_pairs(
-        &mut self,
-        device: &wgpu::Device,
-        queue: &wgpu::Queue,
-        pairs: u32,
-    ) -> Result<(), RenderError> {
-        let Some(tiles) = self.tiles.as_ref() else { return Ok(()) };
-        let cap = tiles.pair_cap();
-        if pairs <= cap - cap / 16 {
-            return Ok(());
-        }
-        let limit = tile::default_pair_cap(device, u32::MAX);
-        let grown = pairs.saturating_add(pairs / 4).min(limit);
-        if grown <= cap {
-            return Ok(());
-        }
-        let cap = grown;
-        let settings = RenderSettings { tile_pair_cap: Some(cap), ..self.settings };
-        self.set_settings(device, queue, settings)
-    }
-
-    /// The compute path's cap on pairs (None while it has not been made).
-    pub fn tile_pair_cap(&self) -> Option<u32> {
-        self.tiles.as_ref().map(tile::TileRaster::pair_cap)
-    }
-
-    pub fn scene(&self) -> &GpuScene {
-        &self.scene
-    }
-
-    pub fn sorter(&self) -> &GpuSort {
-        &self.sorter
-    }
-
-    /// The key/value pairs the frame sorts (the sorted indices are in pair `sorter().output_slot()` until the compute
-    /// path sorts its pairs in the same buffers: read them after a frame of the quad path, or at
-    /// `HookPoint::AfterSort`; on the compute path the sorted keys are overwritten by the tile counts in every frame,
-    /// even one past the cap on pairs, and only the indices survive such a frame).
-    pub fn sort_buffers(&self) -> &SortBuffers {
-        &self.sort_buffers
-    }
-
-    /// The buffer holding the indirect draw arguments and the frame's counts (`FrameCounts::from_bytes` reads a copy
-    /// of its first `DRAW_ARGS_BYTES`).
-    pub fn draw_args(&self) -> &wgpu::Buffer {
-        &self.draw_args
-    }
-
-    /// The last frame's counts, waiting for the GPU: for the command line and tests, never the frame loop.
-    pub fn counts_blocking(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> FrameCounts {
-        FrameCounts::from_bytes(&crate::gpu::read_buffer_blocking(device, queue, &self.draw_args, DRAW_ARGS_BYTES))
-    }
-
-    /// The compute path's per-tile pair ranges (first and end pair, two words a tile) as the last frame left them,
-    /// blocking; None before the compute path was first taken. Each frame's rasterizer zeroes them behind it.
-    pub fn tile_ranges_blocking(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Option<Vec<u32>> {
-        let ranges = self.tiles.as_ref()?.ranges();
-        let bytes = crate::gpu::read_buffer_blocking(device, queue, ranges, ranges.size());
-        Some(bytemuck::pod_collect_to_vec(&bytes))
-    }
-
-    /// GPU memory held by the scene, the per-frame buffers and image, and the sort.
-    pub fn allocated_bytes(&self) -> (u64, u64) {
-        let m = self.memory();
-        (m.scene + m.frame + m.image, m.sort)
-    }
-
-    /// GPU memory of this renderer's buffers and image, by part, from the sizes of what it made.
-    pub fn memory(&self) -> GpuMemory {
-        let small =
-            [&self.uniforms, &self.draw_args, &self.draw_args_reset, &self.blit_params[0], &self.blit_params[1]];
-        GpuMemory {
-            scene: self.scene.allocated_bytes(),
-            frame: self.projected.iter().chain(small).chain(&self.part_uniforms).map(wgpu::Buffer::size).sum::<u64>()
-                + self.visible_counts.allocated_bytes(),
-            sort: self.sort_buffers.allocated_bytes() + self.sorter.allocated_bytes(),
-            tiles: self.tiles.as_ref().map_or(0, tile::TileRaster::allocated_bytes),
-            image: self.target.as_ref().map_or(0, |(t, ..)| u64::from(t.width()) * u64::from(t.height()) * 8),
-        }
-    }
-
-    /// The sort's temporary memory: everything beyond its two key/value buffer pairs.
-    pub fn sort_temp_bytes(&self) -> u64 {
-        self.sorter.allocated_bytes()
-    }
-
-    /// The compute path's memory beyond its pairs' sort's temporaries (None while it has not been made): its tile
-    /// ranges and small buffers, and its per-position counts where they did not fit the depth sort's buffers.
-    pub fn tile_bytes_beside_their_sort(&self) -> Option<u64> {
-        self.tiles.as_ref().map(|t| t.allocated_bytes() - t.sort_temp_bytes())
-    }
-
-    /// Timed passes per frame: depth keys, the sort's passes, draw, and the compute path's (the tile sort's
-    /// passes counted at their most).
-    pub fn timed_passes(&self) -> u32 {
-        let tiles = self.tiles.as_ref().map_or(0, |t| 5 + t.sort_timed_passes());
-        2 + self.sorter.timed_passes() + tiles
+            primitive: wgpu::PrimitiveState { topology: wgpu::PrimitiveTopology::TriangleStrip, ..Default::default() },
+            depth_stencil: None,
+            multisample: Default::default(),
+            fragment: Some(wgpu::FragmentState {
+                module,
+                entry_point: Some("fs_main"),
+                compilation_options: Default::default(),
+                targets: &[Some(wgpu::ColorTargetState {
+                    format: ACCUMULATION_FORMAT,
+                    blend: Some(wgpu::BlendState { color: premultiplied_over, alpha: premultiplied_over }),
+                    write_mask: wgpu::ColorWrites::ALL,
+                })],
+            }),
+            multiview_mask: None,
+            cache: None,
+        })
     }
 }

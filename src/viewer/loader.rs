@@ -1,32 +1,52 @@
 //! Opening a scene while the old one keeps drawing: the file is read, decoded, packed and uploaded, and the new
-//! renderer's buffers and bind groups made (on the device's `RenderKernels`: no shader is compiled), all on a
-//! background thread (wgpu devices and queues are shared across threads); the frame loop only polls for the result
-//! and swaps the renderer in.
+//! scene's buffers and bind groups made (on the device's `Renderer`: no shader is compiled), all on a background
+//! thread (wgpu devices and queues are shared across threads); the frame loop only polls for the result and swaps
+//! the scene on screen (`OnScreen`) for it.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::mpsc;
 
-use crate::render::{RenderKernels, RenderSettings, SplatRenderer};
+use crate::render::{GpuFormat, Renderer, SceneBuffers, SceneOptions};
 use crate::scene::Scene;
 
 /// Share of the progress bar for reading the file; the rest is for the GPU upload.
 const READ_SHARE: f32 = 0.8;
 
-/// A scene ready to draw, built off the frame loop.
-pub struct Loaded {
+/// The scene on screen: its GPU state, and what its file said.
+pub struct OnScreen {
+    pub buffers: SceneBuffers,
+    /// The file it came from, and its LOD level (None: the finest, or not a bundle); a layout change reloads them.
     pub path: PathBuf,
-    /// The LOD level opened (None: the finest, or not a bundle).
     pub lod: Option<usize>,
-    pub renderer: SplatRenderer,
     /// For the panel: file name, format, SH degree and load time.
     pub label: String,
     pub bounds: (glam::Vec3, glam::Vec3),
-    pub sh_degree: u32,
+    pub file_sh_degree: u32,
     /// The file asks for Mip-Splatting's filter.
-    pub antialiased: bool,
-    /// Seconds from the start of the load to the renderer being ready.
+    pub file_antialiased: bool,
+}
+
+impl OnScreen {
+    /// `scene`, read from `path` at `lod`, uploaded as `buffers`.
+    pub fn new(path: PathBuf, lod: Option<usize>, scene: &Scene, buffers: SceneBuffers) -> Self {
+        Self {
+            buffers,
+            label: scene_label(&path, scene),
+            path,
+            lod,
+            bounds: scene.robust_bounds(),
+            file_sh_degree: scene.sh_degree,
+            file_antialiased: scene.info.antialiased,
+        }
+    }
+}
+
+/// A scene ready to draw, built off the frame loop.
+pub struct Loaded {
+    pub scene: OnScreen,
+    /// Seconds from the start of the load to the scene being ready.
     pub secs: f64,
     /// Of those, the renderer's construction (packing, upload, bind groups): what ran inside one frame, stalling
     /// it, before loads left the frame loop.
@@ -41,15 +61,14 @@ pub struct SceneLoader {
 }
 
 impl SceneLoader {
-    /// Starts loading `path` (at LOD level `lod` for a bundle) and building its renderer on `kernels` with
-    /// `settings` on a background thread, beside `in_use` bytes of GPU memory (the scene on screen, kept until the
-    /// new one is ready).
+    /// Starts loading `path` (at LOD level `lod` for a bundle) and uploading it in `format` for `options` on
+    /// `renderer`, on a background thread, beside `in_use` bytes of GPU memory (the scene on screen, kept until
+    /// the new one is ready).
     pub fn start(
-        path: PathBuf,
-        lod: Option<usize>,
-        kernels: RenderKernels,
+        (path, lod): (PathBuf, Option<usize>),
+        renderer: Renderer,
         queue: wgpu::Queue,
-        settings: RenderSettings,
+        (format, options): (GpuFormat, SceneOptions),
         in_use: u64,
     ) -> Self {
         let progress = Arc::new(AtomicU32::new(0));
@@ -64,17 +83,11 @@ impl SceneLoader {
                 .and_then(|scene| {
                     set(READ_SHARE);
                     let build = std::time::Instant::now();
-                    let renderer = SplatRenderer::with_kernels_beside(&kernels, &queue, &scene, settings, in_use)
+                    let buffers = SceneBuffers::new_beside(&renderer, &queue, &scene, format, options, in_use)
                         .map_err(|e| format!("{}: {e}", path.display()))?;
                     set(1.0);
                     Ok(Loaded {
-                        label: scene_label(&path, &scene),
-                        bounds: scene.robust_bounds(),
-                        sh_degree: scene.sh_degree,
-                        antialiased: scene.info.antialiased,
-                        renderer,
-                        path,
-                        lod,
+                        scene: OnScreen::new(path, lod, &scene, buffers),
                         secs: start.elapsed().as_secs_f64(),
                         build_secs: build.elapsed().as_secs_f64(),
                     })

@@ -5,9 +5,11 @@
 //! - `input::Input`: mouse and keys into the orbit/fly camera;
 //! - `readbacks::Readbacks`: the frame's counts, the sort check and screenshots, read back without waiting (through
 //!   the shared `AsyncReadback`, as the `GpuTimer` ring and the sort laboratory are);
-//! - `loader::SceneLoader`: a dropped or opened scene read, uploaded and given its pipelines on a background thread;
+//! - `loader::SceneLoader`: a dropped or opened scene read and uploaded on a background thread, then swapped in as
+//!   the scene on screen (`loader::OnScreen`);
 //! - `script::Script`: the `--frames` run of tests and measurements (check the sort, compare, open a scene, screenshot, exit);
-//! - the panel (`panel`) and the toasts (`toasts`), drawn by egui;
+//! - the panel (`panel`: it holds the scene's `SceneOptions` and the `FrameParams` it edits) and the toasts
+//!   (`toasts`), drawn by egui (`Gui`);
 //! - the GPU timings (`Timings`: the timer ring, the panel's statistics, the trace ring) and the sort laboratory
 //!   (`crate::lab::SortLab`).
 //!
@@ -30,14 +32,15 @@
 //! - `viewer::readbacks`: the frame counts every frame, the sort check on demand, screenshots (the first free
 //!   `screenshot-N.png`), all through `AsyncReadback`;
 //! - `viewer::loader`: a dropped or opened scene is read, decoded, packed, uploaded and given its buffers and bind
-//!   groups (`SplatRenderer::with_kernels`, on the current renderer's kernels: no shader compiled) on a background
-//!   thread; the frame loop polls it and swaps the renderer in, so the old
-//!   scene draws with a progress bar until then;
+//!   groups (`SceneBuffers::new_beside`, on the device's `Renderer`: no shader compiled) on a background thread; the
+//!   frame loop polls it and swaps the scene on screen (`OnScreen`: its buffers and what its file said) for it, so
+//!   the old scene draws with a progress bar until then;
 //! - `viewer::script`: the `--frames` run (check the sort halfway, open `--open-during` at frame 2 and
 //!   time the frames while it loads, wait for the comparison's rounds, screenshot, exit);
 //! - `Timings`: the timer ring, the panel's `TimingStats` and `CpuStats`, the `TraceRing`;
 //! - `viewer::panel` (collapsible sections: sort, timings, charts, the comparison, scene, camera, device; it edits
-//!   `PanelState` and returns `PanelActions`, never touching the GPU) and `viewer::toasts` (notes fade after 4 s,
+//!   `PanelState` and returns `PanelActions`, never touching the GPU; a change of its `SceneOptions` goes through
+//!   `SceneBuffers::set_options`, and on an error the panel takes back the options in force) and `viewer::toasts` (notes fade after 4 s,
 //!   errors stay until closed, drawn over the 3D view so they never move the panel's buttons);
 //! - the `SortLab` when sorts are ticked;
 //! - `PanelCache`: egui runs on a frame only when an event for it arrived, when it asked (animations, fading
@@ -64,13 +67,13 @@ use winit::window::WindowId;
 use crate::camera::CameraFile;
 use crate::gpu::{GpuContext, describe_adapter};
 use crate::lab::{Choice, CompareReport, SortLab};
-use crate::render::{HookPoint, RenderSettings, SplatRenderer};
+use crate::render::{FrameParams, HookPoint, SceneBuffers, SceneOptions};
 use crate::scene::Scene;
 use crate::timing::{GpuTimer, PassKind};
 use crate::trace::TraceRing;
 use controls::{OrbitCamera, UpAxis};
 use input::Input;
-use loader::SceneLoader;
+use loader::{OnScreen, SceneLoader};
 use panel::{CpuStats, PanelState, TimingStats, VerifyReport};
 use readbacks::{PendingImage, Readbacks};
 use script::{SCRIPT_COMPARE_ROUNDS, SCRIPT_PATIENCE_FRAMES, Script, ScriptStep};
@@ -239,6 +242,18 @@ struct Timings {
     trace: TraceRing,
 }
 
+/// egui: its context and window state, its renderer, and the panel as last laid out.
+struct Gui {
+    ctx: egui::Context,
+    state: egui_winit::State,
+    renderer: egui_wgpu::Renderer,
+    /// Textures to free after the next submitted frame.
+    free: Vec<egui::TextureId>,
+    cache: Option<PanelCache>,
+    /// An event egui wants to see arrived since the panel last ran.
+    dirty: bool,
+}
+
 /// The panel as last laid out: its triangles, reused on frames that bring it nothing new.
 struct PanelCache {
     paint_jobs: Vec<egui::ClippedPrimitive>,
@@ -257,24 +272,11 @@ const PANEL_REFRESH: Duration = Duration::from_millis(250);
 struct Running {
     surface: Surface,
     ctx: GpuContext,
-    egui_ctx: egui::Context,
-    egui_state: egui_winit::State,
-    egui_renderer: egui_wgpu::Renderer,
-    egui_free: Vec<egui::TextureId>,
-    panel_cache: Option<PanelCache>,
-    /// An event egui wants to see arrived since the panel last ran.
-    ui_dirty: bool,
+    gui: Gui,
     panel: PanelState,
     toasts: Toasts,
     input: Input,
-    renderer: SplatRenderer,
-    scene_name: String,
-    /// The file the scene on screen came from, and its LOD level (a layout change reloads them).
-    scene_path: PathBuf,
-    scene_lod: Option<usize>,
-    scene_bounds: (glam::Vec3, glam::Vec3),
-    file_sh_degree: u32,
-    file_antialiased: bool,
+    scene: OnScreen,
     /// The command line's choice, applied again to each scene opened.
     antialias: crate::render::Antialias,
     timings: Timings,
@@ -314,8 +316,9 @@ impl Running {
         let start_camera = views.first().map(|(_, c)| c.clone());
         let up = start_camera.as_ref().map_or(UpAxis::NegY, |c| UpAxis::nearest(glam::Vec3::from(c.up)));
         let mut panel = initial_panel(options, &ctx, scene.sh_degree, up, views);
-        panel.antialias = options.antialias.resolve(scene.info.antialiased);
-        let renderer = SplatRenderer::new(&ctx.device, &ctx.queue, &scene, panel.render_settings(None))?;
+        panel.frame.antialias = options.antialias.resolve(scene.info.antialiased);
+        let renderer = crate::render::Renderer::new(&ctx.device);
+        let buffers = SceneBuffers::new(&renderer, &ctx.queue, &scene, panel.gpu_format, panel.options)?;
         let bounds = scene.robust_bounds();
         let radius = crate::camera::framing_sphere(bounds.0, bounds.1).map_or(1.0, |(_, r)| r);
         let orbit = match &start_camera {
@@ -336,23 +339,19 @@ impl Running {
         });
         Ok(Self {
             surface,
-            egui_ctx,
-            egui_state,
-            egui_renderer,
-            egui_free: Vec::new(),
-            panel_cache: None,
-            ui_dirty: true,
+            gui: Gui {
+                ctx: egui_ctx,
+                state: egui_state,
+                renderer: egui_renderer,
+                free: Vec::new(),
+                cache: None,
+                dirty: true,
+            },
             panel,
             toasts: Toasts::default(),
             input: Input::new(orbit),
-            scene_name: loader::scene_label(&options.scene, &scene),
-            scene_path: options.scene.clone(),
-            scene_lod: options.lod,
-            scene_bounds: bounds,
-            file_sh_degree: scene.sh_degree,
-            file_antialiased: scene.info.antialiased,
+            scene: OnScreen::new(options.scene.clone(), options.lod, &scene, buffers),
             antialias: options.antialias,
-            renderer,
             timings: Timings {
                 timer,
                 unavailable,
@@ -396,9 +395,9 @@ impl Running {
     }
 
     fn handle(&mut self, event: WindowEvent) -> Flow {
-        let response = self.egui_state.on_window_event(&self.surface.window, &event);
+        let response = self.gui.state.on_window_event(&self.surface.window, &event);
         // egui asks to repaint on every redraw request too; only the other events are news for the panel.
-        self.ui_dirty |= response.repaint && !matches!(event, WindowEvent::RedrawRequested);
+        self.gui.dirty |= response.repaint && !matches!(event, WindowEvent::RedrawRequested);
         self.input.handle(&event, response.consumed, self.surface.config.height);
         match event {
             WindowEvent::CloseRequested => return Flow::Exit,
@@ -414,7 +413,7 @@ impl Running {
     }
 
     fn frame_scene(&mut self) {
-        let (lo, hi) = self.scene_bounds;
+        let (lo, hi) = self.scene.bounds;
         self.input.orbit = OrbitCamera::frame(lo, hi, self.panel.up);
     }
 
@@ -429,10 +428,10 @@ impl Running {
             self.toasts.error(format!("{}: still loading {}; try again when it is done", path.display(), loader.name));
             return;
         }
-        let (kernels, queue) = (self.renderer.kernels().clone(), self.ctx.queue.clone());
-        let settings = RenderSettings { gpu_format: self.panel.gpu_format, ..self.renderer.settings() };
-        let in_use = self.renderer.memory().total();
-        self.loader = Some(SceneLoader::start(path, lod, kernels, queue, settings, in_use));
+        let (renderer, queue) = (self.scene.buffers.renderer().clone(), self.ctx.queue.clone());
+        let options = self.scene.buffers.options();
+        let in_use = self.scene.buffers.memory().total();
+        self.loader = Some(SceneLoader::start((path, lod), renderer, queue, (self.panel.gpu_format, options), in_use));
     }
 
     /// A finished background load replaces the scene; a failed one leaves it and says why.
@@ -443,31 +442,25 @@ impl Running {
             Ok(loaded) => loaded,
             Err(message) => {
                 self.toasts.error(message);
-                self.panel.gpu_format = self.renderer.settings().gpu_format;
+                self.panel.gpu_format = self.scene.buffers.format();
                 return;
             }
         };
-        // The old scene's buffers are freed when its renderer drops here.
-        self.renderer = loaded.renderer;
         // The same scene in another layout keeps the view and the panel's settings; another scene is framed anew.
-        let same_scene = loaded.path == self.scene_path && loaded.lod == self.scene_lod;
-        self.scene_name = loaded.label;
+        let same_scene = loaded.scene.path == self.scene.path && loaded.scene.lod == self.scene.lod;
+        // The old scene's buffers are freed when it drops here.
+        self.scene = loaded.scene;
         if !same_scene {
-            self.file_sh_degree = loaded.sh_degree;
-            self.panel.sh_degree = loaded.sh_degree;
-            self.file_antialiased = loaded.antialiased;
-            self.panel.antialias = self.antialias.resolve(loaded.antialiased);
-            self.scene_bounds = loaded.bounds;
+            self.panel.frame.sh_degree = self.scene.file_sh_degree;
+            self.panel.frame.antialias = self.antialias.resolve(self.scene.file_antialiased);
             self.frame_scene();
         }
         self.readbacks.forget();
         self.timings.stats.reset_window();
         // The lab's buffers are sized for the old scene: rebuilt on the next frame.
         self.lab = None;
-        self.surface.window.set_title(&format!("splatsort - {}", loaded.path.display()));
-        self.scene_path = loaded.path.clone();
-        self.scene_lod = loaded.lod;
-        self.toasts.note(format!("opened {} in {:.2} s", loaded.path.display(), loaded.secs));
+        self.surface.window.set_title(&format!("splatsort - {}", self.scene.path.display()));
+        self.toasts.note(format!("opened {} in {:.2} s", self.scene.path.display(), loaded.secs));
         if let Some(report) = self.script.as_mut().and_then(|s| s.load.as_mut()) {
             report.load_secs = loaded.secs;
             report.build_secs = loaded.build_secs;
@@ -478,8 +471,8 @@ impl Running {
     fn collect(&mut self) {
         let _ = self.ctx.device.poll(wgpu::PollType::Poll);
         if let Some(timings) = self.timings.timer.as_mut().and_then(GpuTimer::try_collect) {
-            let now = self.egui_ctx.input(|i| i.time);
-            let sorter = self.renderer.sorter();
+            let now = self.gui.ctx.input(|i| i.time);
+            let sorter = self.scene.buffers.sorter();
             self.timings.stats.push(
                 now,
                 &timings,
@@ -488,7 +481,7 @@ impl Running {
             );
             self.timings.trace.push(self.frames, timings);
         }
-        self.readbacks.collect(&self.ctx.device, &self.ctx.queue, &mut self.renderer, &mut self.toasts);
+        self.readbacks.collect(&self.ctx.queue, &mut self.scene.buffers, &mut self.toasts);
         if let Some(lab) = self.lab.as_mut() {
             lab.collect();
         }
@@ -496,19 +489,17 @@ impl Running {
 
     fn apply_settings(&mut self) {
         // A new layout is a new upload: the scene is read again in the background and drawn as it is meanwhile.
-        if self.panel.gpu_format != self.renderer.settings().gpu_format && self.loader.is_none() {
-            self.open_level(self.scene_path.clone(), self.scene_lod);
+        if self.panel.gpu_format != self.scene.buffers.format() && self.loader.is_none() {
+            self.open_level(self.scene.path.clone(), self.scene.lod);
         }
-        let settings = self.panel.render_settings(self.renderer.settings().tile_pair_cap);
-        if settings != self.renderer.settings() {
-            let current = self.renderer.settings();
-            let sort_changed = settings.sort != current.sort || settings.algorithm != current.algorithm;
-            if let Err(e) = self.renderer.set_settings(&self.ctx.device, &self.ctx.queue, settings) {
-                // The frame keeps running with the settings in force.
+        let current = self.scene.buffers.options();
+        if self.panel.options != current {
+            let sort_changed =
+                self.panel.options.sort != current.sort || self.panel.options.algorithm != current.algorithm;
+            if let Err(e) = self.scene.buffers.set_options(&self.ctx.queue, self.panel.options) {
+                // The frame keeps running with the options in force.
                 self.toasts.error(e.to_string());
-                self.panel.algorithm = current.algorithm;
-                self.panel.sort = current.sort;
-                self.panel.draw = current.draw;
+                self.panel.options = current;
             } else if sort_changed {
                 self.timings.stats.reset_window();
                 self.readbacks.verify_report = None;
@@ -521,12 +512,17 @@ impl Running {
         }
         // The lab: built when the first sort is ticked, its sorts when ticked (not per frame).
         let (device, queue) = (&self.ctx.device, &self.ctx.queue);
-        let config = self.renderer.settings().sort;
+        let config = self.scene.buffers.options().sort;
         if self.panel.compare.is_empty() {
             self.lab = None;
         } else {
             let lab = self.lab.get_or_insert_with(|| {
-                SortLab::new(self.renderer.kernels().sort(), queue, self.renderer.scene().num_splats(), config)
+                SortLab::new(
+                    self.scene.buffers.renderer().sort(),
+                    queue,
+                    self.scene.buffers.scene().num_splats(),
+                    config,
+                )
             });
             if !lab.compares(&self.panel.compare) || !lab.sorts_keys_of(config) {
                 lab.set_choices(device, queue, &self.panel.compare, config);
@@ -550,7 +546,7 @@ impl Running {
 
     fn save_trace(&mut self) {
         let path = (1..).map(|n| PathBuf::from(format!("trace-{n}.json"))).find(|p| !p.exists()).expect("a number");
-        let process = format!("splatsort view {}", self.scene_name);
+        let process = format!("splatsort view {}", self.scene.label);
         match crate::trace::write(&path, &[(process, self.timings.trace.passes())]) {
             Ok(()) => self.toasts.note(format!("saved {} ({} frames)", path.display(), self.timings.trace.len())),
             Err(e) => self.toasts.error(format!("{}: {e}", path.display())),
@@ -575,22 +571,23 @@ impl Running {
 
     /// Runs the panel and the toasts; returns egui's output and the buttons pressed.
     fn run_ui(&mut self) -> (egui::FullOutput, panel::PanelActions) {
-        let raw_input = self.egui_state.take_egui_input(&self.surface.window);
+        let raw_input = self.gui.state.take_egui_input(&self.surface.window);
         let mut actions = panel::PanelActions::default();
-        let memory = self.renderer.memory();
+        let buffers = &self.scene.buffers;
+        let memory = buffers.memory();
         let counts = self.readbacks.counts;
         let report = self.lab.as_ref().map(SortLab::report);
         let info = panel::PanelInfo {
-            scene_name: &self.scene_name,
-            num_splats: self.renderer.scene().num_splats(),
+            scene_name: &self.scene.label,
+            num_splats: buffers.scene().num_splats(),
             visible: counts.map(|c| c.visible),
             culled_nonfinite: counts.map_or(0, |c| c.culled_nonfinite),
             lookback: counts.map_or((0, 0), |c| (c.sort_fallbacks, c.sort_table_free_tiles)),
-            tile_pairs: (self.panel.draw == crate::render::DrawPath::Compute)
-                .then(|| (counts.map_or(0, |c| c.tile_pairs), self.renderer.tile_pair_cap().unwrap_or(0))),
-            sort_temp_bytes: self.renderer.sort_temp_bytes(),
-            file_sh_degree: self.file_sh_degree,
-            file_antialiased: self.file_antialiased,
+            tile_pairs: (self.panel.options.draw == crate::render::DrawPath::Compute)
+                .then(|| (counts.map_or(0, |c| c.tile_pairs), buffers.tile_pair_cap().unwrap_or(0))),
+            sort_temp_bytes: buffers.sort_temp_bytes(),
+            file_sh_degree: self.scene.file_sh_degree,
+            file_antialiased: self.scene.file_antialiased,
             adapter: &self.adapter_label,
             memory,
             timings: &self.timings.stats,
@@ -602,7 +599,7 @@ impl Running {
             compare: report.as_ref(),
         };
         let (panel_state, toasts, input) = (&mut self.panel, &mut self.toasts, &mut self.input);
-        let output = self.egui_ctx.run_ui(raw_input, |ui| {
+        let output = self.gui.ctx.run_ui(raw_input, |ui| {
             let shown = egui::Panel::left("panel").default_size(340.0).show(ui, |ui| {
                 actions = panel::show(ui, panel_state, &info);
             });
@@ -622,39 +619,39 @@ impl Running {
         let interval = frame_start - self.last_frame;
         self.poll_loader();
         self.collect();
-        self.input.fly(interval.as_secs_f32().min(0.1), self.egui_ctx.egui_wants_keyboard_input());
+        self.input.fly(interval.as_secs_f32().min(0.1), self.gui.ctx.egui_wants_keyboard_input());
         if std::mem::take(&mut self.input.frame_requested) {
             self.frame_scene();
         }
 
         let ui_start = Instant::now();
-        let stale = self
-            .panel_cache
-            .as_ref()
-            .is_none_or(|cache| self.ui_dirty || ui_start >= cache.repaint_at || ui_start - cache.at >= PANEL_REFRESH);
+        let stale =
+            self.gui.cache.as_ref().is_none_or(|cache| {
+                self.gui.dirty || ui_start >= cache.repaint_at || ui_start - cache.at >= PANEL_REFRESH
+            });
         let mut actions = panel::PanelActions::default();
         if stale {
             let (mut output, pressed) = self.run_ui();
             actions = pressed;
-            self.egui_state.handle_platform_output(&self.surface.window, std::mem::take(&mut output.platform_output));
+            self.gui.state.handle_platform_output(&self.surface.window, std::mem::take(&mut output.platform_output));
             // Texture uploads happen now, even in a frame that draws nothing (egui drops unapplied deltas loudly);
             // frees wait for the next submitted frame.
             let mut textures = std::mem::take(&mut output.textures_delta);
             for (id, deltas) in textures.set.drain() {
                 for delta in &deltas {
-                    self.egui_renderer.update_texture(&self.ctx.device, &self.ctx.queue, id, delta);
+                    self.gui.renderer.update_texture(&self.ctx.device, &self.ctx.queue, id, delta);
                 }
             }
-            self.egui_free.extend(textures.free.drain());
+            self.gui.free.extend(textures.free.drain());
             let repaint_delay =
                 output.viewport_output.get(&egui::ViewportId::ROOT).map_or(Duration::ZERO, |v| v.repaint_delay);
-            self.panel_cache = Some(PanelCache {
-                paint_jobs: self.egui_ctx.tessellate(output.shapes, output.pixels_per_point),
+            self.gui.cache = Some(PanelCache {
+                paint_jobs: self.gui.ctx.tessellate(output.shapes, output.pixels_per_point),
                 pixels_per_point: output.pixels_per_point,
                 at: ui_start,
                 repaint_at: ui_start.checked_add(repaint_delay).unwrap_or(ui_start + PANEL_REFRESH),
             });
-            self.ui_dirty = false;
+            self.gui.dirty = false;
         }
         let ui_ms = ui_start.elapsed().as_secs_f64() * 1e3;
         self.apply_settings();
@@ -711,7 +708,7 @@ impl Running {
             && let Some((_, file)) = self.panel.views.get(i)
         {
             let radius =
-                crate::camera::framing_sphere(self.scene_bounds.0, self.scene_bounds.1).map_or(1.0, |(_, r)| r);
+                crate::camera::framing_sphere(self.scene.bounds.0, self.scene.bounds.1).map_or(1.0, |(_, r)| r);
             self.input.orbit = OrbitCamera::from_file(file, radius);
         }
         if let Some(path) = actions.open.take() {
@@ -761,8 +758,8 @@ impl Running {
         let view = surface_texture.texture.create_view(&Default::default());
         let mut encoder = self.ctx.device.create_command_encoder(&Default::default());
         let timed = self.record_splats(&mut encoder, self.input.orbit.camera(width, height), actions.verify);
-        self.renderer.blit(&mut encoder, &view, format);
-        self.readbacks.record(&mut encoder, &self.renderer);
+        self.scene.buffers.blit(&mut encoder, &view, format);
+        self.readbacks.record(&mut encoder, &self.scene.buffers);
         if actions.screenshot {
             let path = readbacks::next_screenshot_path(std::path::Path::new("."));
             self.record_image(&mut encoder, path, wgpu::TextureFormat::Rgba8Unorm, None);
@@ -777,8 +774,8 @@ impl Running {
             lab.after_submit();
         }
         self.readbacks.after_submit();
-        for id in std::mem::take(&mut self.egui_free) {
-            self.egui_renderer.free_texture(&id);
+        for id in std::mem::take(&mut self.gui.free) {
+            self.gui.renderer.free_texture(&id);
         }
     }
 
@@ -790,14 +787,14 @@ impl Running {
         camera: crate::camera::Camera,
         verify: bool,
     ) -> bool {
-        let (device, queue) = (&self.ctx.device, &self.ctx.queue);
+        let (device, queue, params) = (&self.ctx.device, &self.ctx.queue, &self.panel.frame);
         let timer = &mut self.timings.timer;
         let timed = timer.as_mut().is_some_and(GpuTimer::begin_frame);
         let frame_timer = timer.as_mut().filter(|_| timed);
         let mut lab = self.lab.as_mut().and_then(SortLab::next_frame);
         let verify = verify && !self.readbacks.verify_pending();
         let encoded = if lab.is_some() || verify {
-            let (readbacks, num_splats) = (&mut self.readbacks, self.renderer.scene().num_splats());
+            let (readbacks, num_splats) = (&mut self.readbacks, self.scene.buffers.scene().num_splats());
             let hook: crate::render::FrameHook<'_> = &mut |e, buffers, point| match point {
                 HookPoint::BeforeSort => {
                     if let Some(lab) = lab.as_mut() {
@@ -810,9 +807,9 @@ impl Running {
                     }
                 }
             };
-            self.renderer.encode_frame_with(device, queue, encoder, &camera, frame_timer, 0, Some(hook))
+            self.scene.buffers.encode_frame_with(queue, encoder, &camera, params, frame_timer, 0, Some(hook))
         } else {
-            self.renderer.encode_frame(device, queue, encoder, &camera, frame_timer, 0)
+            self.scene.buffers.encode_frame(queue, encoder, &camera, params, frame_timer, 0)
         };
         if let Err(e) = encoded {
             self.toasts.error(e.to_string());
@@ -839,7 +836,7 @@ impl Running {
         let (width, height) = (self.surface.config.width, self.surface.config.height);
         let image = PendingImage::new(&self.ctx.device, width, height, format, path, panel.is_some());
         let target = image.target.view();
-        self.renderer.blit(encoder, &target, format);
+        self.scene.buffers.blit(encoder, &target, format);
         match panel {
             Some(targets) => {
                 targets.push(target);
@@ -867,10 +864,10 @@ impl Running {
         let window_image =
             window_screenshot.and_then(|path| self.record_image(encoder, path, format, Some(&mut targets)));
         let (device, queue) = (&self.ctx.device, &self.ctx.queue);
-        let cache = self.panel_cache.as_ref().expect("laid out before the first frame");
+        let cache = self.gui.cache.as_ref().expect("laid out before the first frame");
         let (paint_jobs, pixels_per_point) = (&cache.paint_jobs, cache.pixels_per_point);
         let screen = egui_wgpu::ScreenDescriptor { size_in_pixels: [width, height], pixels_per_point };
-        let command_buffers = self.egui_renderer.update_buffers(device, queue, encoder, paint_jobs, &screen);
+        let command_buffers = self.gui.renderer.update_buffers(device, queue, encoder, paint_jobs, &screen);
         for target in &targets {
             let mut pass = encoder
                 .begin_render_pass(&wgpu::RenderPassDescriptor {
@@ -887,7 +884,7 @@ impl Running {
                     multiview_mask: None,
                 })
                 .forget_lifetime();
-            self.egui_renderer.render(&mut pass, paint_jobs, &screen);
+            self.gui.renderer.render(&mut pass, paint_jobs, &screen);
         }
         if let Some(image) = window_image {
             image.target.copy(encoder);
@@ -910,17 +907,16 @@ fn initial_panel(
         .filter_map(|a| a.unavailable_reason(ctx.device.features()).map(|reason| (a, reason)))
         .collect();
     PanelState {
-        algorithm: options.algorithm,
-        sort: options.sort,
-        draw: options.draw.unwrap_or(crate::render::DrawPath::for_adapter(&ctx.info)),
+        options: SceneOptions {
+            algorithm: options.algorithm,
+            sort: options.sort,
+            draw: options.draw.unwrap_or(crate::render::DrawPath::for_adapter(&ctx.info)),
+        },
+        frame: FrameParams { sh_degree, ..FrameParams::default() },
         compare: options.compare.clone(),
         compare_every: options.compare_every.clamp(1, 30),
         unavailable,
-        sh_degree,
-        splat_scale: 1.0,
-        antialias: false,
         gpu_format: options.gpu_format,
-        background: [0.0; 3],
         up,
         vsync: true,
         camera_path: "camera.json".into(),

@@ -8,8 +8,8 @@ use egui_plot::{Bar, BarChart, Corner, Legend, Line, Plot, PlotPoint, PlotPoints
 
 use crate::lab::{Choice, CompareReport};
 
-use crate::render::{DrawPath, GpuFormat, RenderSettings};
-use crate::sort::{SortAlgorithm, SortConfig, StatusTable};
+use crate::render::{DrawPath, FrameParams, GpuFormat, SceneOptions};
+use crate::sort::{SortAlgorithm, StatusTable};
 use crate::timing::{FrameTimings, PassKind};
 use crate::viewer::controls::UpAxis;
 
@@ -193,18 +193,14 @@ impl VerifyReport {
 
 /// What the user can change in the panel.
 pub struct PanelState {
-    pub algorithm: SortAlgorithm,
-    pub sort: SortConfig,
-    pub draw: DrawPath,
-    /// Algorithms this device cannot run, and why (shown greyed in the list).
-    pub unavailable: Vec<(SortAlgorithm, String)>,
-    pub sh_degree: u32,
-    pub splat_scale: f32,
-    /// Mip-Splatting's 2D filter (`RenderSettings::antialias`); set from the file when a scene opens.
-    pub antialias: bool,
+    /// The scene's sort and draw path: a change rebuilds them (`SceneBuffers::set_options`).
+    pub options: SceneOptions,
+    /// What each frame is drawn with; the SH degree and the antialiasing are set from the file when a scene opens.
+    pub frame: FrameParams,
     /// The scene's layout on the GPU; a change reloads the scene in the new layout.
     pub gpu_format: GpuFormat,
-    pub background: [f32; 3],
+    /// Algorithms this device cannot run, and why (shown greyed in the list).
+    pub unavailable: Vec<(SortAlgorithm, String)>,
     pub up: UpAxis,
     pub vsync: bool,
     pub camera_path: String,
@@ -217,23 +213,6 @@ pub struct PanelState {
     pub open_path: String,
     /// The views of a trainer's cameras.json given with `--camera` (name, camera), to jump between.
     pub views: Vec<(String, crate::camera::CameraFile)>,
-}
-
-impl PanelState {
-    /// The renderer's settings as the panel has them, with the compute path's pair cap (None: the device's default).
-    pub fn render_settings(&self, tile_pair_cap: Option<u32>) -> RenderSettings {
-        RenderSettings {
-            algorithm: self.algorithm,
-            sort: self.sort,
-            draw: self.draw,
-            tile_pair_cap,
-            sh_degree: self.sh_degree,
-            splat_scale: self.splat_scale,
-            antialias: self.antialias,
-            background: self.background,
-            gpu_format: self.gpu_format,
-        }
-    }
 }
 
 /// Facts the panel shows.
@@ -326,52 +305,58 @@ pub fn show(ui: &mut egui::Ui, state: &mut PanelState, info: &PanelInfo<'_>) -> 
 }
 
 fn sort_section(ui: &mut egui::Ui, state: &mut PanelState, info: &PanelInfo<'_>) {
-    let before = state.algorithm;
-    egui::ComboBox::from_label("algorithm").selected_text(state.algorithm.label()).show_ui(ui, |ui| {
+    let before = state.options.algorithm;
+    egui::ComboBox::from_label("algorithm").selected_text(state.options.algorithm.label()).show_ui(ui, |ui| {
         for algorithm in SortAlgorithm::ALL {
             let reason = state.unavailable.iter().find(|(a, _)| *a == algorithm).map(|(_, r)| r.as_str());
             let item = ui.add_enabled(
                 reason.is_none(),
-                egui::Button::selectable(state.algorithm == algorithm, algorithm.label()),
+                egui::Button::selectable(state.options.algorithm == algorithm, algorithm.label()),
             );
             let item = match reason {
                 Some(reason) => item.on_disabled_hover_text(reason),
                 None => item,
             };
             if item.clicked() {
-                state.algorithm = algorithm;
+                state.options.algorithm = algorithm;
             }
         }
     });
     for (algorithm, reason) in &state.unavailable {
         ui.small(format!("{}: unavailable, {reason}", algorithm.name()));
     }
-    if state.algorithm != before && !state.algorithm.radix_bits().contains(&state.sort.radix_bits) {
-        state.sort.radix_bits = state.algorithm.default_radix_bits();
+    if state.options.algorithm != before
+        && !state.options.algorithm.radix_bits().contains(&state.options.sort.radix_bits)
+    {
+        state.options.sort.radix_bits = state.options.algorithm.default_radix_bits();
     }
     ui.horizontal(|ui| {
         ui.label("bits per pass");
-        for &bits in state.algorithm.radix_bits() {
-            ui.radio_value(&mut state.sort.radix_bits, bits, bits.to_string());
+        for &bits in state.options.algorithm.radix_bits() {
+            ui.radio_value(&mut state.options.sort.radix_bits, bits, bits.to_string());
         }
     });
     ui.horizontal(|ui| {
         ui.label("key bits");
         for bits in [16, 24, 32] {
-            ui.radio_value(&mut state.sort.key_bits, bits, bits.to_string());
+            ui.radio_value(&mut state.options.sort.key_bits, bits, bits.to_string());
         }
     });
-    if state.algorithm == SortAlgorithm::Onesweep {
-        ui.label(format!("{} digit passes after one histogram pass", state.sort.iterations()));
+    if state.options.algorithm == SortAlgorithm::Onesweep {
+        ui.label(format!("{} digit passes after one histogram pass", state.options.sort.iterations()));
         onesweep_settings(ui, state, info);
     } else {
-        ui.label(format!("{} iterations x {} passes", state.sort.iterations(), state.algorithm.pass_kinds().len()));
+        ui.label(format!(
+            "{} iterations x {} passes",
+            state.options.sort.iterations(),
+            state.options.algorithm.pass_kinds().len()
+        ));
     }
     ui.small(format!("sort temporaries: {}", mib(info.sort_temp_bytes)));
     ui.horizontal(|ui| {
         ui.label("draw");
-        ui.radio_value(&mut state.draw, DrawPath::Raster, "quads (raster)");
-        ui.radio_value(&mut state.draw, DrawPath::Compute, "tiles (compute)");
+        ui.radio_value(&mut state.options.draw, DrawPath::Raster, "quads (raster)");
+        ui.radio_value(&mut state.options.draw, DrawPath::Compute, "tiles (compute)");
     });
     if let Some((pairs, cap)) = info.tile_pairs {
         let per_splat = info.visible.filter(|&v| v > 0).map_or(0.0, |v| f64::from(pairs) / f64::from(v));
@@ -447,8 +432,8 @@ fn scene_section(ui: &mut egui::Ui, state: &mut PanelState, info: &PanelInfo<'_>
             format!("{} splats not drawn: scales too large for f32", info.culled_nonfinite),
         );
     }
-    ui.add(egui::Slider::new(&mut state.sh_degree, 0..=info.file_sh_degree).text("SH degree used"));
-    ui.add(egui::Slider::new(&mut state.splat_scale, 0.1..=2.0).text("splat scale"));
+    ui.add(egui::Slider::new(&mut state.frame.sh_degree, 0..=info.file_sh_degree).text("SH degree used"));
+    ui.add(egui::Slider::new(&mut state.frame.splat_scale, 0.1..=2.0).text("splat scale"));
     let antialias_hint = if info.file_antialiased {
         "The file says the scene was trained with Mip-Splatting's 2D filter: it looks wrong without it."
     } else {
@@ -456,7 +441,7 @@ fn scene_section(ui: &mut egui::Ui, state: &mut PanelState, info: &PanelInfo<'_>
          The file does not ask for it."
     };
     let label = if info.file_antialiased { "antialiased (the file asks for it)" } else { "antialiased" };
-    ui.checkbox(&mut state.antialias, label).on_hover_text(antialias_hint);
+    ui.checkbox(&mut state.frame.antialias, label).on_hover_text(antialias_hint);
     egui::ComboBox::from_label("GPU layout")
         .selected_text(state.gpu_format.name())
         .show_ui(ui, |ui| {
@@ -474,7 +459,7 @@ fn scene_section(ui: &mut egui::Ui, state: &mut PanelState, info: &PanelInfo<'_>
         .on_hover_text("How the splats are stored on the GPU. A change reads the scene again in the new layout.");
     ui.horizontal(|ui| {
         ui.label("background");
-        ui.color_edit_button_rgb(&mut state.background);
+        ui.color_edit_button_rgb(&mut state.frame.background);
     });
     ui.horizontal(|ui| {
         if ui.button("Open").clicked() && !state.open_path.trim().is_empty() {
@@ -584,7 +569,7 @@ fn compare_section(ui: &mut egui::Ui, state: &mut PanelState, info: &PanelInfo<'
 
 /// OneSweep's status table, its size, the forced fallback, and what the newest frame's look-backs did.
 fn onesweep_settings(ui: &mut egui::Ui, state: &mut PanelState, info: &PanelInfo<'_>) {
-    let options = &mut state.sort.onesweep;
+    let options = &mut state.options.sort.onesweep;
     ui.horizontal(|ui| {
         ui.label("status table");
         ui.radio_value(&mut options.status_table, StatusTable::Circular, "circular");
@@ -618,7 +603,7 @@ fn timings_table(ui: &mut egui::Ui, state: &mut PanelState, stats: &TimingStats)
         }
         rows.push(("sort total".into(), stats.sort_ms()));
         rows.push(("draw".into(), stats.kind_ms(PassKind::Draw)));
-        if state.draw == DrawPath::Compute {
+        if state.options.draw == DrawPath::Compute {
             rows.extend(PassKind::TILES.iter().map(|k| (k.name().to_string(), stats.kind_ms(*k))));
         }
         rows.push(("GPU frame".into(), stats.frame_ms()));

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::readback::AsyncReadback;
-use crate::render::{DRAW_ARGS_BYTES, FrameCounts, ImageReadback, SplatRenderer};
+use crate::render::{DRAW_ARGS_BYTES, FrameCounts, ImageReadback, SceneBuffers};
 use crate::sort::SortBuffers;
 use crate::viewer::panel::VerifyReport;
 use crate::viewer::toasts::Toasts;
@@ -91,10 +91,10 @@ impl Readbacks {
     }
 
     /// Records the frame's counts copy (when a slot is free).
-    pub fn record(&mut self, encoder: &mut wgpu::CommandEncoder, renderer: &SplatRenderer) {
+    pub fn record(&mut self, encoder: &mut wgpu::CommandEncoder, scene: &SceneBuffers) {
         self.counts_slot = self.counts_ring.iter().position(AsyncReadback::is_free);
         if let Some(slot) = self.counts_slot {
-            encoder.copy_buffer_to_buffer(renderer.draw_args(), 0, &self.counts_ring[slot].buffer, 0, DRAW_ARGS_BYTES);
+            encoder.copy_buffer_to_buffer(scene.draw_args(), 0, &self.counts_ring[slot].buffer, 0, DRAW_ARGS_BYTES);
         }
     }
 
@@ -145,18 +145,12 @@ impl Readbacks {
     }
 
     /// Takes whatever has arrived (the caller polls the device). A frame whose tile pairs passed the cap grows it.
-    pub fn collect(
-        &mut self,
-        device: &wgpu::Device,
-        queue: &wgpu::Queue,
-        renderer: &mut SplatRenderer,
-        toasts: &mut Toasts,
-    ) {
+    pub fn collect(&mut self, queue: &wgpu::Queue, scene: &mut SceneBuffers, toasts: &mut Toasts) {
         for slot in &self.counts_ring {
             if let Some(counts) = slot.take_with(FrameCounts::from_bytes) {
                 self.counts = Some(counts);
                 // A frame whose pairs passed the cap was drawn with quads: grow the cap for the next ones.
-                if let Err(e) = renderer.grow_tile_pairs(device, queue, counts.tile_pairs) {
+                if let Err(e) = scene.grow_tile_pairs(queue, counts.tile_pairs) {
                     toasts.error(e.to_string());
                 }
             }

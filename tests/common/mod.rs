@@ -81,3 +81,98 @@ pub fn real_scene() -> Option<Scene> {
 pub fn real_camera() -> splatsort::camera::Camera {
     camera_at(160, 120, [140.0, -60.0, -90.0], [140.0, 0.0, 0.0])
 }
+
+/// A test frame's whole set-up as one value, so that a test names only what it changes. The renderer takes it as
+/// three: the scene's layout (fixed at upload), its `SceneOptions` (changes rebuild) and the frame's `FrameParams`.
+#[derive(Clone, Copy, Debug)]
+pub struct Setup {
+    pub algorithm: splatsort::sort::SortAlgorithm,
+    pub sort: splatsort::sort::SortConfig,
+    pub draw: splatsort::render::DrawPath,
+    /// The compute path's cap on (tile, splat) entries (None: the device's default).
+    pub tile_pair_cap: Option<u32>,
+    pub sh_degree: u32,
+    pub splat_scale: f32,
+    pub antialias: bool,
+    pub background: [f32; 3],
+    pub gpu_format: splatsort::render::GpuFormat,
+}
+
+impl Default for Setup {
+    fn default() -> Self {
+        let (options, params) = (splatsort::render::SceneOptions::default(), splatsort::render::FrameParams::default());
+        Self {
+            algorithm: options.algorithm,
+            sort: options.sort,
+            draw: options.draw,
+            tile_pair_cap: None,
+            sh_degree: params.sh_degree,
+            splat_scale: params.splat_scale,
+            antialias: params.antialias,
+            background: params.background,
+            gpu_format: splatsort::render::GpuFormat::default(),
+        }
+    }
+}
+
+impl Setup {
+    pub fn options(&self) -> splatsort::render::SceneOptions {
+        splatsort::render::SceneOptions { algorithm: self.algorithm, sort: self.sort, draw: self.draw }
+    }
+
+    pub fn params(&self) -> splatsort::render::FrameParams {
+        splatsort::render::FrameParams {
+            sh_degree: self.sh_degree,
+            splat_scale: self.splat_scale,
+            antialias: self.antialias,
+            background: self.background,
+        }
+    }
+
+    /// `scene` uploaded on `renderer` as this set-up asks.
+    pub fn upload(
+        &self,
+        renderer: &splatsort::render::Renderer,
+        queue: &wgpu::Queue,
+        scene: &Scene,
+    ) -> Result<splatsort::render::SceneBuffers, splatsort::render::RenderError> {
+        let mut buffers =
+            splatsort::render::SceneBuffers::new(renderer, queue, scene, self.gpu_format, self.options())?;
+        if let Some(cap) = self.tile_pair_cap {
+            buffers.set_tile_pair_cap(queue, cap)?;
+        }
+        Ok(buffers)
+    }
+
+    /// `scene` uploaded as this set-up asks, on a renderer of its own.
+    pub fn upload_alone(
+        &self,
+        ctx: &GpuContext,
+        scene: &Scene,
+    ) -> Result<splatsort::render::SceneBuffers, splatsort::render::RenderError> {
+        self.upload(&splatsort::render::Renderer::new(&ctx.device), &ctx.queue, scene)
+    }
+
+    /// `buffers` changed to this set-up's options and cap (its layout stays the upload's).
+    pub fn apply(
+        &self,
+        buffers: &mut splatsort::render::SceneBuffers,
+        queue: &wgpu::Queue,
+    ) -> Result<(), splatsort::render::RenderError> {
+        buffers.set_options(queue, self.options())?;
+        match self.tile_pair_cap {
+            Some(cap) => buffers.set_tile_pair_cap(queue, cap),
+            None => Ok(()),
+        }
+    }
+
+    /// One frame of `camera` drawn and read back.
+    pub fn render(
+        &self,
+        ctx: &GpuContext,
+        buffers: &mut splatsort::render::SceneBuffers,
+        camera: &splatsort::camera::Camera,
+    ) -> splatsort::render::Image {
+        splatsort::render::render_image(&ctx.device, &ctx.queue, buffers, camera, &self.params(), None).expect("frame")
+    }
+}

@@ -1,9 +1,10 @@
-//! What a frame is asked to do (`RenderSettings`, `DrawPath`, `Antialias`, the frame hook) and what it reports
-//! (`FrameCounts`, from the draw-arguments buffer).
+//! What a scene is drawn with (`SceneOptions`, whose changes rebuild something), what a frame is drawn with
+//! (`FrameParams`, free to change every frame), the frame hook, and what a frame reports (`FrameCounts`, from the
+//! draw-arguments buffer).
 
 use super::*;
 
-/// Where in the frame `SplatRenderer::encode_frame_with` calls its hook.
+/// Where in the frame `SceneBuffers::encode_frame_with` calls its hook.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HookPoint {
     /// Between the projection and the depth sort: the unsorted pairs are in pair 0, the visible count in `count()`.
@@ -13,7 +14,7 @@ pub enum HookPoint {
     AfterSort { output_slot: usize },
 }
 
-/// What `SplatRenderer::encode_frame_with` records at each `HookPoint`, given the depth sort's buffers.
+/// What `SceneBuffers::encode_frame_with` records at each `HookPoint`, given the depth sort's buffers.
 pub type FrameHook<'a> = &'a mut dyn FnMut(&mut wgpu::CommandEncoder, &SortBuffers, HookPoint);
 
 /// Format of the image splats are blended into.
@@ -92,7 +93,7 @@ impl FrameCounts {
     }
 }
 
-/// Whether splats are drawn with Mip-Splatting's 2D filter (`RenderSettings::antialias`).
+/// Whether splats are drawn with Mip-Splatting's 2D filter (`FrameParams::antialias`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum Antialias {
@@ -134,15 +135,19 @@ impl DrawPath {
     }
 }
 
-/// Settings that may change from one frame to the next.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct RenderSettings {
+/// How a scene's GPU state is built: changing any of these rebuilds something (`SceneBuffers::set_options` says
+/// what). The scene's layout on the GPU (`GpuFormat`) is not among them: it is fixed when the scene is uploaded.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SceneOptions {
+    /// The depth sort (and the compute path's tile sort).
     pub algorithm: SortAlgorithm,
     pub sort: SortConfig,
     pub draw: DrawPath,
-    /// The compute path's cap on (tile, splat) pairs; None: `tile::default_pair_cap`. A frame past it is drawn
-    /// with quads, and the renderer grows the cap when `grow_tile_pairs` is called with the count.
-    pub tile_pair_cap: Option<u32>,
+}
+
+/// What one frame is drawn with: each may change from one frame to the next at no cost.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FrameParams {
     /// SH degree used, at most the scene's.
     pub sh_degree: u32,
     /// Multiplies every splat's scale.
@@ -151,23 +156,10 @@ pub struct RenderSettings {
     /// sqrt(det Σ / det(Σ + 0.3 I)), as for scenes trained with it (`Antialias::resolve` follows the file).
     pub antialias: bool,
     pub background: [f32; 3],
-    /// The scene's layout on the GPU, fixed when the scene is uploaded (`set_settings` keeps the renderer's; a
-    /// new layout takes a new renderer).
-    pub gpu_format: GpuFormat,
 }
 
-impl Default for RenderSettings {
+impl Default for FrameParams {
     fn default() -> Self {
-        Self {
-            algorithm: SortAlgorithm::Tutorial,
-            sort: SortConfig::default(),
-            draw: DrawPath::Raster,
-            tile_pair_cap: None,
-            sh_degree: 3,
-            splat_scale: 1.0,
-            antialias: false,
-            background: [0.0; 3],
-            gpu_format: GpuFormat::Compact,
-        }
+        Self { sh_degree: 3, splat_scale: 1.0, antialias: false, background: [0.0; 3] }
     }
 }

@@ -9,12 +9,18 @@
 //! A frame whose pairs pass the cap is drawn by the quad path instead, decided on the GPU (the emit pass writes
 //! both paths' indirect arguments), and the renderer grows the cap for later frames when the count comes back.
 
+mod groups;
+mod pipelines;
+
 use std::sync::Arc;
 
-use crate::render::{RenderError, RenderKernels};
+use crate::render::{RenderError, Renderer};
 use crate::sort::scan::ScanTable;
 use crate::sort::{GpuSort, KeyType, SortAlgorithm, SortBuffers, SortConfig, SortKernels};
 use crate::timing::{PassKind, Stages};
+use groups::Groups;
+pub(crate) use pipelines::TilePipelines;
+pub use pipelines::{TILES_WGSL, WALK_PLAIN_WGSL, WALK_SUBGROUP_WGSL, has_ballot_walk, shader_source};
 
 /// Tile side in pixels. Mirrors `TILE` in `render/tiles.wgsl`.
 pub const TILE: u32 = 16;
@@ -36,26 +42,6 @@ const ARGS_RASTER_BALLOT: u64 = 68;
 pub const BALLOT_MAX_PAIRS_PER_SPLAT: u32 = 8;
 pub const ARGS_PAIRS: u64 = 52;
 
-pub const TILES_WGSL: &str = include_str!("../../shaders/render/tiles.wgsl");
-/// The rasterizer's entry point with the walk by subgroup ballots (its pipeline sets `BALLOT_WALK`).
-pub const WALK_SUBGROUP_WGSL: &str = include_str!("../../shaders/render/walk_subgroup.wgsl");
-/// What stands for it in a module without subgroups.
-pub const WALK_PLAIN_WGSL: &str = include_str!("../../shaders/render/walk_plain.wgsl");
-
-/// Whether the compute path on `device` has the rasterizer that walks by ballots: subgroups of at most 32 lanes,
-/// where it was measured (its walk is exact on wider ones too, a ballot's first word at a time).
-pub fn has_ballot_walk(device: &wgpu::Device) -> bool {
-    device.features().contains(wgpu::Features::SUBGROUP) && device.adapter_info().subgroup_max_size <= 32
-}
-
-/// The tile path's shader as compiled for `parts` parts of the projection, with the ballot rasterizer or without:
-/// the common part, the projection's split bindings, `render/tiles.wgsl`, then `render/walk_subgroup.wgsl` or
-/// `render/walk_plain.wgsl`.
-pub fn shader_source(parts: u32, ballot: bool) -> String {
-    let walk = if ballot { WALK_SUBGROUP_WGSL } else { WALK_PLAIN_WGSL };
-    format!("{}\n{}\n{TILES_WGSL}\n{walk}", super::COMMON_WGSL, super::projected_split(parts))
-}
-
 /// Mirrors `TileSettings` in `render/tiles.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
@@ -74,7 +60,7 @@ struct TileSettings {
 /// a framed scene needs 1.3-1.8, a view from inside 20 per visible splat), 1.5 per splat past that (16 bytes a
 /// pair: at 100M splats, 8 per splat would be 12.8 GB; measured, a framed 1080p view of 20M or 100M splats needs
 /// 1.36 or 1.32; a frame that needs more is drawn with quads and the cap grows, and a frame near the cap grows it
-/// ahead: `SplatRenderer::grow_tile_pairs`), at least 2^18, at most what the device binds and the sort takes.
+/// ahead: `SceneBuffers::grow_tile_pairs`), at least 2^18, at most what the device binds and the sort takes.
 pub fn default_pair_cap(device: &wgpu::Device, num_splats: u32) -> u32 {
     pair_cap_within(num_splats, device.limits().max_storage_buffer_binding_size / 4)
 }
@@ -107,64 +93,6 @@ pub struct FrameInputs<'a> {
     pub background: [f32; 3],
 }
 
-/// The bind groups of one (depth slot, image) combination.
-struct Groups {
-    key: (usize, u64),
-    count: wgpu::BindGroup,
-    prepare: wgpu::BindGroup,
-    emit: wgpu::BindGroup,
-    ranges: wgpu::BindGroup,
-    raster: wgpu::BindGroup,
-    raster_ballot: Option<wgpu::BindGroup>,
-}
-
-/// The tile passes' pipelines (once per device: `RenderKernels::tiles`).
-pub(crate) struct TilePipelines {
-    count: wgpu::ComputePipeline,
-    prepare: wgpu::ComputePipeline,
-    /// The emit, by pair or by position as the prepare pass chose (`render/tiles.wgsl`).
-    emit: wgpu::ComputePipeline,
-    ranges: wgpu::ComputePipeline,
-    raster: wgpu::ComputePipeline,
-    /// Where the device has it (`has_ballot_walk`) and frames may take it.
-    raster_ballot: Option<wgpu::ComputePipeline>,
-    /// The frames it takes: at most this many pairs per visible splat.
-    ballot_max_pairs_per_splat: u32,
-}
-
-impl TilePipelines {
-    /// The pipelines for `parts` parts of the projection, with the ballot rasterizer for frames of at most
-    /// `ballot_max_pairs_per_splat` pairs per visible splat (0: none; otherwise the device must have it:
-    /// `has_ballot_walk`).
-    pub(crate) fn new(device: &wgpu::Device, parts: u32, ballot_max_pairs_per_splat: u32) -> Self {
-        let ballot = ballot_max_pairs_per_splat > 0;
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("splat tiles"),
-            source: wgpu::ShaderSource::Wgsl(shader_source(parts, ballot).into()),
-        });
-        let with_constants = |entry: &str, label: &str, constants: &[(&str, f64)]| {
-            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(label),
-                layout: None,
-                module: &module,
-                entry_point: Some(entry),
-                compilation_options: wgpu::PipelineCompilationOptions { constants, ..Default::default() },
-                cache: None,
-            })
-        };
-        let pipeline = |entry: &str| with_constants(entry, entry, &[]);
-        Self {
-            count: pipeline("tile_count"),
-            prepare: pipeline("tile_prepare"),
-            emit: pipeline("tile_emit"),
-            ranges: pipeline("tile_ranges"),
-            raster: pipeline("rasterize"),
-            raster_ballot: ballot.then(|| with_constants("rasterize", "rasterize (ballot)", &[("BALLOT_WALK", 1.0)])),
-            ballot_max_pairs_per_splat,
-        }
-    }
-}
-
 pub struct TileRaster {
     pipelines: Arc<TilePipelines>,
     sort_kernels: SortKernels,
@@ -189,17 +117,17 @@ pub struct TileRaster {
 impl TileRaster {
     /// For a scene of `num_splats`, sorting pairs with `algorithm` at `radix_bits`, up to `pair_cap` pairs in the
     /// depth sort's buffers (`depth`: them and the depth sort's output slot; `pairs_in`), with the device's
-    /// pipelines from `kernels`.
+    /// pipelines from `renderer`.
     pub(crate) fn new(
-        kernels: &RenderKernels,
+        renderer: &Renderer,
         queue: &wgpu::Queue,
         num_splats: u32,
         depth: (&SortBuffers, usize),
         (algorithm, radix_bits): (SortAlgorithm, u32),
         pair_cap: u32,
     ) -> Result<Self, RenderError> {
-        let device = kernels.device();
-        let sort_kernels = kernels.sort().clone();
+        let device = renderer.device();
+        let sort_kernels = renderer.sort().clone();
         let pairs = Self::pairs_in(device, depth, pair_cap)?;
         let config = Self::sort_config(algorithm, radix_bits, 1)?;
         let sorter = GpuSort::with_kernels(&sort_kernels, algorithm, &pairs, config)?;
@@ -207,7 +135,7 @@ impl TileRaster {
             device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size, usage, mapped_at_creation: false })
         };
         Ok(Self {
-            pipelines: kernels.tiles(),
+            pipelines: renderer.tiles(),
             settings: buffer(
                 "tile settings",
                 std::mem::size_of::<TileSettings>() as u64,
@@ -234,7 +162,7 @@ impl TileRaster {
 
     /// The pairs' buffers, in the depth sort's: the emit pass writes them into the pair the depth sort left free
     /// while it reads the depth order from the other, and the pairs' sort ping-pongs between the two. The depth
-    /// order is spent by then, and each buffer holds `pair_cap` entries (`SplatRenderer` makes them so). A frame
+    /// order is spent by then, and each buffer holds `pair_cap` entries (`SceneBuffers` makes them so). A frame
     /// whose pairs pass the cap sorts none, so the quad fallback still finds the depth order.
     fn pairs_in(
         device: &wgpu::Device,
@@ -250,7 +178,7 @@ impl TileRaster {
     /// The per-position counts' table, in the depth sort's keys of its output slot: the sorted depth keys are
     /// spent once the sort is done (the depth order is in the values), and the counts once the pairs are emitted,
     /// before the pairs' sort writes there. Where that buffer is too short for the table and its scan levels (a cap
-    /// on pairs under the splats: `SplatRenderer` makes them long enough otherwise), a buffer of its own.
+    /// on pairs under the splats: `SceneBuffers` makes them long enough otherwise), a buffer of its own.
     fn counts_in(
         kernels: &SortKernels,
         queue: &wgpu::Queue,
@@ -376,91 +304,6 @@ impl TileRaster {
             self.groups = Some(self.make_groups(device, inputs, key));
         }
         Ok(())
-    }
-
-    fn make_groups(&self, device: &wgpu::Device, inputs: &FrameInputs<'_>, key: (usize, u64)) -> Groups {
-        let out = self.sorter.output_slot();
-        let projected = super::split::entries(super::split::PROJECTED_BINDING, inputs.parts, inputs.projected);
-        // `reads_projection`: the pass binds the projection's parts (an auto layout has them only where used).
-        let group =
-            |pipeline: &wgpu::ComputePipeline, entries: &[(u32, wgpu::BindingResource<'_>)], reads_projection: bool| {
-                let mut entries: Vec<wgpu::BindGroupEntry<'_>> = entries
-                    .iter()
-                    .map(|(binding, resource)| wgpu::BindGroupEntry { binding: *binding, resource: resource.clone() })
-                    .collect();
-                if reads_projection {
-                    entries.extend(projected.iter().cloned());
-                }
-                device.create_bind_group(&wgpu::BindGroupDescriptor {
-                    label: Some("splat tiles"),
-                    layout: &pipeline.get_bind_group_layout(0),
-                    entries: &entries,
-                })
-            };
-        let frame = || inputs.uniforms.as_entire_binding();
-        let settings = || self.settings.as_entire_binding();
-        let order = || inputs.depth.values(inputs.depth_slot).as_entire_binding();
-        let visible = || inputs.depth.count().as_entire_binding();
-        let counts = || self.counts.table().as_entire_binding();
-        let view = || wgpu::BindingResource::TextureView(inputs.accumulation);
-        let raster_entries = [
-            (0, frame()),
-            (1, settings()),
-            (7, self.pairs.values(out).as_entire_binding()),
-            (10, self.ranges.as_entire_binding()),
-            (11, view()),
-            (12, self.args.as_entire_binding()),
-        ];
-        let emit_entries = [
-            (0, frame()),
-            (1, settings()),
-            (3, order()),
-            (4, visible()),
-            (5, counts()),
-            (6, self.pairs.keys(0).as_entire_binding()),
-            (7, self.pairs.values(0).as_entire_binding()),
-            (8, self.pairs.count().as_entire_binding()),
-            (12, self.args.as_entire_binding()),
-        ];
-        Groups {
-            key,
-            count: group(
-                &self.pipelines.count,
-                &[
-                    (0, frame()),
-                    (1, settings()),
-                    (3, order()),
-                    (4, visible()),
-                    (5, counts()),
-                    (9, self.args.as_entire_binding()),
-                ],
-                true,
-            ),
-            prepare: group(
-                &self.pipelines.prepare,
-                &[
-                    (1, settings()),
-                    (4, visible()),
-                    (5, counts()),
-                    (8, self.pairs.count().as_entire_binding()),
-                    (9, self.args.as_entire_binding()),
-                ],
-                false,
-            ),
-            emit: group(&self.pipelines.emit, &emit_entries, true),
-            ranges: group(
-                &self.pipelines.ranges,
-                &[
-                    (1, settings()),
-                    (6, self.pairs.keys(out).as_entire_binding()),
-                    (8, self.pairs.count().as_entire_binding()),
-                    (10, self.ranges.as_entire_binding()),
-                ],
-                false,
-            ),
-            raster: group(&self.pipelines.raster, &raster_entries, true),
-            raster_ballot: self.pipelines.raster_ballot.as_ref().map(|pipeline| group(pipeline, &raster_entries, true)),
-        }
     }
 
     /// Records the passes before the draw: tile count, scan and pairs, the tile sort, the ranges.

@@ -1,0 +1,436 @@
+//! `SceneBuffers`: one scene's GPU state (the packed splats, the sort and its buffers, the frame's buffers and
+//! bind groups), made once per scene on a device's `Renderer` and changed only through the methods that say what
+//! they rebuild.
+
+use super::*;
+
+/// Everything one scene needs to be drawn, made once per scene: the packed splats, the sorter, per-frame buffers,
+/// bind groups. The pipelines are the `Renderer`'s.
+pub struct SceneBuffers {
+    pub(super) scene: GpuScene,
+    /// The depth keys and splat indices: the projection writes pair 0, the sort ping-pongs, the draw reads the pair
+    /// the result lands in. Owned here so that switching algorithm keeps every bind group.
+    pub(super) sort_buffers: SortBuffers,
+    pub(super) sorter: GpuSort,
+    pub(super) options: SceneOptions,
+    /// The compute path's cap on (tile, splat) entries; None: `tile::default_pair_cap`. A frame past it is drawn
+    /// with quads (`set_tile_pair_cap`, `grow_tile_pairs`).
+    pub(super) pair_cap: Option<u32>,
+    pub(super) renderer: Renderer,
+    /// The per-workgroup visible counts, scanned into each workgroup's first slot.
+    pub(super) visible_counts: ScanTable,
+    pub(super) uniforms: wgpu::Buffer,
+    pub(super) blit_params: [wgpu::Buffer; 2],
+    /// The per-frame projection, split like the scene's arrays.
+    pub(super) projected: Vec<wgpu::Buffer>,
+    pub(super) draw_args: wgpu::Buffer,
+    pub(super) draw_args_reset: wgpu::Buffer,
+    /// One per part of the scene (`split`), each projected by its own dispatch.
+    pub(super) project_groups: Vec<wgpu::BindGroup>,
+    pub(super) part_uniforms: Vec<wgpu::Buffer>,
+    pub(super) compact_group: wgpu::BindGroup,
+    /// One per sorter output slot (the sorted indices land in pair 0 or 1 depending on the iteration count).
+    pub(super) draw_groups: [wgpu::BindGroup; 2],
+    /// The accumulation image, its view, and its blit bind groups for non-sRGB and sRGB targets.
+    pub(super) target: Option<(wgpu::Texture, wgpu::TextureView, [wgpu::BindGroup; 2])>,
+    /// Counts the accumulation images made, so bind groups on the image know when to be made anew.
+    pub(super) image_generation: u64,
+    /// The compute draw path, made when first chosen.
+    pub(super) tiles: Option<tile::TileRaster>,
+    pub(super) max_workgroups_per_dim: u32,
+}
+
+/// The depth sort's key/value pairs for `num_splats` splats in buffers of `entries` entries (at least the splats):
+/// with the compute path on, `entries` is its cap on pairs, which it sorts in the same four buffers once the depth
+/// order has been binned (`tile::TileRaster`), so the frame holds one set of sort buffers, not two.
+fn depth_buffers(device: &wgpu::Device, num_splats: u32, entries: u32) -> Result<SortBuffers, RenderError> {
+    let room = SortBuffers::new(device, entries.max(num_splats).max(1))?;
+    let keys = [room.keys(0).clone(), room.keys(1).clone()];
+    let values = [room.values(0).clone(), room.values(1).clone()];
+    Ok(SortBuffers::from_buffers(device, keys, values, num_splats.max(1), KeyType::U32)?)
+}
+
+/// The entries the depth sort's buffers take with the compute path: its cap on pairs (which sort in them), and
+/// room for the per-position counts' scan table of `num_splats` in one of them (`TileRaster::counts_in`) where the
+/// device binds that much.
+fn compute_entries(device: &wgpu::Device, num_splats: u32, pair_cap: u32) -> u32 {
+    let table = ScanTable::bytes(num_splats.max(1)) / 4;
+    let binds = device.limits().max_storage_buffer_binding_size / 4;
+    pair_cap.max(if table <= binds { u32::try_from(table).unwrap_or(0) } else { 0 })
+}
+
+/// The entries each of `buffers`' key and value buffers holds (past their capacity, when made by `depth_buffers`).
+fn buffer_entries(buffers: &SortBuffers) -> u64 {
+    buffers.values(0).size() / 4
+}
+
+/// The frame's draw arguments and counts (`DrawArgs`), and the image they are reset from at the start of each frame.
+fn draw_args_buffers(device: &wgpu::Device, queue: &wgpu::Queue) -> (wgpu::Buffer, wgpu::Buffer) {
+    let usage = wgpu::BufferUsages::STORAGE
+        | wgpu::BufferUsages::INDIRECT
+        | wgpu::BufferUsages::COPY_DST
+        | wgpu::BufferUsages::COPY_SRC;
+    let draw_args = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("splat draw args"),
+        size: DRAW_ARGS_BYTES,
+        usage,
+        mapped_at_creation: false,
+    });
+    let draw_args_reset = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("splat draw args reset"),
+        size: DRAW_ARGS_BYTES,
+        usage: wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    // Four vertices per quad, no instances until the projection counts them; no counts.
+    let reset = DrawArgs { vertex_count: 4, ..Default::default() };
+    queue.write_buffer(&draw_args_reset, 0, bytemuck::bytes_of(&reset));
+    (draw_args, draw_args_reset)
+}
+
+impl SceneBuffers {
+    /// Uploads `scene` in `format` and makes its buffers and bind groups for `options`, with the pipelines of
+    /// `renderer` (compiled only where no scene on it compiled them before: a second scene compiles no shader).
+    pub fn new(
+        renderer: &Renderer,
+        queue: &wgpu::Queue,
+        scene: &Scene,
+        format: GpuFormat,
+        options: SceneOptions,
+    ) -> Result<Self, RenderError> {
+        Self::new_beside(renderer, queue, scene, format, options, 0)
+    }
+
+    /// `new` while `in_use` bytes of the GPU's memory stay taken (the scene on screen, kept until this one is
+    /// ready): the scene is checked against the rest. A failed allocation (the estimate is not the driver's) is an
+    /// error too, never a panic.
+    pub fn new_beside(
+        renderer: &Renderer,
+        queue: &wgpu::Queue,
+        scene: &Scene,
+        format: GpuFormat,
+        options: SceneOptions,
+        in_use: u64,
+    ) -> Result<Self, RenderError> {
+        let scope = renderer.device().push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let built = Self::build(renderer, queue, scene, format, options, in_use);
+        match pollster::block_on(scope.pop()) {
+            Some(error) => Err(RenderError::AllocationFailed {
+                num_splats: scene.len() as u64,
+                format: format.name(),
+                message: error.to_string(),
+            }),
+            None => built,
+        }
+    }
+
+    fn build(
+        renderer: &Renderer,
+        queue: &wgpu::Queue,
+        scene: &Scene,
+        format: GpuFormat,
+        options: SceneOptions,
+        in_use: u64,
+    ) -> Result<Self, RenderError> {
+        let device = renderer.device();
+        let binding = renderer.binding();
+        let n = scene.len() as u64;
+        GpuScene::check_limits(binding, n, scene.sh_degree, format)?;
+        let cap = tile::default_pair_cap(device, u32::try_from(n).unwrap_or(u32::MAX));
+        let available = renderer.memory().map(|m| m.saturating_sub(in_use));
+        memory::check_fits(available, n, scene.sh_degree, format, options.draw, u64::from(cap))?;
+        let gpu_scene = GpuScene::upload(device, queue, binding, scene, format)?;
+        // Long enough for the compute path's entries if it is the first path (no second allocation in
+        // `set_options`).
+        let n = gpu_scene.num_splats;
+        let entries = if options.draw == DrawPath::Compute { compute_entries(device, n, cap) } else { n };
+        let sort_buffers = depth_buffers(device, gpu_scene.num_splats, entries)?;
+        let sorter = GpuSort::with_kernels(renderer.sort(), options.algorithm, &sort_buffers, options.sort)?;
+        let pipelines = renderer.pipelines();
+
+        let buffer = |label: &str, size: u64, usage: wgpu::BufferUsages| {
+            device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size, usage, mapped_at_creation: false })
+        };
+        let uniforms = buffer(
+            "frame uniforms",
+            std::mem::size_of::<FrameUniforms>() as u64,
+            wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+        );
+        let parts = &gpu_scene.parts;
+        let projected = split::make_parts(
+            device,
+            "projected splats",
+            parts,
+            PROJECTED_BYTES_PER_SPLAT,
+            wgpu::BufferUsages::STORAGE,
+        );
+        let part_uniforms: Vec<wgpu::Buffer> = parts
+            .iter()
+            .map(|&(first, count)| {
+                let b = buffer("projection part", 16, wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST);
+                queue.write_buffer(&b, 0, bytemuck::cast_slice(&[first as u32, count as u32, 0, 0]));
+                b
+            })
+            .collect();
+        let (draw_args, draw_args_reset) = draw_args_buffers(device, queue);
+        let blit_params = [0u32, 1].map(|srgb| {
+            let b = buffer("blit params", 16, wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST);
+            queue.write_buffer(&b, 0, bytemuck::cast_slice(&[srgb, 0, 0, 0]));
+            b
+        });
+        // The projection writes each splat's key and workgroup rank into pair 1 (free until the sort's first
+        // iteration writes it), the compaction moves the visible ones into pair 0, where the sort reads.
+        let visible_counts =
+            ScanTable::with_kernels(renderer.sort(), queue, gpu_scene.num_splats.div_ceil(PROJECT_WORKGROUP_SIZE));
+        let FrameGroups { project_groups, compact_group, draw_groups } = pipelines.frame_groups(
+            device,
+            &FrameBindings {
+                uniforms: &uniforms,
+                scene: &gpu_scene,
+                projected: &projected,
+                part_uniforms: &part_uniforms,
+                sort_buffers: &sort_buffers,
+                draw_args: &draw_args,
+                visible_counts: visible_counts.table(),
+            },
+        );
+        let mut buffers = Self {
+            scene: gpu_scene,
+            sort_buffers,
+            sorter,
+            options,
+            pair_cap: None,
+            renderer: renderer.clone(),
+            visible_counts,
+            uniforms,
+            blit_params,
+            projected,
+            draw_args,
+            draw_args_reset,
+            project_groups,
+            part_uniforms,
+            compact_group,
+            draw_groups,
+            target: None,
+            image_generation: 0,
+            tiles: None,
+            max_workgroups_per_dim: device.limits().max_compute_workgroups_per_dimension,
+        };
+        buffers.set_options(queue, options)?;
+        Ok(buffers)
+    }
+
+    pub fn options(&self) -> SceneOptions {
+        self.options
+    }
+
+    /// The scene's layout on the GPU, fixed at upload (another layout is another `SceneBuffers`).
+    pub fn format(&self) -> GpuFormat {
+        self.scene.format
+    }
+
+    /// The device's renderer this scene draws with: another scene made on it compiles nothing.
+    pub fn renderer(&self) -> &Renderer {
+        &self.renderer
+    }
+
+    /// Rebuilds what `options` change, for the next frame. A new algorithm makes only that algorithm's pipelines
+    /// and temporaries (the key/value buffers and every bind group of the frame stay); new radix settings reuse
+    /// even those unless a larger count table is needed. The compute draw path is made when first chosen (and its
+    /// tile sort follows the depth sort's algorithm); its entries take the depth sort's buffers, which it makes
+    /// longer when its cap needs them to be. On an error the old options stay in force.
+    pub fn set_options(&mut self, queue: &wgpu::Queue, options: SceneOptions) -> Result<(), RenderError> {
+        let device = &self.renderer.device().clone();
+        let old = self.options;
+        self.set_depth_sort(device, old, options)?;
+        if options.draw == DrawPath::Compute
+            && let Err(error) = self.set_compute_path(device, queue, options)
+        {
+            // The depth sort back as it was, so its output slot is the one the compute path was laid out for.
+            self.set_depth_sort(device, options, old)?;
+            return Err(error);
+        }
+        self.options = options;
+        Ok(())
+    }
+
+    /// Changes the depth sort from `from`'s algorithm and config to `to`'s.
+    fn set_depth_sort(
+        &mut self,
+        device: &wgpu::Device,
+        from: SceneOptions,
+        to: SceneOptions,
+    ) -> Result<(), RenderError> {
+        if to.algorithm != from.algorithm {
+            self.sorter = GpuSort::with_kernels(self.renderer.sort(), to.algorithm, &self.sort_buffers, to.sort)?;
+        } else if to.sort != from.sort {
+            self.sorter.set_config(device, to.sort)?;
+        }
+        Ok(())
+    }
+
+    /// Makes or updates the compute path for `options`, after the depth sort follows them.
+    fn set_compute_path(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        options: SceneOptions,
+    ) -> Result<(), RenderError> {
+        let cap = self.pair_cap.unwrap_or(tile::default_pair_cap(device, self.scene.num_splats));
+        let entries = compute_entries(device, self.scene.num_splats, cap);
+        if u64::from(entries) > buffer_entries(&self.sort_buffers) {
+            self.grow_sort_buffers(device, entries, options)?;
+        }
+        let sort = (options.algorithm, options.sort.radix_bits);
+        let depth = (&self.sort_buffers, self.sorter.output_slot());
+        match self.tiles.as_mut() {
+            Some(tiles) if tiles.pair_cap() == cap => tiles.set_sort(device, queue, depth, sort.0, sort.1)?,
+            _ => {
+                let n = self.scene.num_splats;
+                self.tiles = Some(tile::TileRaster::new(&self.renderer, queue, n, depth, sort, cap)?);
+            }
+        }
+        Ok(())
+    }
+
+    /// Makes the depth sort's buffers hold `entries` (the compute path's pairs sort in them), with the sorter and
+    /// the frame's bind groups over them. The caller makes the compute path anew; until it does, the old one keeps
+    /// its pairs in the old buffers and binds the new depth order.
+    fn grow_sort_buffers(
+        &mut self,
+        device: &wgpu::Device,
+        entries: u32,
+        options: SceneOptions,
+    ) -> Result<(), RenderError> {
+        let sort_buffers = depth_buffers(device, self.scene.num_splats, entries)?;
+        let sorter = GpuSort::with_kernels(self.renderer.sort(), options.algorithm, &sort_buffers, options.sort)?;
+        let FrameGroups { project_groups, compact_group, draw_groups } = self.renderer.pipelines().frame_groups(
+            device,
+            &FrameBindings {
+                uniforms: &self.uniforms,
+                scene: &self.scene,
+                projected: &self.projected,
+                part_uniforms: &self.part_uniforms,
+                sort_buffers: &sort_buffers,
+                draw_args: &self.draw_args,
+                visible_counts: self.visible_counts.table(),
+            },
+        );
+        if let Some(tiles) = self.tiles.as_mut() {
+            tiles.forget_bind_groups();
+        }
+        (self.sort_buffers, self.sorter) = (sort_buffers, sorter);
+        (self.project_groups, self.compact_group, self.draw_groups) = (project_groups, compact_group, draw_groups);
+        Ok(())
+    }
+
+    /// Grows the compute path's cap on pairs to a quarter more than `pairs` (a frame's `FrameCounts::tile_pairs`),
+    /// within the device's limits, when they passed the cap (that frame was drawn with quads) or came within
+    /// 1/16 of it (so that a camera moving on is not drawn with quads for a frame).
+    pub fn grow_tile_pairs(&mut self, queue: &wgpu::Queue, pairs: u32) -> Result<(), RenderError> {
+        let device = self.renderer.device();
+        let Some(tiles) = self.tiles.as_ref() else { return Ok(()) };
+        let cap = tiles.pair_cap();
+        if pairs <= cap - cap / 16 {
+            return Ok(());
+        }
+        let limit = tile::default_pair_cap(device, u32::MAX);
+        let grown = pairs.saturating_add(pairs / 4).min(limit);
+        if grown <= cap {
+            return Ok(());
+        }
+        self.set_tile_pair_cap(queue, grown)
+    }
+
+    /// Sets the compute path's cap on (tile, splat) entries, which makes its sort and buffers anew (and the depth
+    /// sort's buffers longer where the cap needs them to be) when the path is in use. On an error the old cap stays.
+    pub fn set_tile_pair_cap(&mut self, queue: &wgpu::Queue, cap: u32) -> Result<(), RenderError> {
+        let old = self.pair_cap.replace(cap);
+        if self.options.draw == DrawPath::Compute {
+            let device = &self.renderer.device().clone();
+            if let Err(error) = self.set_compute_path(device, queue, self.options) {
+                self.pair_cap = old;
+                return Err(error);
+            }
+        }
+        Ok(())
+    }
+
+    /// The compute path's cap on pairs (None while it has not been made).
+    pub fn tile_pair_cap(&self) -> Option<u32> {
+        self.tiles.as_ref().map(tile::TileRaster::pair_cap)
+    }
+
+    pub fn scene(&self) -> &GpuScene {
+        &self.scene
+    }
+
+    pub fn sorter(&self) -> &GpuSort {
+        &self.sorter
+    }
+
+    /// The key/value pairs the frame sorts (the sorted indices are in pair `sorter().output_slot()` until the compute
+    /// path sorts its pairs in the same buffers: read them after a frame of the quad path, or at
+    /// `HookPoint::AfterSort`; on the compute path the sorted keys are overwritten by the tile counts in every frame,
+    /// even one past the cap on pairs, and only the indices survive such a frame).
+    pub fn sort_buffers(&self) -> &SortBuffers {
+        &self.sort_buffers
+    }
+
+    /// The buffer holding the indirect draw arguments and the frame's counts (`FrameCounts::from_bytes` reads a copy
+    /// of its first `DRAW_ARGS_BYTES`).
+    pub fn draw_args(&self) -> &wgpu::Buffer {
+        &self.draw_args
+    }
+
+    /// The last frame's counts, waiting for the GPU: for the command line and tests, never the frame loop.
+    pub fn counts_blocking(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> FrameCounts {
+        FrameCounts::from_bytes(&crate::gpu::read_buffer_blocking(device, queue, &self.draw_args, DRAW_ARGS_BYTES))
+    }
+
+    /// The compute path's per-tile pair ranges (first and end pair, two words a tile) as the last frame left them,
+    /// blocking; None before the compute path was first taken. Each frame's rasterizer zeroes them behind it.
+    pub fn tile_ranges_blocking(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Option<Vec<u32>> {
+        let ranges = self.tiles.as_ref()?.ranges();
+        let bytes = crate::gpu::read_buffer_blocking(device, queue, ranges, ranges.size());
+        Some(bytemuck::pod_collect_to_vec(&bytes))
+    }
+
+    /// GPU memory held by the scene, the per-frame buffers and image, and the sort.
+    pub fn allocated_bytes(&self) -> (u64, u64) {
+        let m = self.memory();
+        (m.scene + m.frame + m.image, m.sort)
+    }
+
+    /// GPU memory of this renderer's buffers and image, by part, from the sizes of what it made.
+    pub fn memory(&self) -> GpuMemory {
+        let small =
+            [&self.uniforms, &self.draw_args, &self.draw_args_reset, &self.blit_params[0], &self.blit_params[1]];
+        GpuMemory {
+            scene: self.scene.allocated_bytes(),
+            frame: self.projected.iter().chain(small).chain(&self.part_uniforms).map(wgpu::Buffer::size).sum::<u64>()
+                + self.visible_counts.allocated_bytes(),
+            sort: self.sort_buffers.allocated_bytes() + self.sorter.allocated_bytes(),
+            tiles: self.tiles.as_ref().map_or(0, tile::TileRaster::allocated_bytes),
+            image: self.target.as_ref().map_or(0, |(t, ..)| u64::from(t.width()) * u64::from(t.height()) * 8),
+        }
+    }
+
+    /// The sort's temporary memory: everything beyond its two key/value buffer pairs.
+    pub fn sort_temp_bytes(&self) -> u64 {
+        self.sorter.allocated_bytes()
+    }
+
+    /// The compute path's memory beyond its pairs' sort's temporaries (None while it has not been made): its tile
+    /// ranges and small buffers, and its per-position counts where they did not fit the depth sort's buffers.
+    pub fn tile_bytes_beside_their_sort(&self) -> Option<u64> {
+        self.tiles.as_ref().map(|t| t.allocated_bytes() - t.sort_temp_bytes())
+    }
+
+    /// Timed passes per frame: depth keys, the sort's passes, draw, and the compute path's (the tile sort's
+    /// passes counted at their most).
+    pub fn timed_passes(&self) -> u32 {
+        let tiles = self.tiles.as_ref().map_or(0, |t| 5 + t.sort_timed_passes());
+        2 + self.sorter.timed_passes() + tiles
+    }
+}

@@ -1,0 +1,102 @@
+//! The compute path's bind groups, made when the depth sort's output slot or the image changes.
+
+use super::*;
+
+/// The bind groups of one (depth slot, image) combination.
+pub(super) struct Groups {
+    pub(super) key: (usize, u64),
+    pub(super) count: wgpu::BindGroup,
+    pub(super) prepare: wgpu::BindGroup,
+    pub(super) emit: wgpu::BindGroup,
+    pub(super) ranges: wgpu::BindGroup,
+    pub(super) raster: wgpu::BindGroup,
+    pub(super) raster_ballot: Option<wgpu::BindGroup>,
+}
+
+impl TileRaster {
+    pub(super) fn make_groups(&self, device: &wgpu::Device, inputs: &FrameInputs<'_>, key: (usize, u64)) -> Groups {
+        let out = self.sorter.output_slot();
+        let projected =
+            crate::render::split::entries(crate::render::split::PROJECTED_BINDING, inputs.parts, inputs.projected);
+        // `reads_projection`: the pass binds the projection's parts (an auto layout has them only where used).
+        let group =
+            |pipeline: &wgpu::ComputePipeline, entries: &[(u32, wgpu::BindingResource<'_>)], reads_projection: bool| {
+                let mut entries: Vec<wgpu::BindGroupEntry<'_>> = entries
+                    .iter()
+                    .map(|(binding, resource)| wgpu::BindGroupEntry { binding: *binding, resource: resource.clone() })
+                    .collect();
+                if reads_projection {
+                    entries.extend(projected.iter().cloned());
+                }
+                device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some("splat tiles"),
+                    layout: &pipeline.get_bind_group_layout(0),
+                    entries: &entries,
+                })
+            };
+        let frame = || inputs.uniforms.as_entire_binding();
+        let settings = || self.settings.as_entire_binding();
+        let order = || inputs.depth.values(inputs.depth_slot).as_entire_binding();
+        let visible = || inputs.depth.count().as_entire_binding();
+        let counts = || self.counts.table().as_entire_binding();
+        let view = || wgpu::BindingResource::TextureView(inputs.accumulation);
+        let raster_entries = [
+            (0, frame()),
+            (1, settings()),
+            (7, self.pairs.values(out).as_entire_binding()),
+            (10, self.ranges.as_entire_binding()),
+            (11, view()),
+            (12, self.args.as_entire_binding()),
+        ];
+        let emit_entries = [
+            (0, frame()),
+            (1, settings()),
+            (3, order()),
+            (4, visible()),
+            (5, counts()),
+            (6, self.pairs.keys(0).as_entire_binding()),
+            (7, self.pairs.values(0).as_entire_binding()),
+            (8, self.pairs.count().as_entire_binding()),
+            (12, self.args.as_entire_binding()),
+        ];
+        Groups {
+            key,
+            count: group(
+                &self.pipelines.count,
+                &[
+                    (0, frame()),
+                    (1, settings()),
+                    (3, order()),
+                    (4, visible()),
+                    (5, counts()),
+                    (9, self.args.as_entire_binding()),
+                ],
+                true,
+            ),
+            prepare: group(
+                &self.pipelines.prepare,
+                &[
+                    (1, settings()),
+                    (4, visible()),
+                    (5, counts()),
+                    (8, self.pairs.count().as_entire_binding()),
+                    (9, self.args.as_entire_binding()),
+                ],
+                false,
+            ),
+            emit: group(&self.pipelines.emit, &emit_entries, true),
+            ranges: group(
+                &self.pipelines.ranges,
+                &[
+                    (1, settings()),
+                    (6, self.pairs.keys(out).as_entire_binding()),
+                    (8, self.pairs.count().as_entire_binding()),
+                    (10, self.ranges.as_entire_binding()),
+                ],
+                false,
+            ),
+            raster: group(&self.pipelines.raster, &raster_entries, true),
+            raster_ballot: self.pipelines.raster_ballot.as_ref().map(|pipeline| group(pipeline, &raster_entries, true)),
+        }
+    }
+}
