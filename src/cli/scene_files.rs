@@ -67,6 +67,9 @@ pub(crate) fn info(args: &InfoArgs) -> anyhow::Result<()> {
     let (rlo, rhi) = scene.robust_bounds();
     println!("{}", path.display());
     println!("  format      {}", scene.info.format);
+    for part in &scene.info.parts {
+        println!("  part        {part}");
+    }
     println!("  splats      {}", scene.len());
     if scene.info.dropped_invalid > 0 {
         println!(
@@ -94,10 +97,10 @@ pub(crate) fn info(args: &InfoArgs) -> anyhow::Result<()> {
 }
 
 /// What the scene takes on the GPU in each layout (`GpuMemory::estimate`), with quads and with the tile path at
-/// its default cap on pairs (a GPU that binds 2^29 pairs).
+/// its default cap on entries (a GPU that binds 2^29 entries).
 fn print_gpu_memory(num_splats: u64, sh_degree: u32) {
     use splatsort::render::{DrawPath, GpuFormat, GpuMemory, tile};
-    let cap = u64::from(tile::pair_cap_within(u32::try_from(num_splats).unwrap_or(u32::MAX), 1 << 29));
+    let cap = u64::from(tile::entry_cap_within(u32::try_from(num_splats).unwrap_or(u32::MAX), 1 << 29));
     for (k, format) in GpuFormat::ALL.into_iter().enumerate() {
         let quads = GpuMemory::estimate(num_splats, sh_degree, format, DrawPath::Raster, cap);
         let tiles = GpuMemory::estimate(num_splats, sh_degree, format, DrawPath::Compute, cap);

@@ -104,6 +104,7 @@ pub fn load_compressed(
         load_secs: start.elapsed().as_secs_f64(),
         dropped_invalid: dropped,
         antialiased: header.antialiased,
+        parts: Vec::new(),
     };
     Ok(scene)
 }

@@ -27,7 +27,7 @@
 //! `packed_position` to `scene::compressed` (PlayCanvas's compressed PLY: every element's size checked against the
 //! file before it is read whole, bounds interpolated in f64 as splat-transform does); `scene::spz`, Niantic's SPZ
 //! (v2/v3: one gzip stream, the version deciding the rotations' encoding as in Niantic's reader, bytes after the
-//! attributes left unread; v4: a raw header, a table of contents and one zstd stream per attribute, decoded on
+//! attributes unused, the stream inflated to its end so that its CRC-32 and length are verified; v4: a raw header, a table of contents and one zstd stream per attribute, decoded on
 //! parallel threads by ruzstd's frame decoder with zstd's own checks on top: several and skippable frames, content
 //! checksums, declared frame sizes, nothing after the last frame; either way the declared count is checked against
 //! the file's size, at most 16x, every stream's size against the count, and each stream is read through a limit of
@@ -41,8 +41,10 @@
 //! two threads); `scene::lod`, splat-transform's LOD bundles (`lod-meta.json`'s tree walked with bounded depth and
 //! node count, each level's slices of SOG chunks concatenated); `scene::gltf`, glTF 2.0 with
 //! `KHR_gaussian_splatting` (JSON and GLB parsed by hand, as the `gltf` crate refuses the extension's attribute
-//! names; every accessor, view and buffer bound checked; splat-transform's axes: a 180° turn about z of positions,
-//! rotations and the odd-m SH coefficients, undone on read and done on write);
+//! names; the scene's node tree walked, every splat primitive read once and placed once per node that shows it,
+//! under that node's world transform, SH rotated with it; every accessor, sparse accessor, view and buffer bound
+//! checked; splat-transform's axes: a 180° turn about z of positions, rotations and the odd-m SH coefficients,
+//! undone on read and done on write); `json` parses every JSON file with one message for a tree nested too deep;
 //! `scene::splat`, antimatter15's `.splat` (32-byte rows; a writer); `scene::rows`, the two-thread block reader of
 //! every fixed-row body (binary PLY, `.splat`: each thread reads its half in 8 MiB blocks and decodes rows straight
 //! into its half of the arrays through the format's row decoder) and the SH reordering between a file's
@@ -62,6 +64,7 @@
 pub mod compressed;
 pub mod demo;
 pub mod gltf;
+mod json;
 pub mod lod;
 pub mod ply;
 pub mod ply_header;
@@ -70,6 +73,8 @@ mod rows;
 pub mod sog;
 pub mod splat;
 pub mod spz;
+#[doc(hidden)] // Test support for the workspace's tests, not part of the API.
+pub mod testing;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -117,6 +122,9 @@ pub struct SceneInfo {
     /// The file says the scene was trained with Mip-Splatting's 2D antialiasing filter (PLY comment, SPZ flag, SOG
     /// meta), so it should be drawn with that filter.
     pub antialiased: bool,
+    /// The pieces the scene was put together from, one line each, for `splatsort info`: a glTF's splat primitives
+    /// with the node that shows each, its splats and its transform. Empty for files of one piece.
+    pub parts: Vec<String>,
 }
 
 /// Why a scene could not be loaded. Every variant names the file.

@@ -167,6 +167,12 @@ pub fn load_lod(path: &Path, level: Option<usize>, progress: &mut dyn FnMut(f32)
     for &file in &files {
         let name = &meta.filenames[file];
         let chunk_path = chunk_path(&dir, name);
+        if same_file(&chunk_path, path) {
+            return Err(bad(format!(
+                "chunk `{name}` (filenames[{file}]) of level {level} is this lod-meta.json itself; a chunk is a SOG \
+                 meta.json or .sog bundle"
+            )));
+        }
         let count = chunk_count(&chunk_path)
             .map_err(|e| bad(format!("chunk `{name}` (filenames[{file}]) of level {level}: {e}")))?;
         let ranges = &mut ranges_of[file];
@@ -293,6 +299,7 @@ pub fn load_lod(path: &Path, level: Option<usize>, progress: &mut dyn FnMut(f32)
         load_secs: start.elapsed().as_secs_f64(),
         dropped_invalid: dropped,
         antialiased,
+        parts: Vec::new(),
     };
     Ok(out)
 }
@@ -311,8 +318,7 @@ fn parse(path: &Path) -> Result<LodMeta, SceneError> {
     file.take(MAX_LOD_META_BYTES)
         .read_to_end(&mut text)
         .map_err(|error| SceneError::Io { path: display.clone(), error })?;
-    let root: Value =
-        serde_json::from_slice(&text).map_err(|e| bad(format!("not a lod-meta.json: it is not valid JSON ({e})")))?;
+    let root = crate::json::parse(&text).map_err(|why| bad(format!("not a lod-meta.json: {why}")))?;
     let root = root.as_object().ok_or_else(|| bad("not a lod-meta.json: not a JSON object".into()))?;
     check_fields(root, text.len() as u64).map_err(bad)
 }
@@ -343,10 +349,12 @@ fn check_fields(root: &Map<String, Value>, bytes: u64) -> Result<LodMeta, String
         ),
         Some(c) => return Err(format!("`counts` is {c}; it must be an array of {levels} splat counts, one per level")),
     };
+    // `count` (the splats of every level together) is informational: nothing reads it, and a file whose `count`
+    // disagrees with `counts` loads as splat-transform loads it.
     if let (Some(counts), Some(count)) = (&counts, root.get("count")) {
         let sum: u64 = counts.iter().sum();
         if whole(count) != Some(sum) {
-            return Err(format!("`count` is {count} but `counts` add up to {sum}"));
+            log::warn!("lod-meta.json's `count` is {count} but `counts` add up to {sum}; `count` is not used");
         }
     }
     let names = match root.get("filenames") {
@@ -499,6 +507,14 @@ fn check_name(name: &str) -> Result<(), String> {
     }
 }
 
+/// Whether two paths name one file (the same canonical path: links and `..` resolved).
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
 fn chunk_path(dir: &Path, name: &str) -> PathBuf {
     name.split('/').fold(dir.to_path_buf(), |p, c| p.join(c))
 }
@@ -522,8 +538,9 @@ fn chunk_count(path: &Path) -> Result<u64, String> {
                 entry.size()
             ));
         }
+        // Read to its end (one byte past the most accepted), where the zip crate checks its CRC-32.
         entry
-            .take(MAX_CHUNK_META_BYTES)
+            .take(MAX_CHUNK_META_BYTES + 1)
             .read_to_end(&mut text)
             .map_err(|e| format!("{shown}: cannot read meta.json: {e}"))?;
     } else {
@@ -534,7 +551,13 @@ fn chunk_count(path: &Path) -> Result<u64, String> {
             .and_then(|_| file.read_to_end(&mut text))
             .map_err(|e| format!("{shown}: cannot read the file: {e}"))?;
     }
-    let root: Value = serde_json::from_slice(&text).map_err(|e| format!("{shown}: not a SOG meta.json ({e})"))?;
+    let root = crate::json::parse(&text).map_err(|why| format!("{shown}: not a SOG meta.json: {why}"))?;
+    if ["lodLevels", "filenames", "tree"].iter().all(|k| root.get(k).is_some()) {
+        return Err(format!(
+            "{shown} is an LOD bundle's lod-meta.json, not a SOG chunk (a chunk is a SOG meta.json or .sog bundle; \
+             bundles do not nest)"
+        ));
+    }
     // Version 2 states `count`; version 1 has only `means.shape`, [count, 3].
     let count = root.get("count").or_else(|| root.get("means").and_then(|m| m.get("shape")).and_then(|s| s.get(0)));
     match count.and_then(whole) {

@@ -133,6 +133,7 @@ pub fn load_ply(path: &Path, progress: &mut dyn FnMut(f32)) -> Result<Scene, Sce
         load_secs: start_time.elapsed().as_secs_f64(),
         dropped_invalid: dropped,
         antialiased: header.antialiased,
+        parts: Vec::new(),
     };
     Ok(scene)
 }

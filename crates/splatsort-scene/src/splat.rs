@@ -57,6 +57,7 @@ pub fn load_splat(path: &Path, progress: &mut dyn FnMut(f32)) -> Result<Scene, S
         load_secs: start.elapsed().as_secs_f64(),
         dropped_invalid: dropped,
         antialiased: false,
+        parts: Vec::new(),
     };
     Ok(scene)
 }

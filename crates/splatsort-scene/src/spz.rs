@@ -11,7 +11,10 @@
 //!
 //! A decompression bomb cannot make it allocate: the point count in the header is checked against the file's size
 //! (at most 64 bytes of splats per compressed byte) before the arrays are read, and every stream is read through a
-//! limit of exactly the bytes the header implies.
+//! limit of exactly the bytes the header implies. Every stream is also checked whole: the gzip stream of versions 2
+//! and 3 is inflated to its end (what follows the attributes dropped as it comes, at most 16 bytes per byte of the
+//! file), so a deflate error anywhere is refused and flate2 verifies the trailer's CRC-32 and length; version 4's
+//! zstd frames carry their own checks.
 
 use std::io::{Read, Seek, Write};
 use std::path::Path;
@@ -160,6 +163,7 @@ pub fn load_spz(path: &Path, progress: &mut dyn FnMut(f32)) -> Result<Scene, Sce
         load_secs: start.elapsed().as_secs_f64(),
         dropped_invalid: scene.info.dropped_invalid,
         antialiased: header.flags & FLAG_ANTIALIASED != 0,
+        parts: Vec::new(),
     };
     Ok(scene)
 }
@@ -188,12 +192,12 @@ fn read_gzip(
     }
     // The version decides the rotations, as in Niantic's reader: 3 bytes (x, y, z) in version 2, 4 (smallest three)
     // from version 3. A body too short is refused; bytes after the attributes (extension records, or anything else)
-    // are left unread, as that reader leaves them, and said in the log.
+    // are not used, as that reader leaves them, and said in the log.
     let rotation_bytes = if header.version >= 3 { 4 } else { 3 };
     let needed = header.count * header.bytes_per_point(rotation_bytes);
+    let damaged = |e: std::io::Error| bad(format!("the gzip stream is damaged ({e})"));
     let mut body = Vec::new();
-    // One byte past the attributes, so a longer stream shows.
-    stream.take(needed + 1).read_to_end(&mut body).map_err(|e| bad(format!("the gzip stream is damaged: {e}")))?;
+    (&mut stream).take(needed).read_to_end(&mut body).map_err(damaged)?;
     if (body.len() as u64) < needed {
         return Err(SceneError::Truncated {
             path: display.into(),
@@ -202,10 +206,22 @@ fn read_gzip(
             available: body.len() as u64,
         });
     }
-    if body.len() as u64 > needed {
-        body.truncate(needed as usize);
+    // The stream is inflated to its end, the rest dropped as it comes: a deflate error anywhere is refused, and
+    // flate2 checks the gzip trailer (the CRC-32 and the length of everything inflated) when the stream ends, so a
+    // damaged body that still inflates is caught. What may follow is bounded like the header's count, so a stream
+    // that inflates without end is refused rather than read for minutes.
+    let limit = file_bytes.saturating_mul(MAX_RATIO);
+    let after = std::io::copy(&mut (&mut stream).take(limit + 1), &mut std::io::sink()).map_err(damaged)?;
+    if after > limit {
+        return Err(bad(format!(
+            "the gzip stream goes on past {limit} bytes after the attributes, implausibly many for a \
+             {file_bytes}-byte file"
+        )));
+    }
+    if after > 0 {
         log::warn!(
-            "{display}: bytes after the SPZ version {} attributes{} were not read (as Niantic's reader does not)",
+            "{display}: {after} bytes after the SPZ version {} attributes{} were not read (as Niantic's reader does \
+             not)",
             header.version,
             if header.flags & FLAG_EXTENSIONS != 0 { " (extension records)" } else { "" }
         );

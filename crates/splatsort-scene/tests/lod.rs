@@ -236,9 +236,10 @@ fn lying_counts_are_refused() {
         m["count"] = json!(6580);
     });
     load_error(&path, None, &["counts[0]", "3871", "3870"]);
-    // `count` disagrees with `counts`.
+    // `count` disagrees with `counts`: informational, read by nothing, so the bundle loads (as splat-transform's
+    // reader loads it).
     let path = edited("count", |m| m["count"] = json!(1));
-    load_error(&path, None, &["`count` is 1"]);
+    assert_eq!(load_lod(&path, None, &mut |_| {}).expect("`count` is not read").len(), 3870, "level 0 whole");
     // A slice runs past its chunk (its count and `counts` raised together).
     let path = edited("past", |m| {
         let last = &mut last_leaf(m)["lods"]["0"];
@@ -274,6 +275,18 @@ fn lying_counts_are_refused() {
     meta["count"] = json!(100);
     std::fs::write(&chunk, serde_json::to_vec(&meta).expect("serialize")).expect("write");
     load_error(&path, None, &["0_0/meta.json", "100 splats"]);
+}
+
+#[test]
+fn a_bundle_naming_itself_as_a_chunk_is_told_so() {
+    // The chunk level 0's first slice reads.
+    let file = first_leaf(&mut read_json(&bundle()))["lods"]["0"]["file"].as_u64().expect("a file") as usize;
+    let path = edited("itself", |m| m["filenames"][file] = json!("lod-meta.json"));
+    load_error(&path, None, &[&format!("chunk `lod-meta.json` (filenames[{file}])"), "is this lod-meta.json itself"]);
+    // Another bundle's index named as a chunk.
+    let path = edited("other", |m| m["filenames"][file] = json!("0_0/lod-meta.json"));
+    std::fs::copy(bundle(), path.parent().expect("a folder").join("0_0/lod-meta.json")).expect("copy");
+    load_error(&path, None, &["is an LOD bundle's lod-meta.json, not a SOG chunk"]);
 }
 
 #[test]
@@ -315,8 +328,11 @@ fn deep_or_huge_trees_are_refused() {
     let depth = 100_000;
     let tree = format!("{}{{}}{}", r#"{"children": ["#.repeat(depth), "]}".repeat(depth));
     let path = write("deeper.json", &with_tree(&tree));
-    load_error(&path, None, &["not valid JSON"]);
+    load_error(&path, None, &["nests arrays and objects 200002 levels deep"]);
     let path = write("arrays.json", &with_tree(&format!("{}{}", "[".repeat(depth), "]".repeat(depth))));
+    load_error(&path, None, &["100001 levels deep"]);
+    // Broken JSON is still called that.
+    let path = write("broken.json", &with_tree("[[[]]"));
     load_error(&path, None, &["not valid JSON"]);
     // Too many nodes.
     let leaves = vec!["{}"; (1 << 20) + 1].join(",");

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use common::{manifest, match_by_position, shared_ply, temp_dir};
 use glam::{Quat, Vec3};
-use serde_json::Value;
+use serde_json::{Value, json};
 use splatsort_scene::sog::{SogOptions, is_zip, load_sog, write_sog, write_sog_folder};
 use splatsort_scene::{Scene, SceneInfo, load_ply, sh_coeffs_for_degree};
 
@@ -525,7 +525,7 @@ fn bad_files_are_clear_errors() {
         std::fs::write(folder.join(name), bytes).expect("write");
     }
     let error = load_sog(&folder.join("meta.json"), &mut |_| {}).expect_err("path escape").to_string();
-    assert!(error.contains("not a plain name"), "{error}");
+    assert!(error.contains("not a relative path inside"), "{error}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -582,4 +582,74 @@ fn write_a_million_splats() {
     println!("read it back in {:.2} s", start.elapsed().as_secs_f64());
     assert_eq!(back.len(), scene.len(), "every splat back");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The RGBA pixels of a WebP.
+fn pixels(bytes: &[u8]) -> (Vec<u8>, u32, u32) {
+    let mut decoder = image_webp::WebPDecoder::new(Cursor::new(bytes)).expect("a WebP");
+    let (width, height) = decoder.dimensions();
+    let mut rgba = vec![0; decoder.output_buffer_size().expect("a size")];
+    decoder.read_image(&mut rgba).expect("decode");
+    assert!(decoder.has_alpha(), "quats.webp has alpha");
+    (rgba, width, height)
+}
+
+#[test]
+fn what_splat_transform_reads_loads() {
+    let dir = temp_dir("lenient");
+    let good = small_bundle();
+    let load = |name: &str, files: &[(String, Vec<u8>)]| {
+        let path = dir.join(format!("{name}.sog"));
+        std::fs::write(&path, zip_of(files)).expect("save");
+        load_sog(&path, &mut |_| {}).unwrap_or_else(|e| panic!("{name}: {e}"))
+    };
+    let plain = load("plain", &good);
+    // JSON has one number type: `2.0` is version 2.
+    let float = load("float-version", &with_meta(&good, |m| m["version"] = json!(2.0)));
+    assert_same(&float, &plain);
+    // Images in a folder inside the bundle, and inside a SOG folder.
+    let mut nested: Vec<(String, Vec<u8>)> = good
+        .iter()
+        .map(|(n, b)| (if n == "means_l.webp" { "sub/means_l.webp".into() } else { n.clone() }, b.clone()))
+        .collect();
+    nested = with_meta(&nested, |m| m["means"]["files"][0] = json!("sub/means_l.webp"));
+    assert_same(&load("sub", &nested), &plain);
+    let folder = dir.join("folder");
+    std::fs::create_dir_all(folder.join("sub")).expect("mkdir");
+    for (name, bytes) in &nested {
+        std::fs::write(folder.join(name), bytes).expect("write");
+    }
+    assert_same(&load_sog(&folder.join("meta.json"), &mut |_| {}).expect("a folder with sub/"), &plain);
+    for name in ["../means_l.webp", "/means_l.webp", "sub/../means_l.webp", "sub//means_l.webp"] {
+        let outside = with_meta(&nested, |m| m["means"]["files"][0] = json!(name));
+        load_error(&dir, "outside", &zip_of(&outside), "not a relative path inside");
+    }
+
+    // Rotation tags (quats.webp's alpha) outside 252..255 are read as the identity, and said so.
+    let (_, quats) = good.iter().find(|(n, _)| n == "quats.webp").expect("quats.webp");
+    let (mut rgba, width, height) = pixels(quats);
+    rgba[3] = 17;
+    rgba[4 * 5 + 3] = 251;
+    let untagged = load("untagged", &with_entry(&good, "quats.webp", webp(&rgba, width, height)));
+    assert_eq!(untagged.len(), plain.len(), "no splat dropped");
+    assert_eq!(untagged.info.dropped_invalid, 0, "not counted as invalid");
+    assert_eq!(untagged.rotations[0], Quat::IDENTITY, "splat 0: the identity");
+    assert_eq!(untagged.rotations[5], Quat::IDENTITY, "splat 5: the identity");
+    assert_eq!(untagged.rotations[1], plain.rotations[1], "splat 1 as stored");
+    assert!(untagged.info.format.contains("rotation tags outside 252..255"), "{}", untagged.info.format);
+    assert!(untagged.info.parts[0].starts_with("2 splats' rotation tags"), "{:?}", untagged.info.parts);
+}
+
+#[test]
+fn a_damaged_zip_entry_fails_its_crc() {
+    let dir = temp_dir("crc");
+    let good = small_bundle();
+    let bundle = zip_of(&good);
+    let (_, quats) = good.iter().find(|(n, _)| n == "quats.webp").expect("quats.webp");
+    // The entry is stored: its bytes are in the archive as they are. Flip one in the middle of them.
+    let at =
+        bundle.windows(quats.len()).position(|w| w == quats.as_slice()).expect("the stored entry") + quats.len() / 2;
+    let mut damaged = bundle.clone();
+    damaged[at] ^= 0x10;
+    load_error(&dir, "crc", &damaged, "checksum");
 }

@@ -23,8 +23,10 @@ enum Source {
 }
 
 impl Source {
-    /// The bytes of entry `name`, refused when it declares more than `max_bytes`.
+    /// The bytes of entry `name`, refused when it declares more than `max_bytes`. A ZIP entry is read to its end,
+    /// where the zip crate checks its CRC-32 (and that it holds no more than it declares).
     fn read(&mut self, name: &str, max_bytes: u64) -> Result<Vec<u8>, String> {
+        check_name(name)?;
         let too_big = |size: u64| {
             format!("`{name}` holds {size} bytes, more than the {max_bytes} its share of the scene could need")
         };
@@ -49,11 +51,7 @@ impl Source {
                 }
             }
             Source::Folder(dir) => {
-                // Names are plain file names beside meta.json; a path could read anything on the machine.
-                if name.is_empty() || name.contains(['/', '\\', ':', '\0']) || name == ".." || name == "." {
-                    return Err(format!("the file name `{name}` is not a plain name beside meta.json"));
-                }
-                let path = dir.join(name);
+                let path = name.split('/').fold(dir.clone(), |path, part| path.join(part));
                 let (file, size) = crate::open_regular_file(&path).map_err(|e| e.to_string())?;
                 if size > max_bytes {
                     return Err(too_big(size));
@@ -65,6 +63,20 @@ impl Source {
         }
         Ok(bytes)
     }
+}
+
+/// An image name must stay inside the bundle or the folder of meta.json: relative, `/` between folders (as
+/// splat-transform reads it), no empty, `.` or `..` component, no backslash (a separator on Windows), colon (a drive
+/// or URL) or NUL. A path could otherwise read anything on the machine.
+fn check_name(name: &str) -> Result<(), String> {
+    let outside = name.is_empty()
+        || name.starts_with('/')
+        || name.contains(['\\', ':', '\0'])
+        || name.split('/').any(|part| part.is_empty() || part == "." || part == "..");
+    if outside {
+        return Err(format!("the file name `{name}` is not a relative path inside the SOG's folder or bundle"));
+    }
+    Ok(())
 }
 
 /// How a byte becomes a value: a codebook entry (version 2) or a lerp between per-channel bounds (version 1).
@@ -178,14 +190,20 @@ fn range(root: &Value, base: &str, channels: usize) -> Result<Lookup, String> {
 
 impl Meta {
     fn parse(bytes: &[u8]) -> Result<Meta, String> {
-        let root: Value = serde_json::from_slice(bytes).map_err(|e| format!("meta.json is not valid JSON: {e}"))?;
+        let root = crate::json::parse(bytes).map_err(|why| format!("meta.json: {why}"))?;
         if !root.is_object() {
             return Err("meta.json is not a JSON object".into());
         }
+        // JSON has one number type: `2` and `2.0` are the same version. Version 1 wrote no `version`.
         let version = match root.get("version") {
             None => 1,
-            Some(v) if v.as_u64() == Some(2) => 2,
-            Some(v) => return Err(format!("meta.json's `version` is {v}; splatsort reads SOG versions 1 and 2")),
+            Some(v) if v.as_f64() == Some(1.0) => 1,
+            Some(v) if v.as_f64() == Some(2.0) => 2,
+            Some(v) => {
+                return Err(format!(
+                    "meta.json's `version` is {v}; splatsort reads SOG versions 1 (which has no `version`) and 2"
+                ));
+            }
         };
         let count = if version == 2 {
             whole_number(&root, "count")?
@@ -445,6 +463,11 @@ pub fn load_sog(path: &Path, progress: &mut dyn FnMut(f32)) -> Result<Scene, Sce
     if scene.is_empty() {
         return Err(SceneError::AllInvalid { path: display, count: dropped });
     }
+    let notes = std::mem::take(&mut scene.info.parts);
+    for note in &notes {
+        log::warn!("{display}: {note}");
+    }
+    let untagged = if notes.is_empty() { "" } else { ", rotation tags outside 252..255 read as the identity" };
     let palette = match &meta.shn {
         Some(shn) => format!(", an SH palette of {} entries", shn.palette.unwrap_or(images[5].height as usize * 64)),
         None => String::new(),
@@ -452,7 +475,7 @@ pub fn load_sog(path: &Path, progress: &mut dyn FnMut(f32)) -> Result<Scene, Sce
     scene.info = SceneInfo {
         path: path.to_path_buf(),
         format: format!(
-            "SOG version {} ({}, SH degree {}{palette})",
+            "SOG version {} ({}, SH degree {}{palette}{untagged})",
             meta.version,
             if bundle { "bundle" } else { "folder" },
             scene.sh_degree
@@ -461,6 +484,7 @@ pub fn load_sog(path: &Path, progress: &mut dyn FnMut(f32)) -> Result<Scene, Sce
         load_secs: start.elapsed().as_secs_f64(),
         dropped_invalid: dropped,
         antialiased: meta.antialiased,
+        parts: notes,
     };
     Ok(scene)
 }
@@ -500,7 +524,8 @@ fn inverse_log(v: f64) -> f64 {
     if v < 0.0 { -e } else { e }
 }
 
-/// The quaternion from smallest-three bytes, or None for an alpha outside 252..=255.
+/// The quaternion from smallest-three bytes, or None for an alpha outside 252..=255 (no component is tagged as the
+/// largest).
 fn unpack_quat(p: [u8; 4]) -> Option<Quat> {
     let largest = usize::from(p[3].checked_sub(252).filter(|i| *i < 4)?);
     let small = |b: u8| (f32::from(b) / 255.0 * 2.0 - 1.0) / std::f32::consts::SQRT_2;
@@ -575,6 +600,7 @@ fn decode_splats(meta: &Meta, images: &[Image]) -> Result<Scene, Decode> {
         info: SceneInfo::default(),
     };
     let mut keep = filled(count, true).map_err(oom)?;
+    let mut untagged = 0;
     let span = |a: usize| {
         let s = meta.means_maxs[a] - meta.means_mins[a];
         // A flat axis (every splat at one coordinate) stores zeros; the reference reader spans 1 there.
@@ -592,7 +618,12 @@ fn decode_splats(meta: &Meta, images: &[Image]) -> Result<Scene, Decode> {
         let c = sh0.pixel(i);
         let opacity = if meta.version == 2 { f32::from(c[3]) / 255.0 } else { sigmoid(meta.sh0.value(3, c[3])) };
         let dc = [0, 1, 2].map(|k| meta.sh0.value(k, c[k]));
-        let rotation = unpack_quat(quats.pixel(i));
+        // A tag outside 252..=255 says nothing of the rotation: read as the identity, as splat-transform reads it,
+        // and counted for `info` (not as invalid: the splat is kept).
+        let rotation = unpack_quat(quats.pixel(i)).unwrap_or_else(|| {
+            untagged += 1;
+            Quat::IDENTITY
+        });
         let sh = &mut scene.sh[i * coeffs..(i + 1) * coeffs];
         sh[0] = dc;
         if rest > 0 {
@@ -606,14 +637,13 @@ fn decode_splats(meta: &Meta, images: &[Image]) -> Result<Scene, Decode> {
             sh[1..].copy_from_slice(&palette[label * rest..(label + 1) * rest]);
         }
         let finite = position.is_finite() && opacity.is_finite() && sh.iter().flatten().all(|v| v.is_finite());
-        match rotation {
-            Some(rotation) if finite && usable_scale(scale) => {
-                scene.positions[i] = position;
-                scene.scales[i] = scale;
-                scene.rotations[i] = rotation;
-                scene.opacities[i] = opacity;
-            }
-            _ => *kept = false,
+        if finite && usable_scale(scale) {
+            scene.positions[i] = position;
+            scene.scales[i] = scale;
+            scene.rotations[i] = rotation;
+            scene.opacities[i] = opacity;
+        } else {
+            *kept = false;
         }
     }
     let dropped = keep.iter().filter(|k| !**k).count();
@@ -621,5 +651,12 @@ fn decode_splats(meta: &Meta, images: &[Image]) -> Result<Scene, Decode> {
         scene.retain(&keep);
     }
     scene.info.dropped_invalid = dropped;
+    if untagged > 0 {
+        scene.info.parts.push(format!(
+            "{untagged} splats' rotation tags (the alpha of `{}`) lie outside 252..255; read as the identity \
+             rotation, as splat-transform reads them",
+            meta.quats_file
+        ));
+    }
     Ok(scene)
 }

@@ -4,7 +4,8 @@
 
 use std::path::PathBuf;
 
-use glam::{Quat, Vec3};
+use glam::Vec3;
+use serde_json::Value;
 use splatsort_scene::Scene;
 
 pub fn manifest() -> PathBuf {
@@ -61,19 +62,33 @@ pub fn match_by_position(a: &Scene, b: &Scene, cell: f32) -> Vec<usize> {
         .collect()
 }
 
-/// A small scene of `n` splats at `sh_degree` with varied values, for the loader tests.
-pub fn sample_scene(n: usize, sh_degree: u32) -> Scene {
-    let coeffs = ((sh_degree + 1) * (sh_degree + 1)) as usize;
-    let mut scene = Scene { sh_degree, ..Default::default() };
-    for i in 0..n {
-        let t = i as f32;
-        scene.positions.push(Vec3::new(t * 0.5, -t * 0.25, 3.0 + t));
-        scene.scales.push(Vec3::new(0.1 + 0.01 * t, 0.2, 0.05));
-        scene.rotations.push(Quat::from_rotation_y(0.1 * t) * Quat::from_rotation_x(0.3));
-        scene.opacities.push(0.2 + 0.05 * (i % 10) as f32);
-        for k in 0..coeffs {
-            scene.sh.push([0.1 * k as f32 - t * 0.01, -0.05 * k as f32, 0.02 * (k + i) as f32]);
-        }
+#[allow(unused_imports, reason = "each test binary uses a different subset of these helpers")]
+pub use splatsort_scene::testing::sample_scene;
+
+/// The JSON and BIN chunks of a GLB (of our own writer: well-formed).
+pub fn split(bytes: &[u8]) -> (Value, Vec<u8>) {
+    let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
+    let json_len = u32_at(12) as usize;
+    let doc = serde_json::from_slice(&bytes[20..20 + json_len]).expect("JSON");
+    let bin_at = 20 + json_len;
+    let bin_len = u32_at(bin_at) as usize;
+    (doc, bytes[bin_at + 8..bin_at + 8 + bin_len].to_vec())
+}
+
+/// A GLB of `doc` and `bin`.
+pub fn glb(doc: &Value, bin: &[u8]) -> Vec<u8> {
+    let mut json = serde_json::to_vec(doc).expect("JSON");
+    json.resize(json.len().next_multiple_of(4), b' ');
+    let mut bin = bin.to_vec();
+    bin.resize(bin.len().next_multiple_of(4), 0);
+    let total = 12 + 8 + json.len() + 8 + bin.len();
+    let mut out = b"glTF".to_vec();
+    for v in [2, total as u32, json.len() as u32, 0x4E4F_534A] {
+        out.extend(v.to_le_bytes());
     }
-    scene
+    out.extend(&json);
+    out.extend((bin.len() as u32).to_le_bytes());
+    out.extend(0x004E_4942u32.to_le_bytes());
+    out.extend(&bin);
+    out
 }
