@@ -290,7 +290,7 @@ pub fn run_case(
     };
 
     let lookback = sorter.lookback_stats_blocking(device, queue);
-    let check = check_output(ctx, &buffers, sorter.output_slot(), case.config, (&keys, &wide_keys, &values));
+    let check = check_output(ctx, &buffers, sorter.output_set(), case.config, (&keys, &wide_keys, &values));
 
     let traffic = sorter.traffic();
     let gpu = timings.as_ref().map(|t| GpuTimes { span, ..summarize(t, case, repeat, &traffic) });
@@ -532,11 +532,11 @@ pub fn run_render_bench(
     let (device, queue) = (&ctx.device, &ctx.queue);
     assert!(frames >= 1, "at least one timed frame (the command line checks --frames)");
     warm_up(device, queue, warmup_secs, 256, |encoder| buffers.encode_frame(queue, encoder, camera, params, None, 0))?;
-    // The compute path draws a view whose tile pairs pass the cap with quads; as the viewer does after such a frame,
+    // The compute path draws a view whose tile entries pass the cap with quads; as the viewer does after such a frame,
     // the cap grows to the view's needs before timing (outside the timed frames), then the GPU warms up again.
     let counts = buffers.counts_blocking(device, queue);
-    if buffers.tile_pair_cap().is_some_and(|cap| counts.tile_pairs > cap) {
-        buffers.grow_tile_pairs(queue, counts.tile_pairs)?;
+    if buffers.tile_entry_cap().is_some_and(|cap| counts.tile_entries > cap) {
+        buffers.grow_tile_entries(queue, counts.tile_entries)?;
         warm_up(device, queue, warmup_secs, 256, |e| buffers.encode_frame(queue, e, camera, params, None, 0))?;
     }
     let run = timed_run(device, queue, frames, buffers.timed_passes(), |encoder, timer, frame| {

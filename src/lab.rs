@@ -295,7 +295,7 @@ impl SortLab {
         (!self.contenders.is_empty() && self.frame.is_multiple_of(u64::from(self.every.max(1)))).then_some(self)
     }
 
-    /// Copies the frame's unsorted pairs and count (pair 0 of the renderer's `SortBuffers`, between its projection
+    /// Copies the frame's unsorted pairs and count (set 0 of the renderer's `SortBuffers`, between its projection
     /// and its sort).
     pub fn capture(&mut self, encoder: &mut wgpu::CommandEncoder, frame: &SortBuffers) {
         let bytes = u64::from(self.capacity.min(frame.capacity())) * 4;

@@ -10,57 +10,49 @@ use crate::readback::AsyncReadback;
 use crate::sort::timing::{PassTimer, SortPass, SortPassLabel};
 use crate::sort::{GpuSort, SortAlgorithm};
 
-/// Which kind of GPU pass a timing belongs to.
+/// Which kind of GPU pass a timing belongs to: the frame's own, or one of the sort crate's (`SortPass`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PassKind {
     /// Projection of every splat and its depth key.
     DepthKeys,
-    /// Sort pass 1: per-chunk digit ranks and digit totals.
-    SortRank,
-    /// Sort pass 2: exclusive scan of the digit totals.
-    SortScan,
-    /// Sort pass 3: keys and values moved to their sorted slots.
-    SortScatter,
-    /// Subgroup sort pass 1: digit counts per tile, with subgroup ballots.
-    SortCount,
-    /// Subgroup sort pass 3: keys ranked, sorted by digit in workgroup memory, written out.
-    SortReorder,
-    /// OneSweep: every digit position counted in one read of the keys (with the clearing of the status entries).
-    SortHistogram,
-    /// OneSweep, per digit: rank, publish, look back, reorder and write, in one pass.
-    SortDigitPass,
+    /// A pass of the depth sort.
+    Sort(SortPass),
     /// The splat draw (quads through the raster pipeline; with the compute path, only the clear).
     Draw,
     /// Compute draw path: tiles touched per splat.
     TileCount,
-    /// Compute draw path: scan of the tile counts and the (tile, splat) pairs written.
+    /// Compute draw path: scan of the tile counts and the (tile, splat) entries written.
     TileScan,
-    /// Compute draw path: the pairs sorted by tile (every pass of that sort).
+    /// Compute draw path: the entries sorted by tile (every pass of that sort).
     TileSort,
-    /// Compute draw path: each tile's range of pairs.
+    /// Compute draw path: each tile's range of entries.
     TileRanges,
     /// Compute draw path: each tile blended front to back.
     Rasterize,
 }
 
 impl PassKind {
-    pub const ALL: [PassKind; 14] = [
-        Self::DepthKeys,
-        Self::SortHistogram,
-        Self::SortRank,
-        Self::SortCount,
-        Self::SortScan,
-        Self::SortScatter,
-        Self::SortReorder,
-        Self::SortDigitPass,
-        Self::TileCount,
-        Self::TileScan,
-        Self::TileSort,
-        Self::TileRanges,
-        Self::Draw,
-        Self::Rasterize,
-    ];
+    /// Every kind, in the order a frame's passes are listed.
+    pub const ALL: [PassKind; 14] = {
+        let sort = SortPass::ALL;
+        [
+            Self::DepthKeys,
+            Self::Sort(sort[0]),
+            Self::Sort(sort[1]),
+            Self::Sort(sort[2]),
+            Self::Sort(sort[3]),
+            Self::Sort(sort[4]),
+            Self::Sort(sort[5]),
+            Self::Sort(sort[6]),
+            Self::TileCount,
+            Self::TileScan,
+            Self::TileSort,
+            Self::TileRanges,
+            Self::Draw,
+            Self::Rasterize,
+        ]
+    };
 
     /// The compute draw path's passes, in order.
     pub const TILES: [PassKind; 5] =
@@ -68,48 +60,38 @@ impl PassKind {
 
     /// A description for lists and traces.
     pub fn name(self) -> &'static str {
-        if let Some(pass) = self.sort_pass() {
-            return pass.name();
-        }
         match self {
             Self::DepthKeys => "depth keys",
+            Self::Sort(pass) => pass.name(),
             Self::Draw => "draw",
             Self::TileCount => "tiles: count per splat",
-            Self::TileScan => "tiles: scan and pairs",
-            Self::TileSort => "tiles: sort pairs by tile",
+            Self::TileScan => "tiles: scan and entries",
+            Self::TileSort => "tiles: sort entries by tile",
             Self::TileRanges => "tiles: ranges",
-            _ => "tiles: rasterize",
+            Self::Rasterize => "tiles: rasterize",
         }
     }
 
     /// A column heading.
     pub fn short_name(self) -> &'static str {
-        if let Some(pass) = self.sort_pass() {
-            return pass.short_name();
-        }
         match self {
             Self::DepthKeys => "depth",
+            Self::Sort(pass) => pass.short_name(),
             Self::Draw => "draw",
             Self::TileCount => "tile count",
             Self::TileScan => "tile scan",
             Self::TileSort => "tile sort",
             Self::TileRanges => "tile ranges",
-            _ => "rasterize",
+            Self::Rasterize => "rasterize",
         }
     }
 
     /// The sort crate's pass this kind is, if it is one.
     pub fn sort_pass(self) -> Option<SortPass> {
-        Some(match self {
-            Self::SortRank => SortPass::Rank,
-            Self::SortScan => SortPass::Scan,
-            Self::SortScatter => SortPass::Scatter,
-            Self::SortCount => SortPass::Count,
-            Self::SortReorder => SortPass::Reorder,
-            Self::SortHistogram => SortPass::Histogram,
-            Self::SortDigitPass => SortPass::DigitPass,
-            _ => return None,
-        })
+        match self {
+            Self::Sort(pass) => Some(pass),
+            _ => None,
+        }
     }
 
     /// Whether this is a pass of the depth sort.
@@ -119,21 +101,13 @@ impl PassKind {
 
     /// The kinds of pass `algorithm` records, in order.
     pub fn of_sort(algorithm: SortAlgorithm) -> Vec<PassKind> {
-        algorithm.pass_kinds().iter().map(|&pass| pass.into()).collect()
+        algorithm.pass_kinds().iter().map(|&pass| Self::Sort(pass)).collect()
     }
 }
 
 impl From<SortPass> for PassKind {
     fn from(pass: SortPass) -> Self {
-        match pass {
-            SortPass::Rank => Self::SortRank,
-            SortPass::Scan => Self::SortScan,
-            SortPass::Scatter => Self::SortScatter,
-            SortPass::Count => Self::SortCount,
-            SortPass::Reorder => Self::SortReorder,
-            SortPass::Histogram => Self::SortHistogram,
-            SortPass::DigitPass => Self::SortDigitPass,
-        }
+        Self::Sort(pass)
     }
 }
 
@@ -269,7 +243,7 @@ impl Stages<'_, '_> {
     }
 
     /// Records `sorter`'s sort of the count a stage before wrote (see `GpuSort::record_gpu_count`), its passes
-    /// timed as their own kinds, or all as `kind`. Returns the output slot.
+    /// timed as their own kinds, or all as `kind`. Returns the output buffer set.
     pub fn sort(&mut self, sorter: &mut GpuSort, queue: &wgpu::Queue, kind: Option<PassKind>) -> usize {
         match self {
             Self::Passes { encoder, timer, repeat } => {

@@ -68,7 +68,12 @@ pub fn chrome_trace(processes: &[(String, Vec<(u64, PassTiming)>)]) -> serde_jso
     for (index, (name, passes)) in processes.iter().enumerate() {
         let pid = index + 1;
         events.push(serde_json::json!({ "name": "process_name", "ph": "M", "pid": pid, "args": { "name": name } }));
-        for kind in [PassKind::DepthKeys, PassKind::SortRank, PassKind::Draw, PassKind::Rasterize] {
+        for kind in [
+            PassKind::DepthKeys,
+            PassKind::Sort(crate::sort::timing::SortPass::Rank),
+            PassKind::Draw,
+            PassKind::Rasterize,
+        ] {
             let (tid, track_name) = track(kind);
             events.push(serde_json::json!({
                 "name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": { "name": track_name },

@@ -39,10 +39,10 @@ fn memory_figures_are_the_buffers_made_and_a_scene_past_the_gpu_is_refused_first
             assert_eq!(m.scene, 50_000 * format.scene_bytes(3), "{what}");
             // The estimate made before upload (what `info` prints and the check uses) agrees within the small
             // buffers it leaves out (the tutorial sort, the default, has the temporaries it counts).
-            let cap = u64::from(renderer.tile_pair_cap().unwrap_or(0));
+            let cap = u64::from(renderer.tile_entry_cap().unwrap_or(0));
             if draw == DrawPath::Compute {
-                // The pairs are sorted in the depth sort's buffers: one set of four, of the cap's entries.
-                assert!(cap > 50_000 && m.sort >= 16 * cap && m.tiles < 8 * cap, "{what}: shared pairs, cap {cap}");
+                // The entries are sorted in the depth sort's buffers: one set of four, of the cap's entries.
+                assert!(cap > 50_000 && m.sort >= 16 * cap && m.tiles < 8 * cap, "{what}: shared entries, cap {cap}");
                 // And the per-position counts are in them too: beside its sort, the path holds under the counts'
                 // 200 KB (the tile ranges and a few small buffers).
                 let beside = renderer.tile_bytes_beside_their_sort().expect("compute path");

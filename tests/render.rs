@@ -25,8 +25,8 @@ use splatsort::scene::Scene;
 use splatsort::sort::{SortAlgorithm, SortBuffers, SortConfig};
 
 /// The sort settings renders are checked with: each algorithm the test device runs, at a few radix settings.
-/// Settings whose sorts take an odd number of iterations, so the depth order lands in pair 1 (every one of
-/// `sort_settings` lands in pair 0): the compute path's pairs are then laid out the other way round.
+/// Settings whose sorts take an odd number of iterations, so the depth order lands in set 1 (every one of
+/// `sort_settings` lands in set 0): the compute path's pairs are then laid out the other way round.
 fn odd_sort_settings() -> Vec<(SortAlgorithm, SortConfig)> {
     let features = common::context().device.features();
     [(SortAlgorithm::Tutorial, 8, 24), (SortAlgorithm::Subgroup, 4, 20), (SortAlgorithm::Onesweep, 8, 24)]
@@ -390,8 +390,8 @@ fn empty_splats(cam: &Camera, count: usize) -> Vec<Splat> {
 }
 
 #[test]
-fn tile_pairs_equal_the_exact_ellipse_binning() {
-    // Each splat alone, then all together: the GPU's pairs equal the CPU reference's exact ellipse-tile count (the
+fn tile_entries_equal_the_exact_ellipse_binning() {
+    // Each splat alone, then all together: the GPU's entries equal the CPU reference's exact ellipse-tile count (the
     // tiles whose pixel centres the ellipse reaches), which for the thin rotated splats is well under the count of
     // their bounding boxes' tiles, so a looser binning would fail here.
     let ctx = common::context();
@@ -399,12 +399,12 @@ fn tile_pairs_equal_the_exact_ellipse_binning() {
     let cam = camera(203, 141, [0.0, 0.0, -3.0], [0.0, 0.0, 0.0]);
     let settings = Setup { draw: DrawPath::Compute, ..Default::default() };
     let kernels = render::Renderer::new(&ctx.device);
-    let gpu_pairs = |scene: &Scene| {
+    let gpu_entries = |scene: &Scene| {
         common::checked(ctx, "binning", || {
             let mut renderer = settings.upload(&kernels, &ctx.queue, scene).expect("renderer");
             render::render_image(&ctx.device, &ctx.queue, &mut renderer, &cam, &settings.params(), None)
                 .expect("frame");
-            renderer.counts_blocking(&ctx.device, &ctx.queue).tile_pairs
+            renderer.counts_blocking(&ctx.device, &ctx.queue).tile_entries
         })
     };
     let (mut exact_total, mut box_total) = (0, 0);
@@ -413,15 +413,15 @@ fn tile_pairs_equal_the_exact_ellipse_binning() {
         let projected = cpu::project(&scene, 0, &cam, &settings.params()).expect("every test splat is visible");
         let exact = cpu::tile_count(&projected, cam.width, cam.height);
         assert!(exact > 0, "splat {i} touches a tile");
-        assert_eq!(gpu_pairs(&scene), exact, "splat {i}: GPU pairs against the exact binning");
+        assert_eq!(gpu_entries(&scene), exact, "splat {i}: GPU entries against the exact binning");
         exact_total += exact;
         box_total += cpu::bounding_box_tile_count(&projected, cam.width, cam.height);
     }
     assert!(box_total * 3 > exact_total * 4, "the set tells the ellipse from its box: {exact_total} / {box_total}");
     let all = scene_of(&splats, 0, |_, _| [0.0; 3]);
-    assert_eq!(gpu_pairs(&all), exact_total, "all the splats at once");
-    // Hundreds of visible splats that touch no tile, between the others in depth: positions without pairs, which
-    // the emit's search must step over (they share the next position's first pair).
+    assert_eq!(gpu_entries(&all), exact_total, "all the splats at once");
+    // Hundreds of visible splats that touch no tile, between the others in depth: positions without entries, which
+    // the emit's search must step over (they share the next position's first entry).
     let mut with_empty = splats.clone();
     with_empty.extend(empty_splats(&cam, 300));
     for (i, s) in with_empty.iter().enumerate().skip(splats.len()) {
@@ -430,8 +430,8 @@ fn tile_pairs_equal_the_exact_ellipse_binning() {
         assert_eq!(cpu::tile_count(&projected, cam.width, cam.height), 0, "splat {i} touches no tile");
     }
     let scene = scene_of(&with_empty, 0, |_, _| [0.0; 3]);
-    assert_eq!(gpu_pairs(&scene), exact_total, "with 300 splats that touch no tile");
-    eprintln!("binning splats: {exact_total} pairs, their boxes' tiles {box_total}");
+    assert_eq!(gpu_entries(&scene), exact_total, "with 300 splats that touch no tile");
+    eprintln!("binning splats: {exact_total} entries, their boxes' tiles {box_total}");
     // And the image is the reference's (the huge splat lights every pixel: 8-bit rounding alone averages a quarter
     // step, as in `tiles_big_splats_empty_tiles_and_odd_sizes`).
     assert_matches_reference("binning splats", &all, &cam, Setup::default(), (0.3, 1.0));
@@ -455,9 +455,9 @@ fn every_pixel_saturating_early_matches() {
 }
 
 #[test]
-fn a_frame_past_the_tile_pair_cap_is_drawn_with_quads() {
-    // A cap of 16 pairs for a scene that needs hundreds: the frame is drawn by the quad path (decided on the GPU),
-    // matches the reference, and reports the pairs it needed; growing the cap brings the compute path back. With
+fn a_frame_past_the_tile_entry_cap_is_drawn_with_quads() {
+    // A cap of 16 entries for a scene that needs hundreds: the frame is drawn by the quad path (decided on the GPU),
+    // matches the reference, and reports the entries it needed; growing the cap brings the compute path back. With
     // every sort: the pairs' sort, which reuses the depth sort's buffers, must leave the depth order alone when it
     // has no pairs (the quads draw from it), whichever pair the depth sort's result lands in.
     let ctx = common::context();
@@ -465,7 +465,7 @@ fn a_frame_past_the_tile_pair_cap_is_drawn_with_quads() {
     let cam = crop_camera();
     for (algorithm, sort) in sort_settings().into_iter().chain(odd_sort_settings()) {
         let settings =
-            Setup { draw: DrawPath::Compute, tile_pair_cap: Some(16), algorithm, sort, ..Default::default() };
+            Setup { draw: DrawPath::Compute, tile_entry_cap: Some(16), algorithm, sort, ..Default::default() };
         let what = format!("{} sort {}/{}", algorithm.name(), sort.radix_bits, sort.key_bits);
         capped_frame_then_grown(ctx, &scene, &cam, settings, &what);
     }
@@ -480,23 +480,23 @@ fn capped_frame_then_grown(ctx: &splatsort::gpu::GpuContext, scene: &Scene, cam:
         let counts = renderer.counts_blocking(&ctx.device, &ctx.queue);
         (image, counts, renderer)
     });
-    assert!(counts.tile_pairs > 16, "{what}: the frame needed more pairs than the cap: {counts:?}");
+    assert!(counts.tile_entries > 16, "{what}: the frame needed more entries than the cap: {counts:?}");
     let (mean, p99, _) = compare(&image, &reference);
     assert!(mean <= REAL.0 && p99 <= REAL.1, "{what}: the quad fallback matches: mean {mean:.3}, p99 {p99:.3}");
-    renderer.grow_tile_pairs(&ctx.queue, counts.tile_pairs).expect("grows");
-    assert!(renderer.tile_pair_cap().expect("compute path") >= counts.tile_pairs);
+    renderer.grow_tile_entries(&ctx.queue, counts.tile_entries).expect("grows");
+    assert!(renderer.tile_entry_cap().expect("compute path") >= counts.tile_entries);
     let image =
         render::render_image(&ctx.device, &ctx.queue, &mut renderer, cam, &settings.params(), None).expect("frame");
     let after = renderer.counts_blocking(&ctx.device, &ctx.queue);
-    assert_eq!(after.tile_pairs, counts.tile_pairs, "{what}: the same view needs the same pairs");
+    assert_eq!(after.tile_entries, counts.tile_entries, "{what}: the same view needs the same entries");
     let (mean, p99, _) = compare(&image, &reference);
     assert!(mean <= REAL.0 && p99 <= REAL.1, "{what}: the grown compute path matches: mean {mean:.3}, p99 {p99:.3}");
     // A frame within 1/16 of the cap grows it ahead; one well under it does not.
-    let cap = renderer.tile_pair_cap().expect("compute path");
-    renderer.grow_tile_pairs(&ctx.queue, cap / 2).expect("no change");
-    assert_eq!(renderer.tile_pair_cap(), Some(cap), "{what}: half the cap leaves it");
-    renderer.grow_tile_pairs(&ctx.queue, cap - cap / 32).expect("grows ahead");
-    assert!(renderer.tile_pair_cap().expect("compute path") > cap, "{what}: near the cap, it grows ahead");
+    let cap = renderer.tile_entry_cap().expect("compute path");
+    renderer.grow_tile_entries(&ctx.queue, cap / 2).expect("no change");
+    assert_eq!(renderer.tile_entry_cap(), Some(cap), "{what}: half the cap leaves it");
+    renderer.grow_tile_entries(&ctx.queue, cap - cap / 32).expect("grows ahead");
+    assert!(renderer.tile_entry_cap().expect("compute path") > cap, "{what}: near the cap, it grows ahead");
 }
 
 #[test]
@@ -521,9 +521,9 @@ fn the_depth_order_is_read_right_after_its_sort() {
             });
             let mut encoder = device.create_command_encoder(&Default::default());
             let mut hook = |e: &mut wgpu::CommandEncoder, b: &SortBuffers, point| {
-                if let HookPoint::AfterSort { output_slot } = point {
-                    e.copy_buffer_to_buffer(b.keys(output_slot), 0, &copy, 0, 4 * n);
-                    e.copy_buffer_to_buffer(b.values(output_slot), 0, &copy, 4 * n, 4 * n);
+                if let HookPoint::AfterSort { output_set } = point {
+                    e.copy_buffer_to_buffer(b.keys(output_set), 0, &copy, 0, 4 * n);
+                    e.copy_buffer_to_buffer(b.values(output_set), 0, &copy, 4 * n, 4 * n);
                 }
             };
             renderer
@@ -537,7 +537,7 @@ fn the_depth_order_is_read_right_after_its_sort() {
         let (keys, values) = keys.split_at(keys.len() / 2);
         assert!(visible > 1000, "{what}: the view shows the crop ({visible})");
         assert!(keys[..visible].windows(2).all(|w| w[0] <= w[1]), "{what}: the depth keys are in order");
-        // Splat indices, each once (the pairs that later reuse the buffers repeat a splat once per tile).
+        // Splat indices, each once (the entries that later reuse the buffers repeat a splat once per tile).
         let mut splats = values[..visible].to_vec();
         splats.sort_unstable();
         splats.dedup();
@@ -546,8 +546,8 @@ fn the_depth_order_is_read_right_after_its_sort() {
 }
 
 #[test]
-fn the_compute_path_follows_a_live_change_of_the_depth_sorts_output_pair() {
-    // A renderer whose depth order lands in pair 0 (32 key bits) is switched to 24 key bits (pair 1) and back: the
+fn the_compute_path_follows_a_live_change_of_the_depth_sorts_output_set() {
+    // A renderer whose depth order lands in set 0 (32 key bits) is switched to 24 key bits (set 1) and back: the
     // compute path's pairs are laid out again each time, and every frame matches the reference.
     let ctx = common::context();
     let scene = demo_crop();
@@ -562,7 +562,7 @@ fn the_compute_path_follows_a_live_change_of_the_depth_sorts_output_pair() {
             let mut images = Vec::new();
             for sort in [even, odd, even] {
                 Setup { sort, ..settings }.apply(&mut renderer, queue).expect("settings");
-                let slot = renderer.sorter().output_slot();
+                let slot = renderer.sorter().output_set();
                 let image =
                     render::render_image(device, queue, &mut renderer, &cam, &settings.params(), None).expect("frame");
                 images.push((sort.key_bits, slot, image));
@@ -637,7 +637,7 @@ fn draw_order_is_back_to_front() {
             render::render_image(&ctx.device, &ctx.queue, &mut renderer, &cam, &settings.params(), None)
                 .expect("frame");
             let n = scene.len() as u32;
-            let slot = renderer.sorter().output_slot();
+            let slot = renderer.sorter().output_set();
             let (keys, values) = renderer.sort_buffers().read_blocking(&ctx.device, &ctx.queue, slot, n);
             let args = splatsort::gpu::read_buffer_blocking(&ctx.device, &ctx.queue, renderer.draw_args(), 32);
             let visible = u32::from_le_bytes(args[4..8].try_into().unwrap()) as usize;
@@ -886,7 +886,7 @@ fn only_visible_splats_are_sorted_in_a_stable_order() {
             let second = render::render_image(&ctx.device, &ctx.queue, &mut renderer, &cam, &settings.params(), None)
                 .expect("frame");
             let visible = renderer.counts_blocking(&ctx.device, &ctx.queue).visible;
-            let slot = renderer.sorter().output_slot();
+            let slot = renderer.sorter().output_set();
             let (_, values) = renderer.sort_buffers().read_blocking(&ctx.device, &ctx.queue, slot, visible);
             (first, second, visible as usize, values)
         });
@@ -912,16 +912,16 @@ fn both_rasterizer_walks_draw_the_same_image() {
     // The compute path's rasterizer walks each batch either with every pixel reading every splat, or (devices with
     // 32-lane ballots, lavapipe among them) with each subgroup walking only the splats a ballot finds touching its
     // pixel blocks. Both blend the same splats in the same order with the same arithmetic: the images are equal
-    // byte for byte, whichever the frame's pairs per splat pick by default.
+    // byte for byte, whichever the frame's entries per splat pick by default.
     let ctx = common::context();
     assert!(render::tile::has_ballot_walk(&ctx.device), "the test device has 32-lane ballots: both walks run");
     let plain = render::Renderer::with_options(
         &ctx.device,
-        render::RendererOptions { ballot_walk_max_pairs_per_splat: 0, ..Default::default() },
+        render::RendererOptions { ballot_walk_max_entries_per_splat: 0, ..Default::default() },
     );
     let ballot = render::Renderer::with_options(
         &ctx.device,
-        render::RendererOptions { ballot_walk_max_pairs_per_splat: u32::MAX, ..Default::default() },
+        render::RendererOptions { ballot_walk_max_entries_per_splat: u32::MAX, ..Default::default() },
     );
     let default = render::Renderer::new(&ctx.device);
     // A long list in one tile: 3,000 faint splats (many batches, no pixel stops early), in a few tiles' pixels.
@@ -962,7 +962,7 @@ fn both_rasterizer_walks_draw_the_same_image() {
 #[test]
 fn a_frame_after_another_view_renders_as_a_first_frame() {
     // The compute path's per-tile ranges are reset by each frame's rasterizer (`tile_ranges` writes only tiles
-    // with pairs): after a frame every range is zero, and a frame whose tiles went empty since the last one draws
+    // with entries): after a frame every range is zero, and a frame whose tiles went empty since the last one draws
     // what a first frame draws. (A stale range would only make an empty tile walk splats that miss it: slower,
     // not wrong; so the ranges themselves are read back.)
     let ctx = common::context();
@@ -970,7 +970,7 @@ fn a_frame_after_another_view_renders_as_a_first_frame() {
     let kernels = render::Renderer::new(&ctx.device);
     let settings = Setup { draw: DrawPath::Compute, ..Default::default() };
     let first = common::demo_camera();
-    // Half the image beyond the scene's edge: tiles with pairs in the first view have none here.
+    // Half the image beyond the scene's edge: tiles with entries in the first view have none here.
     let second = camera(160, 120, [0.0, -5.5, -8.5], [6.0, -0.8, 0.8]);
     let fresh = render_on(&kernels, &scene, &second, settings);
     let after = common::checked(ctx, "two views", || {

@@ -5,6 +5,7 @@
 mod common;
 
 use splatsort::keys::KeyDistribution;
+use splatsort::sort::timing::SortPass;
 use splatsort::sort::{GpuSort, SortAlgorithm, SortBuffers, SortConfig};
 use splatsort::timing::{GpuTimer, PassKind, PassLabel};
 
@@ -144,7 +145,7 @@ fn per_pass_timings_are_labelled_by_iteration_and_kind() {
         let kinds = PassKind::of_sort(algorithm);
         assert_eq!(timings.passes.len() as u32, sorter.timed_passes(), "{algorithm:?}: every pass timed");
         // OneSweep's histogram runs once per sort (no iteration); every other pass once per iteration.
-        let once = |kind: PassKind| kind == PassKind::SortHistogram;
+        let once = |kind: PassKind| kind == PassKind::Sort(SortPass::Histogram);
         for kind in &kinds {
             let iterations: Vec<Option<u32>> =
                 if once(*kind) { vec![None] } else { (0..config.iterations()).map(Some).collect() };

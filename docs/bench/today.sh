@@ -14,7 +14,7 @@ echo "== sorts: onesweep, u32 keys + u32 values, then keys only"
 "$S" sort-bench --algorithm onesweep --repeat 30 --warmup-secs 1 --n $SIZES --keys-only 2>&1 | grep -E "onesweep sort|span|rror"
 echo "== CUB"
 nvcc -O3 -arch=sm_90 -o /tmp/cub_bench "$A/cub_bench.cu" && /tmp/cub_bench 1048576 4194304 16777216 67108864
-keep() { grep -E "^    |^      |pairs|GPU memory|upload| x[0-9]+ = |rror"; }
+keep() { grep -E "^    |^      |pairs|entries|GPU memory|upload| x[0-9]+ = |rror"; }
 frame() { echo "== frame: $*"; "$S" render-bench "$@" --algorithm onesweep --width 1920 --height 1080 2>&1 | keep; }
 frame demo --frames 200 --warmup-secs 2
 frame demo --frames 200 --warmup-secs 2 --camera assets/cameras/inside.json

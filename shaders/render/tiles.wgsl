@@ -5,17 +5,17 @@
 //
 // - `tile_count`: for the splat at each sorted position, the number of tiles its ellipse touches
 //   (`ellipse_tile_count` in render/common.wgsl);
-// - (the renderer's shared scan turns the counts into each position's first pair);
-// - `tile_prepare` (one thread): the number of pairs and the indirect arguments of what follows; past the cap on
-//   pairs, none are written and the frame goes to the quad draw;
-// - `tile_emit`: the (tile id, splat) pairs in sorted-position order, from a thread per pair or per position;
-// - (splatsort's radix sort orders the pairs by tile id, stably: each tile's splats stay in depth order);
-// - `tile_ranges`: each tile's first and last pair (the rasterizer zeroes them behind it);
+// - (the renderer's shared scan turns the counts into each position's first entry);
+// - `tile_prepare` (one thread): the number of entries and the indirect arguments of what follows; past the cap on
+//   entries, none are written and the frame goes to the quad draw;
+// - `tile_emit`: the (tile id, splat) entries in sorted-position order, from a thread per entry or per position;
+// - (splatsort's radix sort orders the entries by tile id, stably: each tile's splats stay in depth order);
+// - `tile_ranges`: each tile's first and last entry (the rasterizer zeroes them behind it);
 // - `rasterize` (two pipelines: every pixel reads every splat of a batch, or each subgroup only those a ballot
 //   finds touching its pixels; `tile_prepare` picks one): one workgroup per tile walks its list from the nearest
 //   splat, 256 at a time through workgroup memory, blending with transmittance T: colour += T * alpha * rgb,
 //   T *= 1 - alpha. A pixel stops *before* the splat that would take T under 1e-4 (as 3DGS and gsplat do), the
-//   tile when all its pixels have stopped. Writes colour + T * background (only the background when the pairs
+//   tile when all its pixels have stopped. Writes colour + T * background (only the background when the entries
 //   passed the cap: the quad draw then draws over it).
 //
 // Coverage is the quad draw's: a pixel takes a splat when its centre is inside the splat's coverage ellipse
@@ -27,21 +27,21 @@ const STOP_TRANSMITTANCE: f32 = 0.0001;
 struct TileSettings {
     tiles_x: u32,
     tiles_y: u32,
-    // Most (tile, splat) pairs the buffers hold.
-    pair_cap: u32,
+    // Most (tile, splat) entries the buffers hold.
+    entry_cap: u32,
     background_r: f32,
     background_g: f32,
     background_b: f32,
     // Where the scan leaves the total of all counts.
     total_index: u32,
     // The rasterizer walks only the splats that touch a subgroup's pixel blocks (`walk_touching`) in frames of at
-    // most this many pairs per visible splat; 0: never (a device without 32-lane ballots has no such pipeline).
-    ballot_max_pairs_per_splat: u32,
+    // most this many entries per visible splat; 0: never (a device without 32-lane ballots has no such pipeline).
+    ballot_max_entries_per_splat: u32,
 }
 
 // Indirect arguments and counters the emit pass writes (`TileArgs` in render/tile.rs).
 struct TileArgs {
-    // The quad draw's arguments: instances = the visible splats when the pairs overflow the cap, else 0.
+    // The quad draw's arguments: instances = the visible splats when the entries overflow the cap, else 0.
     draw_vertices: u32,
     draw_instances: u32,
     draw_first_vertex: u32,
@@ -54,18 +54,18 @@ struct TileArgs {
     raster_x: u32,
     raster_y: u32,
     raster_z: u32,
-    // `tile_emit`'s workgroups: one thread per pair, or per visible splat where `emit_by_position` (none when the
-    // pairs overflow).
+    // `tile_emit`'s workgroups: one thread per entry, or per visible splat where `emit_by_position` (none when the
+    // entries overflow).
     emit_x: u32,
     emit_y: u32,
     emit_z: u32,
-    // Pairs the frame needed (may pass the cap), and 1 when it did.
-    pairs: u32,
+    // Entries the frame needed (may pass the cap), and 1 when it did.
+    entries: u32,
     overflow: u32,
     // 1: `tile_emit` runs a thread per sorted position (word 15, read through `overflow_flag`).
     emit_by_position: u32,
-    // The frame's pairs in units of 1024, rounded up per workgroup (`tile_count`): where the u32 scan's total could
-    // have wrapped (2^22 units: 2^32 pairs), the frame is past any cap and overflows.
+    // The frame's entries in units of 1024, rounded up per workgroup (`tile_count`): where the u32 scan's total could
+    // have wrapped (2^22 units: 2^32 entries), the frame is past any cap and overflows.
     pairs_kib: atomic<u32>,
     // The ballot rasterizer's workgroups: every tile in the frames it takes (then the other gets none).
     ballot_x: u32,
@@ -79,15 +79,15 @@ struct TileArgs {
 // The depth sort's count: its first word is the number of visible (sorted) splats.
 @group(0) @binding(4) var<storage, read> visible: array<u32>;
 @group(0) @binding(5) var<storage, read_write> counts: array<u32>;
-@group(0) @binding(6) var<storage, read_write> pair_tiles: array<u32>;
-// Each pair's splat index (the sort's values).
-@group(0) @binding(7) var<storage, read_write> pair_splats: array<u32>;
+@group(0) @binding(6) var<storage, read_write> entry_tiles: array<u32>;
+// Each entry's splat index (the sort's values).
+@group(0) @binding(7) var<storage, read_write> entry_splats: array<u32>;
 // The tile sort's count (its first word).
-@group(0) @binding(8) var<storage, read_write> pair_count: array<u32>;
+@group(0) @binding(8) var<storage, read_write> entry_count: array<u32>;
 @group(0) @binding(9) var<storage, read_write> args: TileArgs;
 @group(0) @binding(10) var<storage, read_write> ranges: array<vec2<u32>>;
 @group(0) @binding(11) var accumulation: texture_storage_2d<rgba16float, write>;
-// What `rasterize` and `tile_emit` read of `args` (bound alone, read-only): word 14, 1 when the frame's pairs
+// What `rasterize` and `tile_emit` read of `args` (bound alone, read-only): word 14, 1 when the frame's entries
 // passed the cap; word 15, the emit's choice.
 @group(0) @binding(12) var<storage, read> overflow_flag: array<u32>;
 
@@ -95,14 +95,14 @@ fn linear_id(workgroup_id: vec3<u32>, num_workgroups: vec3<u32>, tid: u32) -> u3
     return (workgroup_id.x + workgroup_id.y * num_workgroups.x) * GROUP + tid;
 }
 
-// The tile id of the pairs an emit thread could not place (the count and the emit passes bin the same ellipse
+// The tile id of the entries an emit thread could not place (the count and the emit passes bin the same ellipse
 // with the same function, but in two pipelines, so a compiler may round them apart): past every real tile, so the
 // sort puts them last and `tile_ranges` leaves them out.
 fn sentinel_tile() -> u32 {
     return tiles.tiles_x * tiles.tiles_y;
 }
 
-var<workgroup> group_pairs: atomic<u32>;
+var<workgroup> group_entries: atomic<u32>;
 
 @compute @workgroup_size(GROUP)
 fn tile_count(
@@ -119,12 +119,12 @@ fn tile_count(
     if (position < frame.num_splats) {
         counts[position] = n;
     }
-    // The scan adds in u32; this coarse sum cannot wrap (2^32 KiB of pairs), so `tile_prepare` can tell a total
+    // The scan adds in u32; this coarse sum cannot wrap (2^32 KiB of entries), so `tile_prepare` can tell a total
     // that wrapped.
-    atomicAdd(&group_pairs, n);
+    atomicAdd(&group_entries, n);
     workgroupBarrier();
     if (tid == 0u) {
-        atomicAdd(&args.pairs_kib, (atomicLoad(&group_pairs) + 1023u) / 1024u);
+        atomicAdd(&args.pairs_kib, (atomicLoad(&group_entries) + 1023u) / 1024u);
     }
 }
 
@@ -139,52 +139,52 @@ fn grid(groups: u32) -> vec3<u32> {
     return vec3<u32>(x, y, 1u);
 }
 
-// One thread: the pair count and every indirect argument of what follows, from the scan's total.
+// One thread: the entry count and every indirect argument of what follows, from the scan's total.
 @compute @workgroup_size(1)
 fn tile_prepare() {
     let total = counts[tiles.total_index];
     let wrapped = atomicLoad(&args.pairs_kib) >= (1u << 22u);
     atomicStore(&args.pairs_kib, 0u);
-    let overflow = total > tiles.pair_cap || wrapped;
-    let pairs = select(total, 0u, overflow);
-    pair_count[0] = pairs;
+    let overflow = total > tiles.entry_cap || wrapped;
+    let entries = select(total, 0u, overflow);
+    entry_count[0] = entries;
     args.draw_vertices = 4u;
     args.draw_instances = select(0u, visible[0], overflow);
     args.draw_first_vertex = 0u;
     args.draw_first_instance = 0u;
-    let per_pair = grid((pairs + GROUP - 1u) / GROUP);
-    // The emit: a thread per sorted position when splats touch few tiles, else a thread per pair.
-    let by_position = pairs <= EMIT_POSITIONS_MAX_PAIRS_PER_SPLAT * visible[0];
+    let per_entry = grid((entries + GROUP - 1u) / GROUP);
+    // The emit: a thread per sorted position when splats touch few tiles, else a thread per entry.
+    let by_position = entries <= EMIT_POSITIONS_MAX_ENTRIES_PER_SPLAT * visible[0];
     let per_position = grid(select((visible[0] + GROUP - 1u) / GROUP, 0u, overflow));
-    args.ranges_x = per_pair.x;
-    args.ranges_y = per_pair.y;
+    args.ranges_x = per_entry.x;
+    args.ranges_y = per_entry.y;
     args.ranges_z = 1u;
     // The rasterizer, in one of two kernels (`walk_all`, `walk_touching`).
-    // (Pairs per visible splat rounded up: pairs < 2^30 and visible splats < 2^29, so nothing wraps.)
-    let per_splat = select(0u, (pairs + visible[0] - 1u) / max(visible[0], 1u), visible[0] > 0u);
-    let by_ballot = !overflow && tiles.ballot_max_pairs_per_splat > 0u && per_splat <= tiles.ballot_max_pairs_per_splat;
+    // (Entries per visible splat rounded up: entries < 2^30 and visible splats < 2^29, so nothing wraps.)
+    let per_splat = select(0u, (entries + visible[0] - 1u) / max(visible[0], 1u), visible[0] > 0u);
+    let by_ballot = !overflow && tiles.ballot_max_entries_per_splat > 0u && per_splat <= tiles.ballot_max_entries_per_splat;
     args.raster_x = select(tiles.tiles_x, 0u, by_ballot);
     args.raster_y = tiles.tiles_y;
     args.raster_z = 1u;
     args.ballot_x = select(0u, tiles.tiles_x, by_ballot);
     args.ballot_y = tiles.tiles_y;
     args.ballot_z = 1u;
-    let emit = select(per_pair, per_position, by_position);
+    let emit = select(per_entry, per_position, by_position);
     args.emit_x = emit.x;
     args.emit_y = emit.y;
     args.emit_z = 1u;
     args.emit_by_position = select(0u, 1u, by_position);
-    args.pairs = select(total, 0xffffffffu, wrapped);
+    args.entries = select(total, 0xffffffffu, wrapped);
     args.overflow = select(0u, 1u, overflow);
 }
 
-// The emit, in one of two ways: the prepare pass picks one by the frame's pairs per visible splat (measured on
-// the H100: a thread per position is 2-3% faster a frame at 1.3-1.8 pairs per splat, 1M-20M splats framed, where
-// the binary search of a thread per pair takes as long as the rest of its work; but a splat over hundreds of tiles
-// holds its whole subgroup back, and at 7-56 pairs per splat it is 6-56% slower).
-const EMIT_POSITIONS_MAX_PAIRS_PER_SPLAT: u32 = 3u;
+// The emit, in one of two ways: the prepare pass picks one by the frame's entries per visible splat (measured on
+// the H100: a thread per position is 2-3% faster a frame at 1.3-1.8 entries per splat, 1M-20M splats framed, where
+// the binary search of a thread per entry takes as long as the rest of its work; but a splat over hundreds of tiles
+// holds its whole subgroup back, and at 7-56 entries per splat it is 6-56% slower).
+const EMIT_POSITIONS_MAX_ENTRIES_PER_SPLAT: u32 = 3u;
 
-// The emit (one kernel, so that a frame records one dispatch for it): a thread per pair or per sorted position, as
+// The emit (one kernel, so that a frame records one dispatch for it): a thread per entry or per sorted position, as
 // the prepare pass chose.
 @compute @workgroup_size(GROUP)
 fn tile_emit(
@@ -196,19 +196,19 @@ fn tile_emit(
     if (overflow_flag[15] != 0u) {
         emit_position(i);
     } else {
-        emit_pair(i);
+        emit_entry(i);
     }
 }
 
-// One thread per pair (load-balanced: a splat over a thousand tiles costs no thread more than one over a single
+// One thread per entry (load-balanced: a splat over a thousand tiles costs no thread more than one over a single
 // tile): finds its sorted position by binary search in the scanned counts, then its tile by walking the splat's
 // rows of tiles, and stores the splat's index (so the rasterizer reads the splat with one dependent load).
-fn emit_pair(i: u32) {
-    if (i >= pair_count[0]) {
+fn emit_entry(i: u32) {
+    if (i >= entry_count[0]) {
         return;
     }
-    // The last position whose first pair is at or before i (positions without tiles share the next one's first
-    // pair, and the last of equals is the one with tiles).
+    // The last position whose first entry is at or before i (positions without tiles share the next one's first
+    // entry, and the last of equals is the one with tiles).
     var low = 0u;
     var high = min(frame.num_splats, visible[0]);
     while (high - low > 1u) {
@@ -233,15 +233,15 @@ fn emit_pair(i: u32) {
         }
         k -= width;
     }
-    pair_tiles[i] = tile;
-    pair_splats[i] = splat;
+    entry_tiles[i] = tile;
+    entry_splats[i] = splat;
 }
 
-// One thread per sorted position (as the 3DGS rasterizer's duplicateWithKeys): the splat's pairs go at its first
-// pair (the scanned counts), one per tile its ellipse touches, row by row, each with the splat's index (so the
+// One thread per sorted position (as the 3DGS rasterizer's duplicateWithKeys): the splat's entries go at its first
+// entry (the scanned counts), one per tile its ellipse touches, row by row, each with the splat's index (so the
 // rasterizer reads the splat with one dependent load). The count is the count pass's (the scanned counts' step to
 // the next position); where this entry point's walk of the same ellipse finds fewer tiles (floating-point
-// contraction may round two pipelines apart), the rest are sentinel pairs, and tiles past the count are left out.
+// contraction may round two pipelines apart), the rest are sentinel entries, and tiles past the count are left out.
 fn emit_position(position: u32) {
     if (position >= min(frame.num_splats, visible[0])) {
         return;
@@ -249,11 +249,11 @@ fn emit_position(position: u32) {
     let splat = depth_order[position];
     let p = projected_at(splat, 0u);
     let first = counts[position];
-    // Positions past the visible splats have no tiles, so the next position's first pair is this one's end; the
+    // Positions past the visible splats have no tiles, so the next position's first entry is this one's end; the
     // last position's end is the total.
     let end = select(counts[tiles.total_index], counts[position + 1u], position + 1u < frame.num_splats);
     let count = end - first;
-    if (count == 0u || first + count > pair_count[0]) {
+    if (count == 0u || first + count > entry_count[0]) {
         return;
     }
     let e = ellipse_of(p);
@@ -262,18 +262,18 @@ fn emit_position(position: u32) {
     for (var row = rows.x; row < rows.y && k < count; row++) {
         let span = ellipse_row_tiles(e, row, tiles.tiles_x);
         for (var x = span.x; x < span.y && k < count; x++) {
-            pair_tiles[first + k] = row * tiles.tiles_x + x;
-            pair_splats[first + k] = splat;
+            entry_tiles[first + k] = row * tiles.tiles_x + x;
+            entry_splats[first + k] = splat;
             k++;
         }
     }
     for (; k < count; k++) {
-        pair_tiles[first + k] = sentinel_tile();
-        pair_splats[first + k] = splat;
+        entry_tiles[first + k] = sentinel_tile();
+        entry_splats[first + k] = splat;
     }
 }
 
-// Reads the sorted pairs (the tile sort's output pair, bound at the same bindings).
+// Reads the sorted entries (the tile sort's output set, bound at the same bindings).
 @compute @workgroup_size(GROUP)
 fn tile_ranges(
     @builtin(local_invocation_index) tid: u32,
@@ -281,18 +281,18 @@ fn tile_ranges(
     @builtin(num_workgroups) num_workgroups: vec3<u32>,
 ) {
     let i = linear_id(workgroup_id, num_workgroups, tid);
-    let n = pair_count[0];
+    let n = entry_count[0];
     if (i >= n) {
         return;
     }
-    let tile = pair_tiles[i];
+    let tile = entry_tiles[i];
     if (tile >= sentinel_tile()) {
         return;
     }
-    if (i == 0u || pair_tiles[i - 1u] != tile) {
+    if (i == 0u || entry_tiles[i - 1u] != tile) {
         ranges[tile].x = i;
     }
-    if (i + 1u == n || pair_tiles[i + 1u] != tile) {
+    if (i + 1u == n || entry_tiles[i + 1u] != tile) {
         ranges[tile].y = i + 1u;
     }
 }
@@ -343,9 +343,9 @@ fn block_mask(e: Ellipse, origin: vec2<f32>) -> u32 {
     return mask;
 }
 
-// Puts the splat of pair `pair` into the batch at `slot`.
-fn load_splat(slot: u32, pair: u32, origin: vec2<f32>) {
-    let p = projected_at(pair_splats[pair], 0u);
+// Puts the splat of entry `entry` into the batch at `slot`.
+fn load_splat(slot: u32, entry: u32, origin: vec2<f32>) {
+    let p = projected_at(entry_splats[entry], 0u);
     let e = ellipse_of(p);
     let opacity = stored_opacity(p);
     let log2_opacity = log2(opacity);
@@ -397,7 +397,7 @@ fn rasterize_tile(tid: u32, workgroup_id: vec3<u32>, lane: u32, sg_size: u32) {
     let inside = pixel.x < u32(frame.viewport.x) && pixel.y < u32(frame.viewport.y);
     let centre = vec2<f32>(pixel) + 0.5;
     // The tile's range, which the workgroup then zeroes for the next frame (`tile_ranges` writes only the tiles
-    // that have pairs; a new buffer is zeroed). Past the cap the quads draw this frame over the background
+    // that have entries; a new buffer is zeroed). Past the cap the quads draw this frame over the background
     // written here.
     if (tid == 0u) {
         atomicStore(&pixels_done, 0u);

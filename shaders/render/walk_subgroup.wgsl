@@ -7,7 +7,7 @@
 //
 // Measured on the H100 (BENCHMARKS.md): the rasterizer 10% faster where splats touch few tiles (1M-20M splats
 // framed), 13% slower from inside the demo scene, where nearly every splat touches every block; the prepare pass
-// picks one of the two pipelines by the frame's pairs per visible splat.
+// picks one of the two pipelines by the frame's entries per visible splat.
 
 // Set by the pipeline: true for `walk_touching`, false for every pixel walking every splat of a batch.
 override BALLOT_WALK: bool = false;

@@ -101,11 +101,13 @@ pub(crate) fn render_command(args: RenderArgs) -> anyhow::Result<()> {
         None
     };
     let mut image = render_image(&ctx.device, &ctx.queue, &mut buffers, &camera, &params, timer.as_mut())?;
-    let pairs = buffers.counts_blocking(&ctx.device, &ctx.queue).tile_pairs;
-    if let Some(cap) = buffers.tile_pair_cap().filter(|&cap| pairs > cap) {
+    let entries = buffers.counts_blocking(&ctx.device, &ctx.queue).tile_entries;
+    if let Some(cap) = buffers.tile_entry_cap().filter(|&cap| entries > cap) {
         // The frame was drawn with quads: draw it again with room for every pair.
-        eprintln!("note: the view needs {pairs} tile-splat pairs, over the cap of {cap}; growing it and drawing again");
-        buffers.grow_tile_pairs(&ctx.queue, pairs)?;
+        eprintln!(
+            "note: the view needs {entries} tile-splat entries, over the cap of {cap}; growing it and drawing again"
+        );
+        buffers.grow_tile_entries(&ctx.queue, entries)?;
         image = render_image(&ctx.device, &ctx.queue, &mut buffers, &camera, &params, None)?;
     }
     write_file(&args.out, |out| image.write_png(out))?;
@@ -170,7 +172,7 @@ pub(crate) fn render_bench(args: RenderBenchArgs) -> anyhow::Result<()> {
                 "tile": args.tile,
                 "visible_splats": counts.visible,
                 "culled_nonfinite_splats": counts.culled_nonfinite,
-                "tile_pairs": counts.tile_pairs,
+                "tile_entries": counts.tile_entries,
                 "upload_secs": upload_secs,
                 "host_peak_bytes": host_peak_bytes(),
                 "result": result,
@@ -208,7 +210,7 @@ fn copies(scene: Scene, args: &RenderBenchArgs, ctx: &GpuContext) -> anyhow::Res
     let deg = scene.sh_degree;
     let fits = splatsort::render::GpuScene::check_limits(binding, total, deg, format).and_then(|()| {
         let draw = args.sort.draw.unwrap_or(splatsort::render::DrawPath::for_adapter(&ctx.info));
-        let cap = u64::from(splatsort::render::tile::default_pair_cap(&ctx.device, total as u32));
+        let cap = u64::from(splatsort::render::tile::default_entry_cap(&ctx.device, total as u32));
         let available = splatsort::render::memory::device_memory(&ctx.device);
         splatsort::render::memory::check_fits(available, total, deg, format, draw, cap)
     });
@@ -252,8 +254,8 @@ fn print_render_result(args: &RenderBenchArgs, ctx: &GpuContext, result: &Render
                 println!("      {:<18} {:>10.3} {:>9.3}", kind.short_name(), s.median_ms, s.min_ms);
             }
             if result.draw_path == DrawPath::Compute {
-                let per_splat = if visible > 0 { f64::from(counts.tile_pairs) / f64::from(visible) } else { 0.0 };
-                println!("  {} tile-splat pairs, {per_splat:.2} per visible splat", counts.tile_pairs);
+                let per_splat = if visible > 0 { f64::from(counts.tile_entries) / f64::from(visible) } else { 0.0 };
+                println!("  {} tile-splat entries, {per_splat:.2} per visible splat", counts.tile_entries);
             }
         }
         (None, reason) => println!("  no GPU timings: {}", reason.as_deref().unwrap_or("unknown")),

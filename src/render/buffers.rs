@@ -8,14 +8,14 @@ use super::*;
 /// bind groups. The pipelines are the `Renderer`'s.
 pub struct SceneBuffers {
     pub(super) scene: GpuScene,
-    /// The depth keys and splat indices: the projection writes pair 0, the sort ping-pongs, the draw reads the pair
+    /// The depth keys and splat indices: the projection writes set 0, the sort ping-pongs, the draw reads the set
     /// the result lands in. Owned here so that switching algorithm keeps every bind group.
     pub(super) sort_buffers: SortBuffers,
     pub(super) sorter: GpuSort,
     pub(super) options: SceneOptions,
-    /// The compute path's cap on (tile, splat) entries; None: `tile::default_pair_cap`. A frame past it is drawn
-    /// with quads (`set_tile_pair_cap`, `grow_tile_pairs`).
-    pub(super) pair_cap: Option<u32>,
+    /// The compute path's cap on (tile, splat) entries; None: `tile::default_entry_cap`. A frame past it is drawn
+    /// with quads (`set_tile_entry_cap`, `grow_tile_entries`).
+    pub(super) entry_cap: Option<u32>,
     pub(super) renderer: Renderer,
     /// The per-workgroup visible counts, scanned into each workgroup's first slot.
     pub(super) visible_counts: ScanTable,
@@ -29,7 +29,7 @@ pub struct SceneBuffers {
     pub(super) project_groups: Vec<wgpu::BindGroup>,
     pub(super) part_uniforms: Vec<wgpu::Buffer>,
     pub(super) compact_group: wgpu::BindGroup,
-    /// One per sorter output slot (the sorted indices land in pair 0 or 1 depending on the iteration count).
+    /// One per sorter output buffer set (the sorted indices land in set 0 or 1 depending on the iteration count).
     pub(super) draw_groups: [wgpu::BindGroup; 2],
     /// The accumulation image, its view, and its blit bind groups for non-sRGB and sRGB targets.
     pub(super) target: Option<(wgpu::Texture, wgpu::TextureView, [wgpu::BindGroup; 2])>,
@@ -41,7 +41,7 @@ pub struct SceneBuffers {
 }
 
 /// The depth sort's key/value pairs for `num_splats` splats in buffers of `entries` entries (at least the splats):
-/// with the compute path on, `entries` is its cap on pairs, which it sorts in the same four buffers once the depth
+/// with the compute path on, `entries` is its cap on entries, which it sorts in the same four buffers once the depth
 /// order has been binned (`tile::TileRaster`), so the frame holds one set of sort buffers, not two.
 fn depth_buffers(device: &wgpu::Device, num_splats: u32, entries: u32) -> Result<SortBuffers, RenderError> {
     let room = SortBuffers::new(device, entries.max(num_splats).max(1))?;
@@ -50,13 +50,13 @@ fn depth_buffers(device: &wgpu::Device, num_splats: u32, entries: u32) -> Result
     Ok(SortBuffers::from_buffers(device, keys, values, num_splats.max(1), KeyType::U32)?)
 }
 
-/// The entries the depth sort's buffers take with the compute path: its cap on pairs (which sort in them), and
+/// The entries the depth sort's buffers take with the compute path: its cap on entries (which sort in them), and
 /// room for the per-position counts' scan table of `num_splats` in one of them (`TileRaster::counts_in`) where the
 /// device binds that much.
-fn compute_entries(device: &wgpu::Device, num_splats: u32, pair_cap: u32) -> u32 {
+fn compute_entries(device: &wgpu::Device, num_splats: u32, entry_cap: u32) -> u32 {
     let table = ScanTable::bytes(num_splats.max(1)) / 4;
     let binds = device.limits().max_storage_buffer_binding_size / 4;
-    pair_cap.max(if table <= binds { u32::try_from(table).unwrap_or(0) } else { 0 })
+    entry_cap.max(if table <= binds { u32::try_from(table).unwrap_or(0) } else { 0 })
 }
 
 /// The entries each of `buffers`' key and value buffers holds (past their capacity, when made by `depth_buffers`).
@@ -136,7 +136,7 @@ impl SceneBuffers {
         let binding = renderer.binding();
         let n = scene.len() as u64;
         GpuScene::check_limits(binding, n, scene.sh_degree, format)?;
-        let cap = tile::default_pair_cap(device, u32::try_from(n).unwrap_or(u32::MAX));
+        let cap = tile::default_entry_cap(device, u32::try_from(n).unwrap_or(u32::MAX));
         let available = renderer.memory().map(|m| m.saturating_sub(in_use));
         memory::check_fits(available, n, scene.sh_degree, format, options.draw, u64::from(cap))?;
         let gpu_scene = GpuScene::upload(device, queue, binding, scene, format)?;
@@ -178,8 +178,8 @@ impl SceneBuffers {
             queue.write_buffer(&b, 0, bytemuck::cast_slice(&[srgb, 0, 0, 0]));
             b
         });
-        // The projection writes each splat's key and workgroup rank into pair 1 (free until the sort's first
-        // iteration writes it), the compaction moves the visible ones into pair 0, where the sort reads.
+        // The projection writes each splat's key and workgroup rank into set 1 (free until the sort's first
+        // iteration writes it), the compaction moves the visible ones into set 0, where the sort reads.
         let visible_counts =
             ScanTable::with_kernels(renderer.sort(), queue, gpu_scene.num_splats.div_ceil(PROJECT_WORKGROUP_SIZE));
         let FrameGroups { project_groups, compact_group, draw_groups } = pipelines.frame_groups(
@@ -199,7 +199,7 @@ impl SceneBuffers {
             sort_buffers,
             sorter,
             options,
-            pair_cap: None,
+            entry_cap: None,
             renderer: renderer.clone(),
             visible_counts,
             uniforms,
@@ -246,7 +246,7 @@ impl SceneBuffers {
         if options.draw == DrawPath::Compute
             && let Err(error) = self.set_compute_path(device, queue, options)
         {
-            // The depth sort back as it was, so its output slot is the one the compute path was laid out for.
+            // The depth sort back as it was, so its output buffer set is the one the compute path was laid out for.
             self.set_depth_sort(device, options, old)?;
             return Err(error);
         }
@@ -276,15 +276,15 @@ impl SceneBuffers {
         queue: &wgpu::Queue,
         options: SceneOptions,
     ) -> Result<(), RenderError> {
-        let cap = self.pair_cap.unwrap_or(tile::default_pair_cap(device, self.scene.num_splats));
+        let cap = self.entry_cap.unwrap_or(tile::default_entry_cap(device, self.scene.num_splats));
         let entries = compute_entries(device, self.scene.num_splats, cap);
         if u64::from(entries) > buffer_entries(&self.sort_buffers) {
             self.grow_sort_buffers(device, entries, options)?;
         }
         let sort = (options.algorithm, options.sort.radix_bits);
-        let depth = (&self.sort_buffers, self.sorter.output_slot());
+        let depth = (&self.sort_buffers, self.sorter.output_set());
         match self.tiles.as_mut() {
-            Some(tiles) if tiles.pair_cap() == cap => tiles.set_sort(device, queue, depth, sort.0, sort.1)?,
+            Some(tiles) if tiles.entry_cap() == cap => tiles.set_sort(device, queue, depth, sort.0, sort.1)?,
             _ => {
                 let n = self.scene.num_splats;
                 self.tiles = Some(tile::TileRaster::new(&self.renderer, queue, n, depth, sort, cap)?);
@@ -293,7 +293,7 @@ impl SceneBuffers {
         Ok(())
     }
 
-    /// Makes the depth sort's buffers hold `entries` (the compute path's pairs sort in them), with the sorter and
+    /// Makes the depth sort's buffers hold `entries` (the compute path's entries sort in them), with the sorter and
     /// the frame's bind groups over them. The caller makes the compute path anew; until it does, the old one keeps
     /// its pairs in the old buffers and binds the new depth order.
     fn grow_sort_buffers(
@@ -324,41 +324,41 @@ impl SceneBuffers {
         Ok(())
     }
 
-    /// Grows the compute path's cap on pairs to a quarter more than `pairs` (a frame's `FrameCounts::tile_pairs`),
+    /// Grows the compute path's cap on entries to a quarter more than `entries` (a frame's `FrameCounts::tile_entries`),
     /// within the device's limits, when they passed the cap (that frame was drawn with quads) or came within
     /// 1/16 of it (so that a camera moving on is not drawn with quads for a frame).
-    pub fn grow_tile_pairs(&mut self, queue: &wgpu::Queue, pairs: u32) -> Result<(), RenderError> {
+    pub fn grow_tile_entries(&mut self, queue: &wgpu::Queue, entries: u32) -> Result<(), RenderError> {
         let device = self.renderer.device();
         let Some(tiles) = self.tiles.as_ref() else { return Ok(()) };
-        let cap = tiles.pair_cap();
-        if pairs <= cap - cap / 16 {
+        let cap = tiles.entry_cap();
+        if entries <= cap - cap / 16 {
             return Ok(());
         }
-        let limit = tile::default_pair_cap(device, u32::MAX);
-        let grown = pairs.saturating_add(pairs / 4).min(limit);
+        let limit = tile::default_entry_cap(device, u32::MAX);
+        let grown = entries.saturating_add(entries / 4).min(limit);
         if grown <= cap {
             return Ok(());
         }
-        self.set_tile_pair_cap(queue, grown)
+        self.set_tile_entry_cap(queue, grown)
     }
 
     /// Sets the compute path's cap on (tile, splat) entries, which makes its sort and buffers anew (and the depth
     /// sort's buffers longer where the cap needs them to be) when the path is in use. On an error the old cap stays.
-    pub fn set_tile_pair_cap(&mut self, queue: &wgpu::Queue, cap: u32) -> Result<(), RenderError> {
-        let old = self.pair_cap.replace(cap);
+    pub fn set_tile_entry_cap(&mut self, queue: &wgpu::Queue, cap: u32) -> Result<(), RenderError> {
+        let old = self.entry_cap.replace(cap);
         if self.options.draw == DrawPath::Compute {
             let device = &self.renderer.device().clone();
             if let Err(error) = self.set_compute_path(device, queue, self.options) {
-                self.pair_cap = old;
+                self.entry_cap = old;
                 return Err(error);
             }
         }
         Ok(())
     }
 
-    /// The compute path's cap on pairs (None while it has not been made).
-    pub fn tile_pair_cap(&self) -> Option<u32> {
-        self.tiles.as_ref().map(tile::TileRaster::pair_cap)
+    /// The compute path's cap on entries (None while it has not been made).
+    pub fn tile_entry_cap(&self) -> Option<u32> {
+        self.tiles.as_ref().map(tile::TileRaster::entry_cap)
     }
 
     pub fn scene(&self) -> &GpuScene {
@@ -369,10 +369,10 @@ impl SceneBuffers {
         &self.sorter
     }
 
-    /// The key/value pairs the frame sorts (the sorted indices are in pair `sorter().output_slot()` until the compute
+    /// The key/value pairs the frame sorts (the sorted indices are in set `sorter().output_set()` until the compute
     /// path sorts its pairs in the same buffers: read them after a frame of the quad path, or at
     /// `HookPoint::AfterSort`; on the compute path the sorted keys are overwritten by the tile counts in every frame,
-    /// even one past the cap on pairs, and only the indices survive such a frame).
+    /// even one past the cap on entries, and only the indices survive such a frame).
     pub fn sort_buffers(&self) -> &SortBuffers {
         &self.sort_buffers
     }
@@ -388,7 +388,7 @@ impl SceneBuffers {
         FrameCounts::from_bytes(&crate::gpu::read_buffer_blocking(device, queue, &self.draw_args, DRAW_ARGS_BYTES))
     }
 
-    /// The compute path's per-tile pair ranges (first and end pair, two words a tile) as the last frame left them,
+    /// The compute path's per-tile entry ranges (first and end entry, two words a tile) as the last frame left them,
     /// blocking; None before the compute path was first taken. Each frame's rasterizer zeroes them behind it.
     pub fn tile_ranges_blocking(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Option<Vec<u32>> {
         let ranges = self.tiles.as_ref()?.ranges();
@@ -421,7 +421,7 @@ impl SceneBuffers {
         self.sorter.allocated_bytes()
     }
 
-    /// The compute path's memory beyond its pairs' sort's temporaries (None while it has not been made): its tile
+    /// The compute path's memory beyond its entries' sort's temporaries (None while it has not been made): its tile
     /// ranges and small buffers, and its per-position counts where they did not fit the depth sort's buffers.
     pub fn tile_bytes_beside_their_sort(&self) -> Option<u64> {
         self.tiles.as_ref().map(|t| t.allocated_bytes() - t.sort_temp_bytes())

@@ -73,7 +73,7 @@ impl SceneBuffers {
         let compute = self.options.draw == DrawPath::Compute;
         // Timed, or with a hook that needs the encoder between two stages: a compute pass per stage. Otherwise the
         // frame's compute work is one compute pass.
-        let output_slot = if timer.as_deref().is_some_and(GpuTimer::is_timing) || hook.is_some() {
+        let output_set = if timer.as_deref().is_some_and(GpuTimer::is_timing) || hook.is_some() {
             let mut stages = Stages::Passes { encoder, timer: timer.as_deref_mut(), repeat };
             self.record_compute(device, queue, camera, params, &mut stages, hook)?
         } else {
@@ -81,13 +81,13 @@ impl SceneBuffers {
             let mut pass = encoder.begin_compute_pass(&descriptor);
             self.record_compute(device, queue, camera, params, &mut Stages::One(&mut pass), None)?
         };
-        self.record_quads(encoder, output_slot, compute, params.background, (timer, repeat));
+        self.record_quads(encoder, output_set, compute, params.background, (timer, repeat));
         // The sort's look-back counters and the compute path's pair count ride along with the counts (words 5 to
         // 7), read back without a stall. Copied last: a copy between two passes waits for the one before it.
         self.sorter.copy_lookback_stats(encoder, &self.draw_args, draw_args_offset!(sort_fallbacks));
         if let Some(tiles) = self.tiles.as_ref().filter(|_| compute) {
-            let at = draw_args_offset!(tile_pairs);
-            encoder.copy_buffer_to_buffer(tiles.draw_args(), tile::ARGS_PAIRS, &self.draw_args, at, 4);
+            let at = draw_args_offset!(tile_entries);
+            encoder.copy_buffer_to_buffer(tiles.draw_args(), tile::ARGS_ENTRIES, &self.draw_args, at, 4);
         }
         Ok(())
     }
@@ -126,7 +126,7 @@ impl SceneBuffers {
     }
 
     /// The frame's compute stages: depth keys, the depth sort with `hook` on either side (given the encoder when
-    /// `stages` has one), and for the compute path the tiles. Returns the sort's output slot.
+    /// `stages` has one), and for the compute path the tiles. Returns the sort's output buffer set.
     fn record_compute(
         &mut self,
         device: &wgpu::Device,
@@ -141,14 +141,14 @@ impl SceneBuffers {
             hook(encoder, &self.sort_buffers, HookPoint::BeforeSort);
         }
         // Only the visible splats are sorted: their number stays on the GPU.
-        let output_slot = stages.sort(&mut self.sorter, queue, None);
+        let output_set = stages.sort(&mut self.sorter, queue, None);
         if let (Some(hook), Stages::Passes { encoder, .. }) = (hook.as_mut(), &mut *stages) {
-            hook(encoder, &self.sort_buffers, HookPoint::AfterSort { output_slot });
+            hook(encoder, &self.sort_buffers, HookPoint::AfterSort { output_set });
         }
         if self.options.draw == DrawPath::Compute {
-            self.record_tiles(device, queue, camera, params.background, output_slot, stages)?;
+            self.record_tiles(device, queue, camera, params.background, output_set, stages)?;
         }
-        Ok(output_slot)
+        Ok(output_set)
     }
 
     /// The depth-keys stage: projection, the scan of the per-workgroup visible counts, and the compaction of the
@@ -171,7 +171,7 @@ impl SceneBuffers {
         });
     }
 
-    /// The compute path: the depth-sorted splats binned to tiles (their pairs sorted by tile), then each tile
+    /// The compute path: the depth-sorted splats binned to tiles (their entries sorted by tile), then each tile
     /// blended. The pairs the frame needed ride along with the counts (word 7).
     fn record_tiles(
         &mut self,
@@ -179,7 +179,7 @@ impl SceneBuffers {
         queue: &wgpu::Queue,
         camera: &Camera,
         background: [f32; 3],
-        output_slot: usize,
+        output_set: usize,
         stages: &mut Stages<'_, '_>,
     ) -> Result<(), RenderError> {
         let tiles = self.tiles.as_mut().expect("made by set_options for the compute path");
@@ -189,7 +189,7 @@ impl SceneBuffers {
             projected: &self.projected,
             parts: self.renderer.binding().parts,
             depth: &self.sort_buffers,
-            depth_slot: output_slot,
+            depth_set: output_set,
             accumulation: view,
             image_generation: self.image_generation,
             width: camera.width,
@@ -202,11 +202,11 @@ impl SceneBuffers {
     }
 
     /// The quads, back to front. The compute path writes every pixel first; the quad pass then loads the image and
-    /// draws over it only in a frame whose pairs passed the cap (its instance count is decided on the GPU).
+    /// draws over it only in a frame whose entries passed the cap (its instance count is decided on the GPU).
     fn record_quads(
         &self,
         encoder: &mut wgpu::CommandEncoder,
-        output_slot: usize,
+        output_set: usize,
         compute: bool,
         background: [f32; 3],
         (timer, repeat): (Option<&mut GpuTimer>, u32),
@@ -230,7 +230,7 @@ impl SceneBuffers {
             multiview_mask: None,
         });
         pass.set_pipeline(&self.renderer.pipelines().draw);
-        pass.set_bind_group(0, &self.draw_groups[output_slot], &[]);
+        pass.set_bind_group(0, &self.draw_groups[output_set], &[]);
         match self.tiles.as_ref().filter(|_| compute) {
             Some(tiles) => pass.draw_indirect(tiles.draw_args(), 0),
             None => pass.draw_indirect(&self.draw_args, 0),

@@ -14,7 +14,7 @@ pub struct GpuMemory {
     pub frame: u64,
     /// The depth sort: its two key/value buffer pairs (which the compute path's pairs reuse) and its temporaries.
     pub sort: u64,
-    /// The compute path: its pairs' sort's temporaries, the tile ranges (its per-splat counts are in the sort's
+    /// The compute path: its entries' sort's temporaries, the tile ranges (its per-splat counts are in the sort's
     /// buffers).
     pub tiles: u64,
     /// The accumulation image.
@@ -51,13 +51,13 @@ impl GpuMemory {
     }
 
     /// What a renderer of `num_splats` splats at `sh_degree` in `format` allocates for its scene, frame and sort
-    /// buffers, and with `draw` = compute, the tile path's at its default cap on pairs (`tile_pair_cap` pairs).
+    /// buffers, and with `draw` = compute, the tile path's at its default cap on entries (`tile_entry_cap` entries).
     /// The depth sort takes its two key/value pairs (16 bytes an entry), as many entries as splats or, with the
-    /// tile path, as its cap on pairs (the pairs are sorted in the same buffers), and its temporaries, counted at
+    /// tile path, as its cap on entries (the entries are sorted in the same buffers), and its temporaries, counted at
     /// the largest: the tutorial sort's rank per key (4 bytes; the subgroup sort and OneSweep keep counts per
     /// tile, far less). The tile path adds its sort's temporaries, the same way; its count per splat and their
     /// scan are in the sort's buffers.
-    pub fn estimate(num_splats: u64, sh_degree: u32, format: GpuFormat, draw: DrawPath, tile_pair_cap: u64) -> Self {
+    pub fn estimate(num_splats: u64, sh_degree: u32, format: GpuFormat, draw: DrawPath, tile_entry_cap: u64) -> Self {
         const PAIR_BYTES: u64 = 16;
         const TEMP_BYTES_PER_KEY: u64 = 4;
         let n = num_splats.max(1);
@@ -65,7 +65,7 @@ impl GpuMemory {
         let (entries, tiles) = match draw {
             DrawPath::Raster => (n, 0),
             // The per-position counts and their scan live in one of the sort's buffers (`TileRaster::counts_in`).
-            DrawPath::Compute => (n.max(tile_pair_cap).max(scan(n) / 4), TEMP_BYTES_PER_KEY * tile_pair_cap),
+            DrawPath::Compute => (n.max(tile_entry_cap).max(scan(n) / 4), TEMP_BYTES_PER_KEY * tile_entry_cap),
         };
         Self {
             scene: n * format.scene_bytes(sh_degree),
@@ -101,10 +101,10 @@ pub fn check_fits(
     sh_degree: u32,
     format: GpuFormat,
     draw: DrawPath,
-    tile_pair_cap: u64,
+    tile_entry_cap: u64,
 ) -> Result<(), RenderError> {
     let Some(available) = available else { return Ok(()) };
-    let needed = |f| GpuMemory::estimate(num_splats, sh_degree, f, draw, tile_pair_cap);
+    let needed = |f| GpuMemory::estimate(num_splats, sh_degree, f, draw, tile_entry_cap);
     let estimate = needed(format);
     if estimate.buffers() <= available {
         return Ok(());

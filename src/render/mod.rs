@@ -7,7 +7,7 @@
 //! - `SceneBuffers` (`buffers.rs`), once per scene: the packed splats (`GpuScene`, in a `GpuFormat` fixed at
 //!   upload), the depth sort and its buffers, the frame's buffers and bind groups. What rebuilds something changes
 //!   through a method that says what it rebuilds: `set_options` (`SceneOptions`: the sort, its radix settings, the
-//!   draw path), `set_tile_pair_cap` and `grow_tile_pairs` (the compute path's cap on (tile, splat) entries);
+//!   draw path), `set_tile_entry_cap` and `grow_tile_entries` (the compute path's cap on (tile, splat) entries);
 //! - `FrameParams`, per frame: SH degree, splat scale, antialiasing, background, passed with the camera to
 //!   `SceneBuffers::encode_frame`, which records
 //!
@@ -53,13 +53,13 @@
 //! indexes them by the splat's place in the part (keys, ranks and workgroup counts by the splat); the quad draw and
 //! the tile passes bind all parts of the projection and read a splat through a generated accessor (part
 //! `i / len`, a switch). A device with fewer than 16 storage buffers per stage gets one part. The sort's buffers and
-//! the tile pairs stay one binding each (4 B a key: 2 GiB holds the 2^29 keys the sort takes at most; the pair cap
-//! stays under both). **One set of sort buffers**: the compute path sorts its pairs in the depth sort's four buffers
-//! (`TileRaster::pairs_in`), which the renderer makes as long as the pair cap (`depth_buffers`, `compute_entries`): the
-//! emit writes the pairs into the pair the depth sort left free while reading the depth order from the other, and
-//! the pairs' sort ping-pongs between the two; the per-position tile counts and their scan are in the depth sort's
+//! the tile entries stay one binding each (4 B a key: 2 GiB holds the 2^29 keys the sort takes at most; the entry cap
+//! stays under both). **One set of sort buffers**: the compute path sorts its entries in the depth sort's four buffers
+//! (`TileRaster::entries_in`), which the renderer makes as long as the entry cap (`depth_buffers`, `compute_entries`): the
+//! emit writes the entries into the buffer set the depth sort left free while reading the depth order from the other, and
+//! the entries' sort ping-pongs between the two; the per-position tile counts and their scan are in the depth sort's
 //! sorted keys, spent by then (`TileRaster::counts_in`, `ScanTable::in_buffer`). The depth order is therefore read right after its sort (`HookPoint::AfterSort`: the
-//! viewer's sort check), and a frame past the cap sorts no pairs, so the quad fallback still finds it. **Memory** (`render/memory.rs`): `GpuMemory` is the renderer's bytes by part (scene, frame,
+//! viewer's sort check), and a frame past the cap sorts no entries, so the quad fallback still finds it. **Memory** (`render/memory.rs`): `GpuMemory` is the renderer's bytes by part (scene, frame,
 //! sort, tiles, image) from the buffers made (a test checks it against wgpu's own count), and `GpuMemory::estimate`
 //! the same from the sizes alone, which `info` prints and which is checked against the GPU's memory (its largest
 //! device-local Vulkan heap, read through wgpu-hal) before anything is uploaded. Files: `render/scene.rs` (the
@@ -69,23 +69,23 @@
 //! blit (`DrawPath`, chosen per adapter by `DrawPath::for_adapter`: the tiles on a GPU, the quads on a CPU driver):
 //! - the quad path (`render/draw.wgsl`): instanced quads through the raster pipeline, back to front;
 //! - `render::tile`, the compute path (`render/tiles.wgsl`, `TileRaster`: pipelines compiled when a renderer on the
-//!   device first takes the path, its pairs and its count table in the depth sort's buffers, the tile
-//!   ranges once per resolution, bind groups when the depth sort's output slot or the image changes). It bins the depth-sorted splats to 16x16 tiles:
+//!   device first takes the path, its entries and its count table in the depth sort's buffers, the tile
+//!   ranges once per resolution, bind groups when the depth sort's output buffer set or the image changes). It bins the depth-sorted splats to 16x16 tiles:
 //!   `tile_count` counts, in sorted order, the tiles each splat's ellipse touches (`ellipse_tile_count` in
 //!   `render/common.wgsl`: the exact ellipse-rectangle test, row of tiles by row: over a strip of pixel-centre rows
 //!   the ellipse's x range is found at its extreme points clamped into the strip), the shared scan turns the counts
-//!   into first pairs, and the emit writes the (tile, splat) pairs by walking the same rows with the
+//!   into first entries, and the emit writes the (tile, splat) entries by walking the same rows with the
 //!   same function, in one of two ways (one kernel, `tile_emit`) that the one-thread `tile_prepare` picks on the GPU
-//!   from the frame's pairs per visible splat: at most 3, one thread per sorted position writes its splat's pairs (the 3DGS rasterizer's
-//!   duplicateWithKeys; no search); more, one thread per pair finds its sorted position by binary search over the
+//!   from the frame's entries per visible splat: at most 3, one thread per sorted position writes its splat's entries (the 3DGS rasterizer's
+//!   duplicateWithKeys; no search); more, one thread per entry finds its sorted position by binary search over the
 //!   scanned counts (so a splat over a thousand tiles costs no thread more than a small one). The emit is another
-//!   pipeline than the count, so where a compiler rounds the two apart the missing pairs get a sentinel tile id past the
+//!   pipeline than the count, so where a compiler rounds the two apart the missing entries get a sentinel tile id past the
 //!   last, which sorts last and no range includes, and extra tiles are left out. The scan of the counts adds in u32;
-//!   `tile_count` also adds each workgroup's pairs in units of 1024 to a counter that cannot wrap, and a frame whose
-//!   total may have wrapped (2^32 pairs: 100M splats from inside at 4K) overflows to the quads like any frame past
+//!   `tile_count` also adds each workgroup's entries in units of 1024 to a counter that cannot wrap, and a frame whose
+//!   total may have wrapped (2^32 entries: 100M splats from inside at 4K) overflows to the quads like any frame past
 //!   the cap. **splatsort's
-//!   own radix sort** orders the pairs by tile id (13 bits at 1080p, with the sentinel), stably, so each tile's list
-//!   stays in depth order; `tile_ranges` writes the range of each tile that has pairs (the rasterizer zeroes each
+//!   own radix sort** orders the entries by tile id (13 bits at 1080p, with the sentinel), stably, so each tile's list
+//!   stays in depth order; `tile_ranges` writes the range of each tile that has entries (the rasterizer zeroes each
 //!   tile's range behind it, so no clear runs between passes). The rasterizer runs one 256-invocation workgroup per
 //!   tile: its pixels are eight 8x4 blocks, each shaded by 32 consecutive invocations (a 32-lane subgroup is one
 //!   compact block); batches of 256 splats go through workgroup memory as compact records (centre, conic pre-scaled
@@ -97,7 +97,7 @@
 //!   (`render/tiles.wgsl`), or, on devices whose subgroups have at most 32 lanes, each subgroup reads a subgroup's
 //!   worth of block masks at once, takes a ballot of the splats that touch its blocks and walks only those
 //!   (`render/walk_subgroup.wgsl`; a device without such ballots appends `render/walk_plain.wgsl` instead). The
-//!   ballot walk takes frames of at most 8 pairs per visible splat: it is 10% faster where splats are small and 13%
+//!   ballot walk takes frames of at most 8 entries per visible splat: it is 10% faster where splats are small and 13%
 //!   slower where nearly every splat touches every block (views from inside). Both draw the same image, byte for
 //!   byte (tested).
 //! - **One coverage rule and one stop rule** (`render/common.wgsl`, `render/tiles.wgsl`, `render::cpu`): a splat
@@ -110,12 +110,12 @@
 //!   reference; the quad path blends back to front and cannot stop, so in a pixel that stops it adds what is behind,
 //!   at most the transmittance left there (under 0.01, as alpha is at most 0.99), and in practice far less. The quad
 //!   path blends in f16, the tile path in f32 (closer to the f64 reference).
-//! - **The pair cap**: pairs are capped (8 per splat up to 2^24 pairs, 1.5 per splat past that, at least 2^18,
+//! - **The entry cap**: entries are capped (8 per splat up to 2^24 entries, 1.5 per splat past that, at least 2^18,
 //!   within the device's binding limit: a framed 1080p view of 20M-100M splats needs 1.32-1.36). When a frame
-//!   needs more, `tile_prepare` (on the GPU) writes no pairs and gives the quad draw the visible count as its
+//!   needs more, `tile_prepare` (on the GPU) writes no entries and gives the quad draw the visible count as its
 //!   instance count, the rasterizer writes only the background, and the quad pass draws the frame over it: the frame
 //!   still draws, with no readback. The count comes back with the frame counts; the viewer, `render` and
-//!   `render-bench` then grow the cap (`SceneBuffers::grow_tile_pairs`) and the panel says so; the viewer also grows
+//!   `render-bench` then grow the cap (`SceneBuffers::grow_tile_entries`) and the panel says so; the viewer also grows
 //!   it ahead when a frame comes within 1/16 of it.
 
 pub mod cpu;

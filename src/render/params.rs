@@ -7,11 +7,11 @@ use super::*;
 /// Where in the frame `SceneBuffers::encode_frame_with` calls its hook.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HookPoint {
-    /// Between the projection and the depth sort: the unsorted pairs are in pair 0, the visible count in `count()`.
+    /// Between the projection and the depth sort: the unsorted pairs are in set 0, the visible count in `count()`.
     BeforeSort,
-    /// Right after the depth sort: its result is in pair `output_slot`. Read it here, not after the frame: the
-    /// compute path's pairs reuse the depth sort's buffers (`tile`).
-    AfterSort { output_slot: usize },
+    /// Right after the depth sort: its result is in set `output_set`. Read it here, not after the frame: the
+    /// compute path's entries reuse the depth sort's buffers (`tile`).
+    AfterSort { output_set: usize },
 }
 
 /// What `SceneBuffers::encode_frame_with` records at each `HookPoint`, given the depth sort's buffers.
@@ -38,7 +38,7 @@ pub(super) struct DrawArgs {
     pub(super) sort_fallbacks: u32,
     pub(super) sort_table_free_tiles: u32,
     /// The compute path's pair count, copied from its arguments.
-    pub(super) tile_pairs: u32,
+    pub(super) tile_entries: u32,
 }
 
 /// Bytes of the draw-arguments buffer.
@@ -58,8 +58,8 @@ pub struct FrameCounts {
     pub visible: u32,
     /// Splats culled because their projected covariance is not finite (scales too large for f32).
     pub culled_nonfinite: u32,
-    /// Compute path: the (tile, splat) pairs the frame needed (past the cap, the frame was drawn with quads).
-    pub tile_pairs: u32,
+    /// Compute path: the (tile, splat) entries the frame needed (past the cap, the frame was drawn with quads).
+    pub tile_entries: u32,
     /// OneSweep: look-back steps of the frame's sort that counted a tile's keys (the fallback); 0 otherwise.
     pub sort_fallbacks: u32,
     /// OneSweep: tiles of the frame's sort that could not use the status table.
@@ -77,7 +77,7 @@ impl FrameCounts {
             culled_nonfinite: args.culled_nonfinite,
             sort_fallbacks: args.sort_fallbacks,
             sort_table_free_tiles: args.sort_table_free_tiles,
-            tile_pairs: args.tile_pairs,
+            tile_entries: args.tile_entries,
         }
     }
 

@@ -21,12 +21,12 @@ pub struct RendererOptions {
     /// The compute path's rasterizer walks by subgroup ballots in frames of at most this many (tile, splat) entries
     /// per visible splat (0: never, `u32::MAX`: always), where the device has 32-lane ballots
     /// (`tile::has_ballot_walk`). The two walks draw the same image; tests run both.
-    pub ballot_walk_max_pairs_per_splat: u32,
+    pub ballot_walk_max_entries_per_splat: u32,
 }
 
 impl Default for RendererOptions {
     fn default() -> Self {
-        Self { binding: None, memory: None, ballot_walk_max_pairs_per_splat: tile::BALLOT_MAX_PAIRS_PER_SPLAT }
+        Self { binding: None, memory: None, ballot_walk_max_entries_per_splat: tile::BALLOT_MAX_ENTRIES_PER_SPLAT }
     }
 }
 
@@ -40,7 +40,7 @@ pub(super) struct RendererShared {
     pub(super) tiles: OnceLock<Arc<tile::TilePipelines>>,
     /// The compute path's rasterizer walks by subgroup ballots (`render/walk_subgroup.wgsl`) in frames of at most
     /// this many (tile, splat) entries per visible splat; 0: never (the device has no 32-lane ballots).
-    pub(super) ballot_max_pairs_per_splat: u32,
+    pub(super) ballot_max_entries_per_splat: u32,
     pub(super) sort: SortKernels,
 }
 
@@ -54,7 +54,7 @@ impl Renderer {
     pub fn with_options(device: &wgpu::Device, options: RendererOptions) -> Self {
         let binding = options.binding.unwrap_or_else(|| Binding::for_device(device));
         let memory = options.memory.or_else(|| memory::device_memory(device));
-        let ballot = if tile::has_ballot_walk(device) { options.ballot_walk_max_pairs_per_splat } else { 0 };
+        let ballot = if tile::has_ballot_walk(device) { options.ballot_walk_max_entries_per_splat } else { 0 };
         Self(Arc::new(RendererShared {
             device: device.clone(),
             binding,
@@ -62,7 +62,7 @@ impl Renderer {
             pipelines: Pipelines::new(device, binding.parts),
             blit: Mutex::new(HashMap::new()),
             tiles: OnceLock::new(),
-            ballot_max_pairs_per_splat: ballot,
+            ballot_max_entries_per_splat: ballot,
             sort: SortKernels::new(device),
         }))
     }
@@ -99,7 +99,7 @@ impl Renderer {
                 Arc::new(tile::TilePipelines::new(
                     &shared.device,
                     shared.binding.parts,
-                    shared.ballot_max_pairs_per_splat,
+                    shared.ballot_max_entries_per_splat,
                 ))
             })
             .clone()
@@ -142,7 +142,7 @@ pub(super) struct FrameBindings<'a> {
     pub(super) visible_counts: &'a wgpu::Buffer,
 }
 
-/// The frame's bind groups: the projection's, the compaction's, and the draw's for each sort output slot.
+/// The frame's bind groups: the projection's, the compaction's, and the draw's for each sort output buffer set.
 pub(super) struct FrameGroups {
     pub(super) project_groups: Vec<wgpu::BindGroup>,
     pub(super) compact_group: wgpu::BindGroup,

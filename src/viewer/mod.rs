@@ -583,8 +583,8 @@ impl Running {
             visible: counts.map(|c| c.visible),
             culled_nonfinite: counts.map_or(0, |c| c.culled_nonfinite),
             lookback: counts.map_or((0, 0), |c| (c.sort_fallbacks, c.sort_table_free_tiles)),
-            tile_pairs: (self.panel.options.draw == crate::render::DrawPath::Compute)
-                .then(|| (counts.map_or(0, |c| c.tile_pairs), buffers.tile_pair_cap().unwrap_or(0))),
+            tile_entries: (self.panel.options.draw == crate::render::DrawPath::Compute)
+                .then(|| (counts.map_or(0, |c| c.tile_entries), buffers.tile_entry_cap().unwrap_or(0))),
             sort_temp_bytes: buffers.sort_temp_bytes(),
             file_sh_degree: self.scene.file_sh_degree,
             file_antialiased: self.scene.file_antialiased,
@@ -801,9 +801,9 @@ impl Running {
                         lab.capture(e, buffers);
                     }
                 }
-                HookPoint::AfterSort { output_slot } => {
+                HookPoint::AfterSort { output_set } => {
                     if verify {
-                        readbacks.record_verify(device, e, buffers, output_slot, num_splats);
+                        readbacks.record_verify(device, e, buffers, output_set, num_splats);
                     }
                 }
             };

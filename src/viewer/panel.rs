@@ -232,8 +232,8 @@ pub struct PanelInfo<'a> {
     pub sort_temp_bytes: u64,
     /// OneSweep's look-back counters of the newest frame read back: (fallbacks, table-free tiles).
     pub lookback: (u32, u32),
-    /// Compute draw path: the newest frame's (tile, splat) pairs and the cap.
-    pub tile_pairs: Option<(u32, u32)>,
+    /// Compute draw path: the newest frame's (tile, splat) entries and the cap.
+    pub tile_entries: Option<(u32, u32)>,
     pub timings: &'a TimingStats,
     pub timings_unavailable: Option<&'a str>,
     pub cpu: &'a CpuStats,
@@ -358,13 +358,13 @@ fn sort_section(ui: &mut egui::Ui, state: &mut PanelState, info: &PanelInfo<'_>)
         ui.radio_value(&mut state.options.draw, DrawPath::Raster, "quads (raster)");
         ui.radio_value(&mut state.options.draw, DrawPath::Compute, "tiles (compute)");
     });
-    if let Some((pairs, cap)) = info.tile_pairs {
-        let per_splat = info.visible.filter(|&v| v > 0).map_or(0.0, |v| f64::from(pairs) / f64::from(v));
-        ui.small(format!("{pairs} tile-splat pairs, {per_splat:.2} per visible splat (cap {cap})"));
-        if pairs > cap {
+    if let Some((entries, cap)) = info.tile_entries {
+        let per_splat = info.visible.filter(|&v| v > 0).map_or(0.0, |v| f64::from(entries) / f64::from(v));
+        ui.small(format!("{entries} tile-splat entries, {per_splat:.2} per visible splat (cap {cap})"));
+        if entries > cap {
             ui.colored_label(
                 egui::Color32::YELLOW,
-                "pairs over the cap: this frame was drawn with quads; the cap grows for the next",
+                "entries over the cap: this frame was drawn with quads; the cap grows for the next",
             );
         }
     }
@@ -595,7 +595,7 @@ fn timings_table(ui: &mut egui::Ui, state: &mut PanelState, stats: &TimingStats)
         for (index, kind) in stats.sort_kinds().iter().enumerate() {
             rows.push((format!("sort: {}", kind.short_name()), stats.kind_ms(*kind)));
             // OneSweep's digit passes are the sort: one row each.
-            if *kind == PassKind::SortDigitPass {
+            if *kind == PassKind::Sort(crate::sort::timing::SortPass::DigitPass) {
                 for i in 0..stats.iterations() {
                     rows.push((format!("      digit {i}"), stats.iteration_ms(i, index)));
                 }

@@ -1,5 +1,5 @@
 //! What the viewer reads back from the GPU, all through the shared `AsyncReadback` and never waiting: the frame's
-//! counts (visible splats, culled ones, look-back counters, tile pairs) every frame, the sort check when asked, and
+//! counts (visible splats, culled ones, look-back counters, tile entries) every frame, the sort check when asked, and
 //! screenshots. Each is recorded into a frame's encoder, mapped after its submission and collected a frame or more
 //! later.
 
@@ -98,7 +98,7 @@ impl Readbacks {
         }
     }
 
-    /// Records the sort check's copies of the depth order of `num_splats` splats, sorted into pair `slot` of
+    /// Records the sort check's copies of the depth order of `num_splats` splats, sorted into set `set` of
     /// `buffers`: called right after the depth sort (`HookPoint::AfterSort`), since the compute path's pairs reuse
     /// the buffers later in the frame.
     pub fn record_verify(
@@ -144,13 +144,13 @@ impl Readbacks {
         }
     }
 
-    /// Takes whatever has arrived (the caller polls the device). A frame whose tile pairs passed the cap grows it.
+    /// Takes whatever has arrived (the caller polls the device). A frame whose tile entries passed the cap grows it.
     pub fn collect(&mut self, queue: &wgpu::Queue, scene: &mut SceneBuffers, toasts: &mut Toasts) {
         for slot in &self.counts_ring {
             if let Some(counts) = slot.take_with(FrameCounts::from_bytes) {
                 self.counts = Some(counts);
-                // A frame whose pairs passed the cap was drawn with quads: grow the cap for the next ones.
-                if let Err(e) = scene.grow_tile_pairs(queue, counts.tile_pairs) {
+                // A frame whose entries passed the cap was drawn with quads: grow the cap for the next ones.
+                if let Err(e) = scene.grow_tile_entries(queue, counts.tile_entries) {
                     toasts.error(e.to_string());
                 }
             }

@@ -4,7 +4,6 @@
 
 use std::sync::OnceLock;
 
-use glam::{Quat, Vec3};
 use splatsort::gpu::{AdapterPreference, GpuContext};
 use splatsort::scene::Scene;
 
@@ -23,22 +22,8 @@ pub fn checked<T>(ctx: &GpuContext, what: &str, work: impl FnOnce() -> T) -> T {
     splatsort_wgsl_test::checked(&ctx.device, what, work)
 }
 
-/// A small scene of `n` splats at `sh_degree` with varied values, for the loader tests.
-pub fn sample_scene(n: usize, sh_degree: u32) -> Scene {
-    let coeffs = ((sh_degree + 1) * (sh_degree + 1)) as usize;
-    let mut scene = Scene { sh_degree, ..Default::default() };
-    for i in 0..n {
-        let t = i as f32;
-        scene.positions.push(Vec3::new(t * 0.5, -t * 0.25, 3.0 + t));
-        scene.scales.push(Vec3::new(0.1 + 0.01 * t, 0.2, 0.05));
-        scene.rotations.push(Quat::from_rotation_y(0.1 * t) * Quat::from_rotation_x(0.3));
-        scene.opacities.push(0.2 + 0.05 * (i % 10) as f32);
-        for k in 0..coeffs {
-            scene.sh.push([0.1 * k as f32 - t * 0.01, -0.05 * k as f32, 0.02 * (k + i) as f32]);
-        }
-    }
-    scene
-}
+#[allow(unused_imports, reason = "each test binary uses a different subset of these helpers")]
+pub use splatsort::scene::testing::sample_scene;
 
 /// The procedural demo scene (`Scene::demo`), made once per test binary.
 pub fn demo_scene() -> Scene {
@@ -90,7 +75,7 @@ pub struct Setup {
     pub sort: splatsort::sort::SortConfig,
     pub draw: splatsort::render::DrawPath,
     /// The compute path's cap on (tile, splat) entries (None: the device's default).
-    pub tile_pair_cap: Option<u32>,
+    pub tile_entry_cap: Option<u32>,
     pub sh_degree: u32,
     pub splat_scale: f32,
     pub antialias: bool,
@@ -105,7 +90,7 @@ impl Default for Setup {
             algorithm: options.algorithm,
             sort: options.sort,
             draw: options.draw,
-            tile_pair_cap: None,
+            tile_entry_cap: None,
             sh_degree: params.sh_degree,
             splat_scale: params.splat_scale,
             antialias: params.antialias,
@@ -138,8 +123,8 @@ impl Setup {
     ) -> Result<splatsort::render::SceneBuffers, splatsort::render::RenderError> {
         let mut buffers =
             splatsort::render::SceneBuffers::new(renderer, queue, scene, self.gpu_format, self.options())?;
-        if let Some(cap) = self.tile_pair_cap {
-            buffers.set_tile_pair_cap(queue, cap)?;
+        if let Some(cap) = self.tile_entry_cap {
+            buffers.set_tile_entry_cap(queue, cap)?;
         }
         Ok(buffers)
     }
@@ -160,8 +145,8 @@ impl Setup {
         queue: &wgpu::Queue,
     ) -> Result<(), splatsort::render::RenderError> {
         buffers.set_options(queue, self.options())?;
-        match self.tile_pair_cap {
-            Some(cap) => buffers.set_tile_pair_cap(queue, cap),
+        match self.tile_entry_cap {
+            Some(cap) => buffers.set_tile_entry_cap(queue, cap),
             None => Ok(()),
         }
     }

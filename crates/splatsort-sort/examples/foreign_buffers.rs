@@ -64,12 +64,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let output = sort.record(&queue, &mut encoder, count, None)?;
     queue.submit([encoder.finish()]);
 
-    // The result is in the program's pair `output.slot`.
+    // The result is in the program's buffer set `output.set`.
     let bytes = 4 * u64::from(count);
     let sorted_keys: Vec<u32> =
-        bytemuck::pod_collect_to_vec(&read_buffer_blocking(&device, &queue, &keys[output.slot], bytes));
+        bytemuck::pod_collect_to_vec(&read_buffer_blocking(&device, &queue, &keys[output.set], bytes));
     let sorted_values: Vec<u32> =
-        bytemuck::pod_collect_to_vec(&read_buffer_blocking(&device, &queue, &values[output.slot], bytes));
+        bytemuck::pod_collect_to_vec(&read_buffer_blocking(&device, &queue, &values[output.set], bytes));
     let (expected_keys, expected_values) = cpu::stable_sort_pairs(&input_keys, &input_values, config);
     match cpu::compare((&expected_keys, &expected_values), (&sorted_keys, &sorted_values)) {
         Ok(()) => {
@@ -101,7 +101,7 @@ async fn device() -> Result<(wgpu::Device, wgpu::Queue), Box<dyn std::error::Err
     Ok((device, queue))
 }
 
-/// The program's own pass: fills pair 0.
+/// The program's own pass: fills set 0.
 fn fill(device: &wgpu::Device, queue: &wgpu::Queue, keys: &wgpu::Buffer, values: &wgpu::Buffer, count: u32) {
     let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: Some("fill"),

@@ -2,8 +2,8 @@
 
 use crate::{KeyType, SortError, check_binding};
 
-/// The keys and values a sort works on, owned by the caller: two ping-pong pairs. Inputs go into pair 0 (the depth
-/// pass writes them there); a sort's result lands in pair `GpuSort::output_slot()`.
+/// The keys and values a sort works on, owned by the caller: two ping-pong buffer sets. Inputs go into set 0 (the depth
+/// pass writes them there); a sort's result lands in pair `GpuSort::output_set()`.
 pub struct SortBuffers {
     keys: [wgpu::Buffer; 2],
     values: [wgpu::Buffer; 2],
@@ -98,14 +98,14 @@ impl SortBuffers {
         Ok(())
     }
 
-    /// The keys of pair `slot` (0 or 1).
-    pub fn keys(&self, slot: usize) -> &wgpu::Buffer {
-        &self.keys[slot]
+    /// The keys of buffer set `set` (0 or 1).
+    pub fn keys(&self, set: usize) -> &wgpu::Buffer {
+        &self.keys[set]
     }
 
-    /// The values of pair `slot` (0 or 1).
-    pub fn values(&self, slot: usize) -> &wgpu::Buffer {
-        &self.values[slot]
+    /// The values of buffer set `set` (0 or 1).
+    pub fn values(&self, set: usize) -> &wgpu::Buffer {
+        &self.values[set]
     }
 
     /// Where a GPU pass puts the number of pairs to sort (its first u32) for `GpuSort::record_gpu_count`; a count
@@ -121,13 +121,13 @@ impl SortBuffers {
         Ok(())
     }
 
-    /// Uploads keys and values into pair 0 (tests and benchmarks; the renderer writes them on the GPU).
+    /// Uploads keys and values into set 0 (tests and benchmarks; the renderer writes them on the GPU).
     pub fn write_input(&self, queue: &wgpu::Queue, keys: &[u32], values: &[u32]) -> Result<(), SortError> {
         self.check_key_type(KeyType::U32)?;
         self.write_words(queue, bytemuck::cast_slice(keys), values)
     }
 
-    /// Uploads u64 keys and values into pair 0 of buffers made by `new_u64`.
+    /// Uploads u64 keys and values into set 0 of buffers made by `new_u64`.
     pub fn write_input_u64(&self, queue: &wgpu::Queue, keys: &[u64], values: &[u32]) -> Result<(), SortError> {
         self.check_key_type(KeyType::U64)?;
         self.write_words(queue, bytemuck::cast_slice(keys), values)
@@ -144,32 +144,31 @@ impl SortBuffers {
         Ok(())
     }
 
-    /// Reads the first `num_keys` pairs of `slot` back (blocking: tests, benchmarks, the viewer's verify button).
+    /// Reads the first `num_keys` pairs of buffer set `set` back (blocking: tests, benchmarks, the viewer's verify button).
     /// Keys come back as u32 words: two per key, low word first, from buffers of u64 keys.
     pub fn read_blocking(
         &self,
         device: &wgpu::Device,
         queue: &wgpu::Queue,
-        slot: usize,
+        set: usize,
         num_keys: u32,
     ) -> (Vec<u32>, Vec<u32>) {
         let bytes = u64::from(num_keys) * 4;
-        let keys =
-            crate::util::read_buffer_blocking(device, queue, &self.keys[slot], bytes * u64::from(self.key_words));
-        let values = crate::util::read_buffer_blocking(device, queue, &self.values[slot], bytes);
+        let keys = crate::util::read_buffer_blocking(device, queue, &self.keys[set], bytes * u64::from(self.key_words));
+        let values = crate::util::read_buffer_blocking(device, queue, &self.values[set], bytes);
         (bytemuck::pod_collect_to_vec(&keys), bytemuck::pod_collect_to_vec(&values))
     }
 
-    /// Reads the first `num_keys` u64 keys and their values of `slot` back (blocking: tests, benchmarks).
+    /// Reads the first `num_keys` u64 keys and their values of buffer set `set` back (blocking: tests, benchmarks).
     pub fn read_u64_blocking(
         &self,
         device: &wgpu::Device,
         queue: &wgpu::Queue,
-        slot: usize,
+        set: usize,
         num_keys: u32,
     ) -> (Vec<u64>, Vec<u32>) {
         assert_eq!(self.key_words, 2, "buffers of u64 keys");
-        let (words, values) = self.read_blocking(device, queue, slot, num_keys);
+        let (words, values) = self.read_blocking(device, queue, set, num_keys);
         (words.chunks_exact(2).map(|w| u64::from(w[0]) | (u64::from(w[1]) << 32)).collect(), values)
     }
 

@@ -219,7 +219,7 @@ fn record_passes(
     }
 }
 
-/// One of a radix iteration's passes around the scan: which pipeline, with the bind group reading pair `src`
+/// One of a radix iteration's passes around the scan: which pipeline, with the bind group reading set `src`
 /// (index 0 or 1), dispatched by which grid.
 pub(crate) struct DigitPass<'a> {
     pub name: &'static str,
@@ -301,7 +301,7 @@ pub(crate) fn record_cpu(
         let plan = d.params.cpu_plan(num_keys, d.tile_size, d.keys_per_group, d.max_dim);
         record_passes(sort, encoder, &plan, timer);
     }
-    Ok(crate::SortOutput { slot: (config.iterations() % 2) as usize, num_keys })
+    Ok(crate::SortOutput { set: (config.iterations() % 2) as usize, num_keys })
 }
 
 /// Records a sort of the count a GPU pass wrote into `SortBuffers::count()` (see `GpuSort::record_gpu_count`):
@@ -314,12 +314,12 @@ pub(crate) fn record_gpu(
 ) -> usize {
     match timer {
         Some(timer) if timer.is_timing() => {
-            let slot = write_gpu_count(sort, queue);
+            let set = write_gpu_count(sort, queue);
             let gpu_count = &sort.dispatch().gpu_count;
             let descriptor = wgpu::ComputePassDescriptor { label: Some("sort prepare"), timestamp_writes: None };
             gpu_count.record(&mut encoder.begin_compute_pass(&descriptor));
             sort.record_timed(encoder, &gpu_count.plan(), timer);
-            slot
+            set
         }
         _ => {
             let descriptor = wgpu::ComputePassDescriptor { label: Some("sort"), timestamp_writes: None };
@@ -334,14 +334,14 @@ pub(crate) fn record_gpu_in(
     queue: &wgpu::Queue,
     pass: &mut wgpu::ComputePass<'_>,
 ) -> usize {
-    let slot = write_gpu_count(sort, queue);
+    let set = write_gpu_count(sort, queue);
     let gpu_count = &sort.dispatch().gpu_count;
     gpu_count.record(pass);
     sort.record_in(pass, &gpu_count.plan());
-    slot
+    set
 }
 
-/// Writes what a sort of a GPU count needs through the queue; returns the output slot.
+/// Writes what a sort of a GPU count needs through the queue; returns the output buffer set.
 fn write_gpu_count(sort: &mut impl RadixPasses, queue: &wgpu::Queue) -> usize {
     let config = sort.config();
     sort.prepare(queue);

@@ -15,9 +15,9 @@
 //! themselves keep their bits. Each algorithm's kernels are in `shaders/<algorithm>/`.
 //!
 //! # Using it
-//! The caller owns the keys and values: [`SortBuffers`] holds two ping-pong pairs. Write the input into pair 0
+//! The caller owns the keys and values: [`SortBuffers`] holds two ping-pong buffer sets. Write the input into set 0
 //! (with a GPU pass of your own, or [`SortBuffers::write_input`]); a sort leaves its result in pair
-//! [`GpuSort::output_slot`]. A sort records into your command encoder and never submits or waits:
+//! [`GpuSort::output_set`]. A sort records into your command encoder and never submits or waits:
 //!
 //! ```no_run
 //! # fn sort(device: &wgpu::Device, queue: &wgpu::Queue) -> Result<(), splatsort_sort::SortError> {
@@ -30,7 +30,7 @@
 //! let mut encoder = device.create_command_encoder(&Default::default());
 //! let output = sort.record(queue, &mut encoder, 1 << 20, None)?;
 //! queue.submit([encoder.finish()]);
-//! // buffers.keys(output.slot) and buffers.values(output.slot) hold the sorted pairs.
+//! // buffers.keys(output.set) and buffers.values(output.set) hold the sorted pairs.
 //! # Ok(()) }
 //! ```
 //!
@@ -54,11 +54,11 @@
 //!
 //! GPU key-value radix sorts, one module per algorithm beside its WGSL, and
 //! the seam they share (`lib.rs`; `config`, `error`, `buffers`; `SortBuffers::from_buffers` wraps a caller's own
-//! buffers). The caller owns the keys and values (`SortBuffers`: two ping-pong pairs; input in
-//! pair 0, result in pair `iterations % 2`), and `GpuSort` is the one type the renderer, both benchmarks, the tests
+//! buffers). The caller owns the keys and values (`SortBuffers`: two ping-pong buffer sets; input in
+//! set 0, result in set `iterations % 2`), and `GpuSort` is the one type the renderer, both benchmarks, the tests
 //! and the viewer sort with: made once per capacity over the caller's buffers, `record(encoder, n, timer)` for a
 //! count known on the CPU and `record_gpu_count` for one a GPU pass wrote into `SortBuffers::count()` (a one-thread
-//! prepare pass, `shaders/prepare.wgsl`, writes the parameters and indirect dispatch sizes), the output slot, its settings, its pass kinds and the bytes it allocated. It is an **enum** over the algorithms, not a
+//! prepare pass, `shaders/prepare.wgsl`, writes the parameters and indirect dispatch sizes), the output buffer set, its settings, its pass kinds and the bytes it allocated. It is an **enum** over the algorithms, not a
 //! trait object: the set is closed and small, the viewer and CLI list it, and what differs per algorithm (the radix
 //! bits it takes, its pass kinds, why a device cannot run it) is plain data on `SortAlgorithm` that the panel and the
 //! benches loop over. Switching algorithm makes only the new algorithm's pipelines and temporaries; the key/value
@@ -127,7 +127,7 @@
 //!   - **Loops written out**: the module is made per tile shape from `unrolled_source`, which writes the digit
 //!     pass's per-key loops (`for k < KEYS_PER_THREAD`), the ballots' loops over the digit's bits and the
 //!     histogram's loop over a word's digits out as blocks `{ let k = 0u; body } ...`. Every private array (keys,
-//!     values, ranks, output slots) is then indexed by constants and lives in registers; left to the driver, the
+//!     values, ranks, output positions) is then indexed by constants and lives in registers; left to the driver, the
 //!     rank loop (eight ballots, an atomic and a shuffle per key) was not unrolled, and the sort took 14-21% longer.
 //!     A keys-only sort takes a second pipeline of the module with `WITH_VALUES` off (no value registers).
 //!   - **Trusted module**: the shader is compiled with `create_shader_module_trusted` (no naga bounds clamps, no
@@ -179,7 +179,7 @@
 //!   sorts share. OneSweep uses the parameters, the GPU-count prepare pass and the plan; the two
 //!   reduce-then-scan sorts also use the rest. That is the parameters buffer (per-iteration and
 //!   per-scan-level uniforms at dynamic offsets), the hierarchical exclusive scan (`shaders/scan/scan.wgsl`) of a digit-major
-//!   count table (`digit * num_tiles + tile`), whose scanned entry is each (digit, tile)'s first output slot, any table
+//!   count table (`digit * num_tiles + tile`), whose scanned entry is each (digit, tile)'s first output position, any table
 //!   length; the dispatch plan (sizes from a CPU count, or indirect arguments that `shaders/prepare.wgsl` writes from a
 //!   GPU count); `record_cpu`/`record_gpu`/`record_gpu_in`; and the iteration loop (`Iterations`: the pass before the
 //!   scan, the scan, the pass after; each its own compute pass when timed, all into one pass when not), so an algorithm is its
@@ -207,9 +207,9 @@ mod kernels;
 pub mod keys;
 pub mod onesweep;
 pub mod scan;
-pub mod subgroup;
+mod subgroup;
 pub mod timing;
-pub mod tutorial;
+mod tutorial;
 pub mod util;
 
 pub use buffers::SortBuffers;
@@ -226,6 +226,7 @@ use crate::timing::{PassTimer, SortPass};
 
 /// Every shader module the sorts compile, as compiled (common parts prepended), named by its file under the crate's
 /// `shaders/`: for validating them all in a test.
+#[doc(hidden)] // Test support: the workspace's shader tests validate these with naga; no program needs them.
 pub fn shader_modules() -> Vec<(&'static str, String)> {
     use dispatch::with_common;
     vec![
@@ -243,7 +244,7 @@ pub fn shader_modules() -> Vec<(&'static str, String)> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SortOutput {
     /// The pair of `SortBuffers` (0 or 1) holding the result.
-    pub slot: usize,
+    pub set: usize,
     /// How many pairs were sorted.
     pub num_keys: u32,
 }
@@ -321,7 +322,7 @@ impl GpuSort {
 
     /// The pair of `SortBuffers` that holds the result with the current settings: iterations % 2 for every
     /// algorithm here, since each iteration moves the data from one pair to the other.
-    pub fn output_slot(&self) -> usize {
+    pub fn output_set(&self) -> usize {
         (self.config().iterations() % 2) as usize
     }
 
@@ -353,7 +354,7 @@ impl GpuSort {
         }
     }
 
-    /// Records a sort of the first `num_keys` pairs of pair 0, timed through `timer` when it is timing. Checks
+    /// Records a sort of the first `num_keys` pairs of set 0, timed through `timer` when it is timing. Checks
     /// everything before recording any GPU work.
     pub fn record(
         &mut self,
@@ -369,10 +370,10 @@ impl GpuSort {
         }
     }
 
-    /// Records a sort of the first `count` pairs of pair 0, where `count` is the u32 that a GPU pass earlier in the
+    /// Records a sort of the first `count` pairs of set 0, where `count` is the u32 that a GPU pass earlier in the
     /// submission wrote into `SortBuffers::count()` (clamped to the capacity): the renderer sorts only its visible
     /// splats this way, without knowing their number on the CPU. A one-thread pass turns the count into the sort's
-    /// parameters and indirect dispatch sizes. Returns the output slot. Do not mix it with `record` in one
+    /// parameters and indirect dispatch sizes. Returns the output buffer set. Do not mix it with `record` in one
     /// submission: both write the same parameters buffer, `record` through the queue before the submission runs.
     pub fn record_gpu_count(
         &mut self,
@@ -389,7 +390,7 @@ impl GpuSort {
 
     /// `record_gpu_count`, untimed, into the caller's compute pass: a frame that records its own passes and the
     /// sort in one compute pass saves a pass boundary on each side of the sort (several µs each on an H100). The
-    /// caller's dispatches before it in the pass must have written the count. Returns the output slot.
+    /// caller's dispatches before it in the pass must have written the count. Returns the output buffer set.
     pub fn record_gpu_count_in(&mut self, queue: &wgpu::Queue, pass: &mut wgpu::ComputePass<'_>) -> usize {
         match self {
             Self::Tutorial(s) => dispatch::record_gpu_in(s, queue, pass),

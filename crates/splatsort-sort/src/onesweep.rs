@@ -363,7 +363,7 @@ pub struct OnesweepSort {
     state: wgpu::Buffer,
     status: wgpu::Buffer,
     dispatch: SortDispatch,
-    /// Bind groups reading pair `src` and writing pair `1 - src`.
+    /// Bind groups reading set `src` and writing set `1 - src`.
     groups: [wgpu::BindGroup; 2],
     keys: [wgpu::Buffer; 2],
     values: [wgpu::Buffer; 2],

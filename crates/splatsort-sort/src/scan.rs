@@ -2,7 +2,7 @@
 //! on its own (`ScanTable`).
 //!
 //! Every sort here counts digits per tile into a table stored digit-major (`digit * num_tiles + tile`), so one
-//! exclusive scan of the table gives each (digit, tile) its first output slot. The scan is hierarchical: blocks of
+//! exclusive scan of the table gives each (digit, tile) its first output position. The scan is hierarchical: blocks of
 //! `SCAN_BLOCK_SIZE` are scanned and their totals written one level up, that level is scanned the same way, and the
 //! scanned totals are added back down, so any table length works.
 

@@ -3,11 +3,11 @@
 //! How it works, per iteration (one 4-bit digit; 8 iterations for 32-bit keys, 4 for 16):
 //! 1. `count`: each workgroup takes a tile of 2048 keys and counts its digits with subgroup ballots (no per-key
 //!    atomics), writing the 16 counts into a digit-major table (`digit * num_tiles + tile`);
-//! 2. the shared hierarchical scan (`sort::shared`) turns the table into each (digit, tile)'s first output slot
+//! 2. the shared hierarchical scan (`sort::shared`) turns the table into each (digit, tile)'s first output position
 //!    (the global offset);
 //! 3. `reorder`: each workgroup re-reads its tile, ranks every key among the tile's keys of the same digit with
 //!    ballots (the local offset), sorts the tile by digit in workgroup memory, and writes it out, so consecutive
-//!    threads write consecutive slots of each digit's run.
+//!    threads write consecutive positions of each digit's run.
 //!
 //! The subgroup size is read in the shader (`subgroup_size`), never assumed; the tile order is (subgroup, round,
 //! lane), which keeps the sort stable for any size from 4 to 128.
@@ -92,7 +92,7 @@ pub struct SubgroupSort {
     scan: Arc<Scan>,
     counts: wgpu::Buffer,
     dispatch: SortDispatch,
-    /// Bind groups reading pair `src` and writing pair `1 - src`.
+    /// Bind groups reading set `src` and writing set `1 - src`.
     groups: [wgpu::BindGroup; 2],
     scan_group: wgpu::BindGroup,
 }
@@ -250,8 +250,8 @@ mod tests {
         })
     }
 
-    /// The tile slot of every key of a tile, as `reorder` assigns them with `size`-lane subgroups.
-    fn tile_slots(digits: &[u32], size: usize) -> Vec<u32> {
+    /// The tile position of every key of a tile, as `reorder` assigns them with `size`-lane subgroups.
+    fn tile_positions(digits: &[u32], size: usize) -> Vec<u32> {
         let num_sg = 256 / size;
         let present_at = |sg: usize, step: usize, lane: usize| sg * 8 * size + step * size + lane < digits.len();
         let digit_at = |sg: usize, step: usize, lane: usize| digits[sg * 8 * size + step * size + lane];
@@ -279,15 +279,15 @@ mod tests {
         // Phase 2: tile-local starts per digit and per subgroup.
         let totals: Vec<u32> = (0..16).map(|d| per_sg.iter().map(|c| c[d]).sum()).collect();
         let start: Vec<u32> = (0..16).map(|d| totals[..d].iter().sum()).collect();
-        // Phase 3: owners carry the next slot; each key takes its owner's slot plus its rank in the step.
-        let mut slots = vec![u32::MAX; digits.len()];
+        // Phase 3: owners carry the next position; each key takes its owner's position plus its rank in the step.
+        let mut positions = vec![u32::MAX; digits.len()];
         for sg in 0..num_sg {
             let mut next = vec![[0u32; 4]; size];
             for (lane, owned) in next.iter_mut().enumerate() {
-                for (k, slot) in owned.iter_mut().enumerate() {
+                for (k, position) in owned.iter_mut().enumerate() {
                     let d = lane + k * size;
                     if d < 16 {
-                        *slot = start[d] + per_sg[..sg].iter().map(|c| c[d]).sum::<u32>();
+                        *position = start[d] + per_sg[..sg].iter().map(|c| c[d]).sum::<u32>();
                     }
                 }
             }
@@ -297,19 +297,19 @@ mod tests {
                     let d = digit_at(sg, step, lane);
                     let base = next[d as usize % size][d as usize / size];
                     let rank = count(and(digit_lanes(d, present, &bits), lanes_below(lane as u32)));
-                    slots[sg * 8 * size + step * size + lane] = base + rank;
+                    positions[sg * 8 * size + step * size + lane] = base + rank;
                 }
                 for (lane, owned) in next.iter_mut().enumerate() {
-                    for (k, slot) in owned.iter_mut().enumerate() {
+                    for (k, position) in owned.iter_mut().enumerate() {
                         let d = lane + k * size;
                         if d < 16 {
-                            *slot += count(digit_lanes(d as u32, present, &bits));
+                            *position += count(digit_lanes(d as u32, present, &bits));
                         }
                     }
                 }
             }
         }
-        slots
+        positions
     }
 
     #[test]
@@ -323,15 +323,15 @@ mod tests {
                         ((seed >> 33) % 16) as u32
                     })
                     .collect();
-                let slots = tile_slots(&digits, size);
-                // The stable order by digit: slot i holds the i-th key of the stable partition.
+                let positions = tile_positions(&digits, size);
+                // The stable order by digit: position i holds the i-th key of the stable partition.
                 let mut order: Vec<usize> = (0..len).collect();
                 order.sort_by_key(|&i| digits[i]);
                 let mut want = vec![0u32; len];
-                for (slot, &i) in order.iter().enumerate() {
-                    want[i] = slot as u32;
+                for (position, &i) in order.iter().enumerate() {
+                    want[i] = position as u32;
                 }
-                assert_eq!(slots, want, "subgroup size {size}, {len} keys");
+                assert_eq!(positions, want, "subgroup size {size}, {len} keys");
             }
         }
     }

@@ -6,7 +6,7 @@
 //!    among equal digits in its chunk plus the chunk's digit counts into a digit-major table
 //!    (`digit * num_chunks + chunk`).
 //! 2. `sort/scan/scan.wgsl`: an exclusive scan of that table. Digit-major order makes the scanned entry of
-//!    (digit, chunk) that chunk's first output slot for the digit. The scan is hierarchical (blocks of 1024), so any
+//!    (digit, chunk) that chunk's first output position for the digit. The scan is hierarchical (blocks of 1024), so any
 //!    number of chunks works, where the tutorial's one-workgroup scan stopped at 512 chunks.
 //! 3. `sort/tutorial/scatter.wgsl`: every key and value goes to `scanned[digit][chunk] + rank`.
 //!
@@ -32,6 +32,7 @@ use crate::{SortBuffers, SortConfig, SortError, SortKernels, TrafficModel, check
 /// Keys per chunk in pass 1. Mirrors `CHUNK_SIZE` in `shaders/common.wgsl`.
 pub const CHUNK_SIZE: u32 = 512;
 /// Largest radix the shaders' workgroup tables hold. Mirrors `MAX_RADIX` in `shaders/common.wgsl`.
+#[cfg(test)]
 pub const MAX_RADIX: u32 = 256;
 
 /// The rank kernel.

@@ -68,7 +68,7 @@ fn a_sort_in_a_callers_buffers_matches_a_stable_cpu_sort() {
         let read = |b: &wgpu::Buffer| -> Vec<u32> {
             bytemuck::pod_collect_to_vec(&read_buffer_blocking(&device, &queue, b, u64::from(n) * 4))
         };
-        let actual = (read(&key_buffers[output.slot]), read(&value_buffers[output.slot]));
+        let actual = (read(&key_buffers[output.set]), read(&value_buffers[output.set]));
         let expected = cpu::stable_sort_pairs(&keys, &values, config);
         cpu::compare((&expected.0, &expected.1), (&actual.0, &actual.1))
             .unwrap_or_else(|m| panic!("{}: {m:?}", algorithm.name()));
@@ -95,7 +95,7 @@ fn u64_keys_sort_in_a_callers_buffers() {
     let mut encoder = device.create_command_encoder(&Default::default());
     let output = sort.record(&queue, &mut encoder, n, None).unwrap();
     queue.submit([encoder.finish()]);
-    let (actual_keys, actual_values) = buffers.read_u64_blocking(&device, &queue, output.slot, n);
+    let (actual_keys, actual_values) = buffers.read_u64_blocking(&device, &queue, output.set, n);
     let (expected_keys, expected_values) = cpu::stable_sort_pairs_u64(&keys, &values, config);
     cpu::compare((&expected_keys, &expected_values), (&actual_keys, &actual_values)).unwrap();
 }

@@ -43,7 +43,7 @@ fn sort_and_check(buffers: &SortBuffers, sorter: &mut GpuSort, keys: &[u32], wha
             let mut encoder = ctx.device.create_command_encoder(&Default::default());
             let output = sorter.record(&ctx.queue, &mut encoder, keys.len() as u32, None).expect("records");
             ctx.queue.submit([encoder.finish()]);
-            let sorted = buffers.read_blocking(&ctx.device, &ctx.queue, output.slot, keys.len() as u32);
+            let sorted = buffers.read_blocking(&ctx.device, &ctx.queue, output.set, keys.len() as u32);
             (sorted, sorter.lookback_stats_blocking(&ctx.device, &ctx.queue).expect("onesweep has stats"))
         })
     });
@@ -408,7 +408,7 @@ fn sort_and_check_u64(buffers: &SortBuffers, sorter: &mut GpuSort, keys: &[u64],
             let mut encoder = ctx.device.create_command_encoder(&Default::default());
             let output = sorter.record(&ctx.queue, &mut encoder, keys.len() as u32, None).expect("records");
             ctx.queue.submit([encoder.finish()]);
-            buffers.read_u64_blocking(&ctx.device, &ctx.queue, output.slot, keys.len() as u32)
+            buffers.read_u64_blocking(&ctx.device, &ctx.queue, output.set, keys.len() as u32)
         })
     });
     let (want_keys, want_values) = cpu::stable_sort_pairs_u64(keys, &values, config);

@@ -41,7 +41,7 @@ fn sorter(algorithm: SortAlgorithm, capacity: u32, config: SortConfig) -> (SortB
 fn sort_and_check(buffers: &SortBuffers, sorter: &mut GpuSort, keys: &[u32], what: &str) {
     let ctx = common::context();
     let values: Vec<u32> = (0..keys.len() as u32).collect();
-    let what = format!("{} sort, {what}", sorter.algorithm().name());
+    let what = format!("{} sort, {what}, {} keys, {:?}", sorter.algorithm().name(), keys.len(), sorter.config());
     // Under the watchdog: a sort that never finishes fails the run with its name instead of stalling CI. One sort
     // takes at most a few seconds on lavapipe; the bound leaves room for a loaded machine.
     let (gpu_keys, gpu_values) = common::within(300, &what, || {
@@ -49,9 +49,9 @@ fn sort_and_check(buffers: &SortBuffers, sorter: &mut GpuSort, keys: &[u32], wha
             buffers.write_input(&ctx.queue, keys, &values).expect("fits the capacity");
             let mut encoder = ctx.device.create_command_encoder(&Default::default());
             let output = sorter.record(&ctx.queue, &mut encoder, keys.len() as u32, None).expect("sort records");
-            assert_eq!(output.slot, sorter.output_slot(), "the output lands where the sorter says");
+            assert_eq!(output.set, sorter.output_set(), "the output lands where the sorter says");
             ctx.queue.submit([encoder.finish()]);
-            buffers.read_blocking(&ctx.device, &ctx.queue, output.slot, keys.len() as u32)
+            buffers.read_blocking(&ctx.device, &ctx.queue, output.set, keys.len() as u32)
         })
     });
     let (want_keys, want_values) = cpu::stable_sort_pairs(keys, &values, sorter.config());
@@ -214,13 +214,13 @@ fn every_algorithm_reports_its_output_the_same_way() {
     for algorithm in algorithms() {
         let config = algorithm.config(algorithm.default_radix_bits(), 32).unwrap();
         let mut sorter = GpuSort::new(&ctx.device, algorithm, &buffers, config).expect("sorter");
-        assert_eq!(sorter.output_slot(), (config.iterations() % 2) as usize);
+        assert_eq!(sorter.output_set(), (config.iterations() % 2) as usize);
         assert_eq!(sorter.timed_passes(), algorithm.timed_passes(config.iterations()));
         buffers.write_input(&ctx.queue, &keys, &values).unwrap();
         let mut encoder = ctx.device.create_command_encoder(&Default::default());
         let output = sorter.record(&ctx.queue, &mut encoder, 30_000, None).unwrap();
         ctx.queue.submit([encoder.finish()]);
-        results.push((algorithm, output, buffers.read_blocking(&ctx.device, &ctx.queue, output.slot, 30_000)));
+        results.push((algorithm, output, buffers.read_blocking(&ctx.device, &ctx.queue, output.set, 30_000)));
     }
     for pair in results.windows(2) {
         assert_eq!(pair[0].1, pair[1].1, "{:?} and {:?} report the same output", pair[0].0, pair[1].0);
@@ -250,7 +250,7 @@ fn a_count_only_the_gpu_knows_sorts_exactly_that_many() {
                     ctx.queue.write_buffer(buffers.count(), 0, bytemuck::bytes_of(&count));
                     let mut encoder = ctx.device.create_command_encoder(&Default::default());
                     let slot = sorter.record_gpu_count(&ctx.queue, &mut encoder, None);
-                    assert_eq!(slot, sorter.output_slot(), "{what}: the output slot");
+                    assert_eq!(slot, sorter.output_set(), "{what}: the output buffer set");
                     ctx.queue.submit([encoder.finish()]);
                     buffers.read_blocking(&ctx.device, &ctx.queue, slot, n)
                 });

@@ -95,7 +95,12 @@ pub fn within<T>(seconds: u64, what: &str, work: impl FnOnce() -> T) -> T {
         if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
             wait.recv_timeout(std::time::Duration::from_secs(seconds))
         {
-            eprintln!("{what}: no result after {seconds} s: the GPU work hangs");
+            // Straight to the process's stderr: `eprintln!` in a thread spawned by a test goes to the harness's
+            // capture, which `exit` throws away, and the run would end without a word.
+            use std::io::Write;
+            let message =
+                format!("{what}: no result after {seconds} s: the GPU work hangs (or the machine is starved)");
+            let _ = writeln!(std::io::stderr().lock(), "\nwatchdog: {message}");
             std::process::exit(101);
         }
     });

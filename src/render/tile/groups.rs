@@ -1,4 +1,4 @@
-//! The compute path's bind groups, made when the depth sort's output slot or the image changes.
+//! The compute path's bind groups, made when the depth sort's output buffer set or the image changes.
 
 use super::*;
 
@@ -15,7 +15,7 @@ pub(super) struct Groups {
 
 impl TileRaster {
     pub(super) fn make_groups(&self, device: &wgpu::Device, inputs: &FrameInputs<'_>, key: (usize, u64)) -> Groups {
-        let out = self.sorter.output_slot();
+        let out = self.sorter.output_set();
         let projected =
             crate::render::split::entries(crate::render::split::PROJECTED_BINDING, inputs.parts, inputs.projected);
         // `reads_projection`: the pass binds the projection's parts (an auto layout has them only where used).
@@ -36,14 +36,14 @@ impl TileRaster {
             };
         let frame = || inputs.uniforms.as_entire_binding();
         let settings = || self.settings.as_entire_binding();
-        let order = || inputs.depth.values(inputs.depth_slot).as_entire_binding();
+        let order = || inputs.depth.values(inputs.depth_set).as_entire_binding();
         let visible = || inputs.depth.count().as_entire_binding();
         let counts = || self.counts.table().as_entire_binding();
         let view = || wgpu::BindingResource::TextureView(inputs.accumulation);
         let raster_entries = [
             (0, frame()),
             (1, settings()),
-            (7, self.pairs.values(out).as_entire_binding()),
+            (7, self.entries.values(out).as_entire_binding()),
             (10, self.ranges.as_entire_binding()),
             (11, view()),
             (12, self.args.as_entire_binding()),
@@ -54,9 +54,9 @@ impl TileRaster {
             (3, order()),
             (4, visible()),
             (5, counts()),
-            (6, self.pairs.keys(0).as_entire_binding()),
-            (7, self.pairs.values(0).as_entire_binding()),
-            (8, self.pairs.count().as_entire_binding()),
+            (6, self.entries.keys(0).as_entire_binding()),
+            (7, self.entries.values(0).as_entire_binding()),
+            (8, self.entries.count().as_entire_binding()),
             (12, self.args.as_entire_binding()),
         ];
         Groups {
@@ -79,7 +79,7 @@ impl TileRaster {
                     (1, settings()),
                     (4, visible()),
                     (5, counts()),
-                    (8, self.pairs.count().as_entire_binding()),
+                    (8, self.entries.count().as_entire_binding()),
                     (9, self.args.as_entire_binding()),
                 ],
                 false,
@@ -89,8 +89,8 @@ impl TileRaster {
                 &self.pipelines.ranges,
                 &[
                     (1, settings()),
-                    (6, self.pairs.keys(out).as_entire_binding()),
-                    (8, self.pairs.count().as_entire_binding()),
+                    (6, self.entries.keys(out).as_entire_binding()),
+                    (8, self.entries.count().as_entire_binding()),
                     (10, self.ranges.as_entire_binding()),
                 ],
                 false,

@@ -1,12 +1,12 @@
 //! The compute draw path (`shaders/render/tiles.wgsl`): splats binned to the 16x16 tiles their ellipses touch, from
-//! the depth order; the (tile, splat) pairs ordered by tile with splatsort's own radix sort (stable, so each tile's list stays in depth
+//! the depth order; the (tile, splat) entries ordered by tile with splatsort's own radix sort (stable, so each tile's list stays in depth
 //! order), each tile blended front to back in one workgroup with an early stop.
 //!
 //! Made when the compute path is first chosen: pipelines once, the tile ranges once per resolution, bind groups
-//! when the depth sort's output slot or the image changes. The pairs, up to a cap, are sorted in the depth sort's
-//! own buffers, which the renderer makes large enough (`TileRaster::pairs_in`), and the per-position counts are
-//! scanned in its spent keys (`TileRaster::counts_in`), both laid out again when its output slot changes.
-//! A frame whose pairs pass the cap is drawn by the quad path instead, decided on the GPU (the emit pass writes
+//! when the depth sort's output buffer set or the image changes. The entries, up to a cap, are sorted in the depth sort's
+//! own buffers, which the renderer makes large enough (`TileRaster::entries_in`), and the per-position counts are
+//! scanned in its spent keys (`TileRaster::counts_in`), both laid out again when its output buffer set changes.
+//! A frame whose entries pass the cap is drawn by the quad path instead, decided on the GPU (the emit pass writes
 //! both paths' indirect arguments), and the renderer grows the cap for later frames when the count comes back.
 
 mod groups;
@@ -24,23 +24,23 @@ pub use pipelines::{TILES_WGSL, WALK_PLAIN_WGSL, WALK_SUBGROUP_WGSL, has_ballot_
 
 /// Tile side in pixels. Mirrors `TILE` in `render/tiles.wgsl`.
 pub const TILE: u32 = 16;
-/// Threads per workgroup of the per-splat and per-pair passes. Mirrors `GROUP`.
+/// Threads per workgroup of the per-splat and per-entry passes. Mirrors `GROUP`.
 const GROUP: u32 = 256;
 /// Bytes of `TileArgs`.
 const ARGS_BYTES: u64 = 80;
-/// Where `TileArgs` keeps the workgroups of the ranges pass, the rasterizer and the emit pass, and the pairs (the
+/// Where `TileArgs` keeps the workgroups of the ranges pass, the rasterizer and the emit pass, and the entries (the
 /// quad draw's arguments are first).
 const ARGS_RANGES: u64 = 16;
 const ARGS_RASTER: u64 = 28;
 const ARGS_EMIT: u64 = 40;
 /// Where `TileArgs` keeps the workgroups of the rasterizer that walks by ballots.
 const ARGS_RASTER_BALLOT: u64 = 68;
-/// The ballot rasterizer takes frames of at most this many pairs per visible splat (`TileSettings` in
+/// The ballot rasterizer takes frames of at most this many entries per visible splat (`TileSettings` in
 /// `render/tiles.wgsl`), by default. Measured on the H100 (BENCHMARKS.md): its pass is 10% faster at 1.4-2.1
 /// (1M-20M splats framed) and 3% at 4.6 (the Semarang crop from far), 13% slower at 20-25 (from near and inside),
 /// where nearly every splat touches every pixel block.
-pub const BALLOT_MAX_PAIRS_PER_SPLAT: u32 = 8;
-pub const ARGS_PAIRS: u64 = 52;
+pub const BALLOT_MAX_ENTRIES_PER_SPLAT: u32 = 8;
+pub const ARGS_ENTRIES: u64 = 52;
 
 /// Mirrors `TileSettings` in `render/tiles.wgsl`.
 #[repr(C)]
@@ -48,31 +48,31 @@ pub const ARGS_PAIRS: u64 = 52;
 struct TileSettings {
     tiles_x: u32,
     tiles_y: u32,
-    pair_cap: u32,
+    entry_cap: u32,
     background_r: f32,
     background_g: f32,
     background_b: f32,
     total_index: u32,
-    ballot_max_pairs_per_splat: u32,
+    ballot_max_entries_per_splat: u32,
 }
 
-/// The default cap on (tile, splat) pairs for `num_splats` splats: 8 per splat up to 2^24 pairs (a 1080p frame of
+/// The default cap on (tile, splat) entries for `num_splats` splats: 8 per splat up to 2^24 entries (a 1080p frame of
 /// a framed scene needs 1.3-1.8, a view from inside 20 per visible splat), 1.5 per splat past that (16 bytes a
-/// pair: at 100M splats, 8 per splat would be 12.8 GB; measured, a framed 1080p view of 20M or 100M splats needs
+/// entry: at 100M splats, 8 per splat would be 12.8 GB; measured, a framed 1080p view of 20M or 100M splats needs
 /// 1.36 or 1.32; a frame that needs more is drawn with quads and the cap grows, and a frame near the cap grows it
-/// ahead: `SceneBuffers::grow_tile_pairs`), at least 2^18, at most what the device binds and the sort takes.
-pub fn default_pair_cap(device: &wgpu::Device, num_splats: u32) -> u32 {
-    pair_cap_within(num_splats, device.limits().max_storage_buffer_binding_size / 4)
+/// ahead: `SceneBuffers::grow_tile_entries`), at least 2^18, at most what the device binds and the sort takes.
+pub fn default_entry_cap(device: &wgpu::Device, num_splats: u32) -> u32 {
+    entry_cap_within(num_splats, device.limits().max_storage_buffer_binding_size / 4)
 }
 
-/// `default_pair_cap` for a device that binds `limit` pairs.
-pub fn pair_cap_within(num_splats: u32, limit: u64) -> u32 {
+/// `default_entry_cap` for a device that binds `limit` entries.
+pub fn entry_cap_within(num_splats: u32, limit: u64) -> u32 {
     let limit = limit.min(1 << 29) as u32;
     let past = u32::try_from(u64::from(num_splats) * 3 / 2).unwrap_or(u32::MAX);
     num_splats.saturating_mul(8).min((1 << 24u32).max(past)).max(1 << 18).min(limit)
 }
 
-/// Key bits of a tile id for `tiles` tiles, and the sentinel id `tiles` (the emit pass's pairs it could not place).
+/// Key bits of a tile id for `tiles` tiles, and the sentinel id `tiles` (the emit pass's entries it could not place).
 fn tile_bits(tiles: u32) -> u32 {
     (32 - tiles.leading_zeros()).max(1)
 }
@@ -84,7 +84,7 @@ pub struct FrameInputs<'a> {
     pub projected: &'a [wgpu::Buffer],
     pub parts: u32,
     pub depth: &'a SortBuffers,
-    pub depth_slot: usize,
+    pub depth_set: usize,
     pub accumulation: &'a wgpu::TextureView,
     /// Changes whenever the accumulation image is made anew.
     pub image_generation: u64,
@@ -98,13 +98,13 @@ pub struct TileRaster {
     sort_kernels: SortKernels,
     settings: wgpu::Buffer,
     settings_written: Option<TileSettings>,
-    /// Tiles touched per sorted position, scanned into each position's first pair: in the depth sort's key buffer
-    /// of its output slot, spent until the next frame (`counts_in`).
+    /// Tiles touched per sorted position, scanned into each position's first entry: in the depth sort's key buffer
+    /// of its output buffer set, spent until the next frame (`counts_in`).
     counts: ScanTable,
-    /// The (tile, splat) pairs and their ping-pong partners: the depth sort's own buffers (`pairs_in`).
-    pairs: SortBuffers,
-    /// The depth sort's output slot the pairs were laid out for.
-    depth_slot: usize,
+    /// The (tile, splat) entries and their ping-pong partners: the depth sort's own buffers (`entries_in`).
+    entries: SortBuffers,
+    /// The depth sort's output buffer set the entries were laid out for.
+    depth_set: usize,
     sorter: GpuSort,
     args: wgpu::Buffer,
     ranges: wgpu::Buffer,
@@ -115,8 +115,8 @@ pub struct TileRaster {
 }
 
 impl TileRaster {
-    /// For a scene of `num_splats`, sorting pairs with `algorithm` at `radix_bits`, up to `pair_cap` pairs in the
-    /// depth sort's buffers (`depth`: them and the depth sort's output slot; `pairs_in`), with the device's
+    /// For a scene of `num_splats`, sorting entries with `algorithm` at `radix_bits`, up to `entry_cap` entries in the
+    /// depth sort's buffers (`depth`: them and the depth sort's output buffer set; `entries_in`), with the device's
     /// pipelines from `renderer`.
     pub(crate) fn new(
         renderer: &Renderer,
@@ -124,13 +124,13 @@ impl TileRaster {
         num_splats: u32,
         depth: (&SortBuffers, usize),
         (algorithm, radix_bits): (SortAlgorithm, u32),
-        pair_cap: u32,
+        entry_cap: u32,
     ) -> Result<Self, RenderError> {
         let device = renderer.device();
         let sort_kernels = renderer.sort().clone();
-        let pairs = Self::pairs_in(device, depth, pair_cap)?;
+        let entries = Self::entries_in(device, depth, entry_cap)?;
         let config = Self::sort_config(algorithm, radix_bits, 1)?;
-        let sorter = GpuSort::with_kernels(&sort_kernels, algorithm, &pairs, config)?;
+        let sorter = GpuSort::with_kernels(&sort_kernels, algorithm, &entries, config)?;
         let buffer = |label: &str, size: u64, usage: wgpu::BufferUsages| {
             device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size, usage, mapped_at_creation: false })
         };
@@ -143,7 +143,7 @@ impl TileRaster {
             ),
             settings_written: None,
             counts: Self::counts_in(&sort_kernels, queue, depth, num_splats),
-            pairs,
+            entries,
             sorter,
             args: buffer(
                 "tile args",
@@ -153,32 +153,32 @@ impl TileRaster {
             ranges: buffer("tile ranges", 8, wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC),
             tiles: (0, 0),
             groups: None,
-            depth_slot: depth.1,
+            depth_set: depth.1,
             num_splats,
             sort_kernels,
             max_dim: device.limits().max_compute_workgroups_per_dimension,
         })
     }
 
-    /// The pairs' buffers, in the depth sort's: the emit pass writes them into the pair the depth sort left free
-    /// while it reads the depth order from the other, and the pairs' sort ping-pongs between the two. The depth
-    /// order is spent by then, and each buffer holds `pair_cap` entries (`SceneBuffers` makes them so). A frame
-    /// whose pairs pass the cap sorts none, so the quad fallback still finds the depth order.
-    fn pairs_in(
+    /// The entries' buffers, in the depth sort's: the emit pass writes them into the buffer set the depth sort left free
+    /// while it reads the depth order from the other, and the entries' sort ping-pongs between the two. The depth
+    /// order is spent by then, and each buffer holds `entry_cap` entries (`SceneBuffers` makes them so). A frame
+    /// whose entries pass the cap sorts none, so the quad fallback still finds the depth order.
+    fn entries_in(
         device: &wgpu::Device,
         (depth, slot): (&SortBuffers, usize),
-        pair_cap: u32,
+        entry_cap: u32,
     ) -> Result<SortBuffers, RenderError> {
         let free = 1 - slot;
         let keys = [depth.keys(free).clone(), depth.keys(slot).clone()];
         let values = [depth.values(free).clone(), depth.values(slot).clone()];
-        Ok(SortBuffers::from_buffers(device, keys, values, pair_cap.max(1), KeyType::U32)?)
+        Ok(SortBuffers::from_buffers(device, keys, values, entry_cap.max(1), KeyType::U32)?)
     }
 
-    /// The per-position counts' table, in the depth sort's keys of its output slot: the sorted depth keys are
-    /// spent once the sort is done (the depth order is in the values), and the counts once the pairs are emitted,
-    /// before the pairs' sort writes there. Where that buffer is too short for the table and its scan levels (a cap
-    /// on pairs under the splats: `SceneBuffers` makes them long enough otherwise), a buffer of its own.
+    /// The per-position counts' table, in the depth sort's keys of its output buffer set: the sorted depth keys are
+    /// spent once the sort is done (the depth order is in the values), and the counts once the entries are emitted,
+    /// before the entries' sort writes there. Where that buffer is too short for the table and its scan levels (a cap
+    /// on entries under the splats: `SceneBuffers` makes them long enough otherwise), a buffer of its own.
     fn counts_in(
         kernels: &SortKernels,
         queue: &wgpu::Queue,
@@ -205,19 +205,19 @@ impl TileRaster {
         algorithm.timed_passes(32u32.div_ceil(self.sorter.config().radix_bits))
     }
 
-    /// Each tile's first and end pair (zero outside a frame: the rasterizer resets them).
+    /// Each tile's first and end entry (zero outside a frame: the rasterizer resets them).
     pub(crate) fn ranges(&self) -> &wgpu::Buffer {
         &self.ranges
     }
 
-    /// The cap on pairs.
-    pub fn pair_cap(&self) -> u32 {
-        self.pairs.capacity()
+    /// The cap on entries.
+    pub fn entry_cap(&self) -> u32 {
+        self.entries.capacity()
     }
 
-    /// GPU memory held, beyond the depth sort's buffers that hold the pairs.
+    /// GPU memory held, beyond the depth sort's buffers that hold the entries.
     pub fn allocated_bytes(&self) -> u64 {
-        self.pairs.count().size()
+        self.entries.count().size()
             + self.sorter.allocated_bytes()
             + self.counts.allocated_bytes()
             + self.ranges.size()
@@ -225,17 +225,17 @@ impl TileRaster {
             + self.settings.size()
     }
 
-    /// The pairs' sort's temporaries.
+    /// The entries' sort's temporaries.
     pub fn sort_temp_bytes(&self) -> u64 {
         self.sorter.allocated_bytes()
     }
 
-    /// The quad draw's indirect arguments for a frame drawn by this path: no instances, unless the pairs overflowed.
+    /// The quad draw's indirect arguments for a frame drawn by this path: no instances, unless the entries overflowed.
     pub fn draw_args(&self) -> &wgpu::Buffer {
         &self.args
     }
 
-    /// Follows a change of the depth sort's algorithm or radix bits, and of its output slot (`depth`: its buffers,
+    /// Follows a change of the depth sort's algorithm or radix bits, and of its output buffer set (`depth`: its buffers,
     /// the ones this path was made on, and that slot).
     pub fn set_sort(
         &mut self,
@@ -247,13 +247,13 @@ impl TileRaster {
     ) -> Result<(), RenderError> {
         let tiles = self.tiles.0 * self.tiles.1;
         let config = Self::sort_config(algorithm, radix_bits, tiles.max(1))?;
-        if depth.1 != self.depth_slot {
-            let pairs = Self::pairs_in(device, depth, self.pairs.capacity())?;
-            self.sorter = GpuSort::with_kernels(&self.sort_kernels, algorithm, &pairs, config)?;
+        if depth.1 != self.depth_set {
+            let entries = Self::entries_in(device, depth, self.entries.capacity())?;
+            self.sorter = GpuSort::with_kernels(&self.sort_kernels, algorithm, &entries, config)?;
             self.counts = Self::counts_in(&self.sort_kernels, queue, depth, self.num_splats);
-            (self.pairs, self.depth_slot, self.groups) = (pairs, depth.1, None);
+            (self.entries, self.depth_set, self.groups) = (entries, depth.1, None);
         } else if algorithm != self.sorter.algorithm() {
-            self.sorter = GpuSort::with_kernels(&self.sort_kernels, algorithm, &self.pairs, config)?;
+            self.sorter = GpuSort::with_kernels(&self.sort_kernels, algorithm, &self.entries, config)?;
             self.groups = None;
         } else if config != self.sorter.config() {
             self.sorter.set_config(device, config)?;
@@ -288,25 +288,25 @@ impl TileRaster {
         let settings = TileSettings {
             tiles_x: tiles.0,
             tiles_y: tiles.1,
-            pair_cap: self.pairs.capacity(),
+            entry_cap: self.entries.capacity(),
             background_r: inputs.background[0],
             background_g: inputs.background[1],
             background_b: inputs.background[2],
             total_index: self.counts.total_index(),
-            ballot_max_pairs_per_splat: self.pipelines.ballot_max_pairs_per_splat,
+            ballot_max_entries_per_splat: self.pipelines.ballot_max_entries_per_splat,
         };
         if self.settings_written != Some(settings) {
             queue.write_buffer(&self.settings, 0, bytemuck::bytes_of(&settings));
             self.settings_written = Some(settings);
         }
-        let key = (inputs.depth_slot, inputs.image_generation);
+        let key = (inputs.depth_set, inputs.image_generation);
         if self.groups.as_ref().is_none_or(|g| g.key != key) {
             self.groups = Some(self.make_groups(device, inputs, key));
         }
         Ok(())
     }
 
-    /// Records the passes before the draw: tile count, scan and pairs, the tile sort, the ranges.
+    /// Records the passes before the draw: tile count, scan and entries, the tile sort, the ranges.
     pub fn record_binning(
         &mut self,
         device: &wgpu::Device,
@@ -314,7 +314,7 @@ impl TileRaster {
         stages: &mut Stages<'_, '_>,
         inputs: &FrameInputs<'_>,
     ) -> Result<(), RenderError> {
-        debug_assert_eq!(inputs.depth_slot, self.depth_slot, "the pairs were laid out for the depth sort's slot");
+        debug_assert_eq!(inputs.depth_set, self.depth_set, "the entries were laid out for the depth sort's slot");
         self.prepare(device, queue, inputs)?;
         let groups = self.groups.as_ref().expect("made by prepare");
         let per_splat = crate::gpu::dispatch_grid(self.num_splats.max(1).div_ceil(GROUP), self.max_dim);
@@ -335,7 +335,7 @@ impl TileRaster {
             pass.set_bind_group(0, &groups.emit, &[]);
             pass.dispatch_workgroups_indirect(&self.args, ARGS_EMIT);
         });
-        // Every pass of the pairs' sort is timed as one stage of the frame.
+        // Every pass of the entries' sort is timed as one stage of the frame.
         stages.sort(&mut self.sorter, queue, Some(PassKind::TileSort));
         stages.stage("tile ranges", PassKind::TileRanges, |pass| {
             pass.set_pipeline(&self.pipelines.ranges);
@@ -345,7 +345,7 @@ impl TileRaster {
         Ok(())
     }
 
-    /// Records the rasterizer: every tile (only the background when the frame's pairs passed the cap), by one of
+    /// Records the rasterizer: every tile (only the background when the frame's entries passed the cap), by one of
     /// its two kernels (the prepare pass gives the other no workgroups).
     pub fn record_rasterize(&self, stages: &mut Stages<'_, '_>) {
         let groups = self.groups.as_ref().expect("binning recorded first");
@@ -375,7 +375,7 @@ mod tests {
         assert_eq!(offset("ranges_x"), ARGS_RANGES);
         assert_eq!(offset("raster_x"), ARGS_RASTER);
         assert_eq!(offset("emit_x"), ARGS_EMIT);
-        assert_eq!(offset("pairs"), ARGS_PAIRS);
+        assert_eq!(offset("entries"), ARGS_ENTRIES);
         assert_eq!(offset("ballot_x"), ARGS_RASTER_BALLOT);
     }
 
@@ -388,12 +388,12 @@ mod tests {
             [
                 tiles_x,
                 tiles_y,
-                pair_cap,
+                entry_cap,
                 background_r,
                 background_g,
                 background_b,
                 total_index,
-                ballot_max_pairs_per_splat,
+                ballot_max_entries_per_splat,
             ]
         );
     }

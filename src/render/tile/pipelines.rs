@@ -24,22 +24,22 @@ pub fn shader_source(parts: u32, ballot: bool) -> String {
 pub(crate) struct TilePipelines {
     pub(super) count: wgpu::ComputePipeline,
     pub(super) prepare: wgpu::ComputePipeline,
-    /// The emit, by pair or by position as the prepare pass chose (`render/tiles.wgsl`).
+    /// The emit, by entry or by position as the prepare pass chose (`render/tiles.wgsl`).
     pub(super) emit: wgpu::ComputePipeline,
     pub(super) ranges: wgpu::ComputePipeline,
     pub(super) raster: wgpu::ComputePipeline,
     /// Where the device has it (`has_ballot_walk`) and frames may take it.
     pub(super) raster_ballot: Option<wgpu::ComputePipeline>,
-    /// The frames it takes: at most this many pairs per visible splat.
-    pub(super) ballot_max_pairs_per_splat: u32,
+    /// The frames it takes: at most this many entries per visible splat.
+    pub(super) ballot_max_entries_per_splat: u32,
 }
 
 impl TilePipelines {
     /// The pipelines for `parts` parts of the projection, with the ballot rasterizer for frames of at most
-    /// `ballot_max_pairs_per_splat` pairs per visible splat (0: none; otherwise the device must have it:
+    /// `ballot_max_entries_per_splat` entries per visible splat (0: none; otherwise the device must have it:
     /// `has_ballot_walk`).
-    pub(crate) fn new(device: &wgpu::Device, parts: u32, ballot_max_pairs_per_splat: u32) -> Self {
-        let ballot = ballot_max_pairs_per_splat > 0;
+    pub(crate) fn new(device: &wgpu::Device, parts: u32, ballot_max_entries_per_splat: u32) -> Self {
+        let ballot = ballot_max_entries_per_splat > 0;
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("splat tiles"),
             source: wgpu::ShaderSource::Wgsl(shader_source(parts, ballot).into()),
@@ -62,7 +62,7 @@ impl TilePipelines {
             ranges: pipeline("tile_ranges"),
             raster: pipeline("rasterize"),
             raster_ballot: ballot.then(|| with_constants("rasterize", "rasterize (ballot)", &[("BALLOT_WALK", 1.0)])),
-            ballot_max_pairs_per_splat,
+            ballot_max_entries_per_splat,
         }
     }
 }

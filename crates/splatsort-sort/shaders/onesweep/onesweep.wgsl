@@ -373,7 +373,7 @@ fn tile_position(key: u32, rank: u32, k: u32) -> u32 {
     return select(at, tile_start[d] + subgroup_count(at_tile.sg_id, d) + rank, at < at_tile.len);
 }
 
-// Writes the key at tile position `i` to its output slot and returns the slot.
+// Writes the key at tile position `i` to its output buffer set and returns the slot.
 fn write_key(i: u32) -> u32 {
     if (i >= at_tile.len) {
         return 0u;

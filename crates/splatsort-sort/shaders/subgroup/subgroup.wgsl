@@ -28,7 +28,7 @@ override SCALAR_LANES: bool = false;
 @group(0) @binding(0) var<uniform> params: IterationParams;
 @group(0) @binding(1) var<storage, read> keys_in: array<u32>;
 @group(0) @binding(2) var<storage, read> values_in: array<u32>;
-// Digit-major: counts[digit * num_tiles + tile]; after the scan, each (digit, tile)'s first output slot.
+// Digit-major: counts[digit * num_tiles + tile]; after the scan, each (digit, tile)'s first output position.
 @group(0) @binding(3) var<storage, read_write> counts: array<u32>;
 @group(0) @binding(4) var<storage, read_write> keys_out: array<u32>;
 @group(0) @binding(5) var<storage, read_write> values_out: array<u32>;
@@ -36,7 +36,7 @@ override SCALAR_LANES: bool = false;
 // Per subgroup and digit: the subgroup's count, then (in `reorder`) its first tile-local slot.
 var<workgroup> subgroup_digits: array<array<u32, RADIX>, MAX_SUBGROUPS>;
 var<workgroup> digit_total: array<u32, RADIX>;
-// Tile-local first slot of each digit, and its first output slot.
+// Tile-local first slot of each digit, and its first output position.
 var<workgroup> digit_start: array<u32, RADIX>;
 var<workgroup> digit_global: array<u32, RADIX>;
 var<workgroup> tile_keys: array<u32, TILE_SIZE>;
@@ -280,7 +280,7 @@ fn reorder(
     let i0 = tile_start + sg_id * KEYS_PER_THREAD * sg_size + lane;
     let s = sg_size;
 
-    // 1. This tile's first output slot of each digit (needed last, fetched first), keys and values into
+    // 1. This tile's first output position of each digit (needed last, fetched first), keys and values into
     //    registers (all loads in flight together); each subgroup counts its segment's digits.
     if (tid < RADIX) {
         digit_global[tid] = counts[tid * params.num_chunks + tile];

@@ -8,7 +8,7 @@
 @group(0) @binding(1) var<storage, read> keys: array<u32>;
 @group(0) @binding(2) var<storage, read_write> ranks: array<u32>;
 // Digit-major: the count of digit d in chunk c is at d * num_chunks + c, so one exclusive scan of the whole table
-// gives every (digit, chunk) its first output slot.
+// gives every (digit, chunk) its first output position.
 @group(0) @binding(3) var<storage, read_write> chunk_counts: array<u32>;
 
 // (digit << 16) | index of the key in its chunk, in the chunk's current local order.
