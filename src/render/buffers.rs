@@ -64,30 +64,6 @@ fn buffer_entries(buffers: &SortBuffers) -> u64 {
     buffers.values(0).size() / 4
 }
 
-/// The frame's draw arguments and counts (`DrawArgs`), and the image they are reset from at the start of each frame.
-fn draw_args_buffers(device: &wgpu::Device, queue: &wgpu::Queue) -> (wgpu::Buffer, wgpu::Buffer) {
-    let usage = wgpu::BufferUsages::STORAGE
-        | wgpu::BufferUsages::INDIRECT
-        | wgpu::BufferUsages::COPY_DST
-        | wgpu::BufferUsages::COPY_SRC;
-    let draw_args = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("splat draw args"),
-        size: DRAW_ARGS_BYTES,
-        usage,
-        mapped_at_creation: false,
-    });
-    let draw_args_reset = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("splat draw args reset"),
-        size: DRAW_ARGS_BYTES,
-        usage: wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    // Four vertices per quad, no instances until the projection counts them; no counts.
-    let reset = DrawArgs { vertex_count: 4, ..Default::default() };
-    queue.write_buffer(&draw_args_reset, 0, bytemuck::bytes_of(&reset));
-    (draw_args, draw_args_reset)
-}
-
 impl SceneBuffers {
     /// Uploads `scene` in `format` and makes its buffers and bind groups for `options`, with the pipelines of
     /// `renderer` (compiled only where no scene on it compiled them before: a second scene compiles no shader).
@@ -394,37 +370,6 @@ impl SceneBuffers {
         let ranges = self.tiles.as_ref()?.ranges();
         let bytes = crate::gpu::read_buffer_blocking(device, queue, ranges, ranges.size());
         Some(bytemuck::pod_collect_to_vec(&bytes))
-    }
-
-    /// GPU memory held by the scene, the per-frame buffers and image, and the sort.
-    pub fn allocated_bytes(&self) -> (u64, u64) {
-        let m = self.memory();
-        (m.scene + m.frame + m.image, m.sort)
-    }
-
-    /// GPU memory of this renderer's buffers and image, by part, from the sizes of what it made.
-    pub fn memory(&self) -> GpuMemory {
-        let small =
-            [&self.uniforms, &self.draw_args, &self.draw_args_reset, &self.blit_params[0], &self.blit_params[1]];
-        GpuMemory {
-            scene: self.scene.allocated_bytes(),
-            frame: self.projected.iter().chain(small).chain(&self.part_uniforms).map(wgpu::Buffer::size).sum::<u64>()
-                + self.visible_counts.allocated_bytes(),
-            sort: self.sort_buffers.allocated_bytes() + self.sorter.allocated_bytes(),
-            tiles: self.tiles.as_ref().map_or(0, tile::TileRaster::allocated_bytes),
-            image: self.target.as_ref().map_or(0, |(t, ..)| u64::from(t.width()) * u64::from(t.height()) * 8),
-        }
-    }
-
-    /// The sort's temporary memory: everything beyond its two key/value buffer pairs.
-    pub fn sort_temp_bytes(&self) -> u64 {
-        self.sorter.allocated_bytes()
-    }
-
-    /// The compute path's memory beyond its entries' sort's temporaries (None while it has not been made): its tile
-    /// ranges and small buffers, and its per-position counts where they did not fit the depth sort's buffers.
-    pub fn tile_bytes_beside_their_sort(&self) -> Option<u64> {
-        self.tiles.as_ref().map(|t| t.allocated_bytes() - t.sort_temp_bytes())
     }
 
     /// Timed passes per frame: depth keys, the sort's passes, draw, and the compute path's (the tile sort's

@@ -3,7 +3,7 @@
 //! and reported from the buffers made (`SceneBuffers::memory`).
 
 use super::scene::GpuFormat;
-use super::{DrawPath, PROJECT_WORKGROUP_SIZE, PROJECTED_BYTES_PER_SPLAT, RenderError};
+use super::{DrawPath, PROJECT_WORKGROUP_SIZE, PROJECTED_BYTES_PER_SPLAT, RenderError, tile};
 
 /// GPU memory of one scene's renderer, in bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -119,6 +119,39 @@ pub fn check_fits(
         available,
         fits,
     })
+}
+
+impl super::SceneBuffers {
+    /// GPU memory held by the scene, the per-frame buffers and image, and the sort.
+    pub fn allocated_bytes(&self) -> (u64, u64) {
+        let m = self.memory();
+        (m.scene + m.frame + m.image, m.sort)
+    }
+
+    /// GPU memory of this renderer's buffers and image, by part, from the sizes of what it made.
+    pub fn memory(&self) -> GpuMemory {
+        let small =
+            [&self.uniforms, &self.draw_args, &self.draw_args_reset, &self.blit_params[0], &self.blit_params[1]];
+        GpuMemory {
+            scene: self.scene.allocated_bytes(),
+            frame: self.projected.iter().chain(small).chain(&self.part_uniforms).map(wgpu::Buffer::size).sum::<u64>()
+                + self.visible_counts.allocated_bytes(),
+            sort: self.sort_buffers.allocated_bytes() + self.sorter.allocated_bytes(),
+            tiles: self.tiles.as_ref().map_or(0, tile::TileRaster::allocated_bytes),
+            image: self.target.as_ref().map_or(0, |(t, ..)| u64::from(t.width()) * u64::from(t.height()) * 8),
+        }
+    }
+
+    /// The sort's temporary memory: everything beyond its two key/value buffer pairs.
+    pub fn sort_temp_bytes(&self) -> u64 {
+        self.sorter.allocated_bytes()
+    }
+
+    /// The compute path's memory beyond its entries' sort's temporaries (None while it has not been made): its tile
+    /// ranges and small buffers, and its per-position counts where they did not fit the depth sort's buffers.
+    pub fn tile_bytes_beside_their_sort(&self) -> Option<u64> {
+        self.tiles.as_ref().map(|t| t.allocated_bytes() - t.sort_temp_bytes())
+    }
 }
 
 #[cfg(test)]

@@ -44,6 +44,30 @@ pub(super) struct DrawArgs {
 /// Bytes of the draw-arguments buffer.
 pub const DRAW_ARGS_BYTES: u64 = std::mem::size_of::<DrawArgs>() as u64;
 
+/// The frame's draw arguments and counts (`DrawArgs`), and the image they are reset from at the start of each frame.
+pub(super) fn draw_args_buffers(device: &wgpu::Device, queue: &wgpu::Queue) -> (wgpu::Buffer, wgpu::Buffer) {
+    let usage = wgpu::BufferUsages::STORAGE
+        | wgpu::BufferUsages::INDIRECT
+        | wgpu::BufferUsages::COPY_DST
+        | wgpu::BufferUsages::COPY_SRC;
+    let draw_args = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("splat draw args"),
+        size: DRAW_ARGS_BYTES,
+        usage,
+        mapped_at_creation: false,
+    });
+    let draw_args_reset = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("splat draw args reset"),
+        size: DRAW_ARGS_BYTES,
+        usage: wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    // Four vertices per quad, no instances until the projection counts them; no counts.
+    let reset = DrawArgs { vertex_count: 4, ..Default::default() };
+    queue.write_buffer(&draw_args_reset, 0, bytemuck::bytes_of(&reset));
+    (draw_args, draw_args_reset)
+}
+
 /// Where field `$field` of `DrawArgs` is in the buffer, in bytes.
 macro_rules! draw_args_offset {
     ($field:ident) => {

@@ -9,7 +9,7 @@
 //!   the scene on screen (`loader::OnScreen`);
 //! - `script::Script`: the `--frames` run of tests and measurements (check the sort, compare, open a scene, screenshot, exit);
 //! - the panel (`panel`: it holds the scene's `SceneOptions` and the `FrameParams` it edits) and the toasts
-//!   (`toasts`), drawn by egui (`Gui`);
+//!   (`toasts`), drawn by egui (`gui`: its state, the panel's run and its drawing over the frame);
 //! - the GPU timings (`Timings`: the timer ring, the panel's statistics, the trace ring) and the sort laboratory
 //!   (`crate::lab::SortLab`).
 //!
@@ -48,6 +48,7 @@
 //!   triangles again, since egui's layout is most of the viewer's CPU time.
 
 pub mod controls;
+mod gui;
 pub mod input;
 pub mod loader;
 pub mod panel;
@@ -72,6 +73,7 @@ use crate::scene::Scene;
 use crate::timing::{GpuTimer, PassKind};
 use crate::trace::TraceRing;
 use controls::{OrbitCamera, UpAxis};
+use gui::{Gui, PANEL_REFRESH, PanelCache, initial_panel};
 use input::Input;
 use loader::{OnScreen, SceneLoader};
 use panel::{CpuStats, PanelState, TimingStats, VerifyReport};
@@ -241,32 +243,6 @@ struct Timings {
     cpu: CpuStats,
     trace: TraceRing,
 }
-
-/// egui: its context and window state, its renderer, and the panel as last laid out.
-struct Gui {
-    ctx: egui::Context,
-    state: egui_winit::State,
-    renderer: egui_wgpu::Renderer,
-    /// Textures to free after the next submitted frame.
-    free: Vec<egui::TextureId>,
-    cache: Option<PanelCache>,
-    /// An event egui wants to see arrived since the panel last ran.
-    dirty: bool,
-}
-
-/// The panel as last laid out: its triangles, reused on frames that bring it nothing new.
-struct PanelCache {
-    paint_jobs: Vec<egui::ClippedPrimitive>,
-    pixels_per_point: f32,
-    /// When it was laid out, and when egui asked to run again (an animation, a fading toast: at once).
-    at: Instant,
-    repaint_at: Instant,
-}
-
-/// The panel runs on every frame with input for it, when egui asks, and at least this often (its numbers refresh
-/// at this rate); on other frames its last triangles are drawn again. egui's layout is most of the viewer's CPU
-/// time per frame (see docs/BENCHMARKS.md).
-const PANEL_REFRESH: Duration = Duration::from_millis(250);
 
 /// Everything that exists while the window is open.
 struct Running {
@@ -569,51 +545,6 @@ impl Running {
         }
     }
 
-    /// Runs the panel and the toasts; returns egui's output and the buttons pressed.
-    fn run_ui(&mut self) -> (egui::FullOutput, panel::PanelActions) {
-        let raw_input = self.gui.state.take_egui_input(&self.surface.window);
-        let mut actions = panel::PanelActions::default();
-        let buffers = &self.scene.buffers;
-        let memory = buffers.memory();
-        let counts = self.readbacks.counts;
-        let report = self.lab.as_ref().map(SortLab::report);
-        let info = panel::PanelInfo {
-            scene_name: &self.scene.label,
-            num_splats: buffers.scene().num_splats(),
-            visible: counts.map(|c| c.visible),
-            culled_nonfinite: counts.map_or(0, |c| c.culled_nonfinite),
-            lookback: counts.map_or((0, 0), |c| (c.sort_fallbacks, c.sort_table_free_tiles)),
-            tile_entries: (self.panel.options.draw == crate::render::DrawPath::Compute)
-                .then(|| (counts.map_or(0, |c| c.tile_entries), buffers.tile_entry_cap().unwrap_or(0))),
-            sort_temp_bytes: buffers.sort_temp_bytes(),
-            file_sh_degree: self.scene.file_sh_degree,
-            file_antialiased: self.scene.file_antialiased,
-            adapter: &self.adapter_label,
-            memory,
-            timings: &self.timings.stats,
-            timings_unavailable: self.timings.unavailable.as_deref(),
-            cpu: &self.timings.cpu,
-            verify: self.readbacks.verify_report.as_ref(),
-            verify_pending: self.readbacks.verify_pending(),
-            loading: self.loader.as_ref().map(|l| (l.name.as_str(), l.progress())),
-            compare: report.as_ref(),
-        };
-        let (panel_state, toasts, input) = (&mut self.panel, &mut self.toasts, &mut self.input);
-        let output = self.gui.ctx.run_ui(raw_input, |ui| {
-            let shown = egui::Panel::left("panel").default_size(340.0).show(ui, |ui| {
-                actions = panel::show(ui, panel_state, &info);
-            });
-            toasts.show(ui.ctx());
-            // The wheel zooms unless the pointer is over the panel as laid out in this very frame.
-            let ctx = ui.ctx();
-            let (scroll, pointer) = ctx.input(|i| (input::wheel_steps(&i.raw.events), i.pointer.latest_pos()));
-            let over_panel = pointer.is_some_and(|p| shown.response.rect.contains(p));
-            input.scroll(scroll, over_panel);
-            input.set_panel_rect(shown.response.rect * ctx.pixels_per_point());
-        });
-        (output, actions)
-    }
-
     fn redraw(&mut self) -> Flow {
         let frame_start = Instant::now();
         let interval = frame_start - self.last_frame;
@@ -848,80 +779,5 @@ impl Running {
                 None
             }
         }
-    }
-
-    /// The panel over the splats on `view` (and on the window screenshot's image, when one is asked for). Returns
-    /// egui's own command buffers, to submit before the frame's.
-    fn record_panel(
-        &mut self,
-        encoder: &mut wgpu::CommandEncoder,
-        view: wgpu::TextureView,
-        window_screenshot: Option<PathBuf>,
-    ) -> Vec<wgpu::CommandBuffer> {
-        let (width, height, format) =
-            (self.surface.config.width, self.surface.config.height, self.surface.config.format);
-        let mut targets = vec![view];
-        let window_image =
-            window_screenshot.and_then(|path| self.record_image(encoder, path, format, Some(&mut targets)));
-        let (device, queue) = (&self.ctx.device, &self.ctx.queue);
-        let cache = self.gui.cache.as_ref().expect("laid out before the first frame");
-        let (paint_jobs, pixels_per_point) = (&cache.paint_jobs, cache.pixels_per_point);
-        let screen = egui_wgpu::ScreenDescriptor { size_in_pixels: [width, height], pixels_per_point };
-        let command_buffers = self.gui.renderer.update_buffers(device, queue, encoder, paint_jobs, &screen);
-        for target in &targets {
-            let mut pass = encoder
-                .begin_render_pass(&wgpu::RenderPassDescriptor {
-                    label: Some("egui"),
-                    color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                        view: target,
-                        depth_slice: None,
-                        resolve_target: None,
-                        ops: wgpu::Operations { load: wgpu::LoadOp::Load, store: wgpu::StoreOp::Store },
-                    })],
-                    depth_stencil_attachment: None,
-                    timestamp_writes: None,
-                    occlusion_query_set: None,
-                    multiview_mask: None,
-                })
-                .forget_lifetime();
-            self.gui.renderer.render(&mut pass, paint_jobs, &screen);
-        }
-        if let Some(image) = window_image {
-            image.target.copy(encoder);
-            self.readbacks.push_image(image);
-        }
-        command_buffers
-    }
-}
-
-/// The panel as the viewer opens: the command line's settings, the device's unavailable algorithms.
-fn initial_panel(
-    options: &ViewerOptions,
-    ctx: &GpuContext,
-    sh_degree: u32,
-    up: UpAxis,
-    views: Vec<(String, CameraFile)>,
-) -> PanelState {
-    let unavailable: Vec<_> = crate::sort::SortAlgorithm::ALL
-        .into_iter()
-        .filter_map(|a| a.unavailable_reason(ctx.device.features()).map(|reason| (a, reason)))
-        .collect();
-    PanelState {
-        options: SceneOptions {
-            algorithm: options.algorithm,
-            sort: options.sort,
-            draw: options.draw.unwrap_or(crate::render::DrawPath::for_adapter(&ctx.info)),
-        },
-        frame: FrameParams { sh_degree, ..FrameParams::default() },
-        compare: options.compare.clone(),
-        compare_every: options.compare_every.clamp(1, 30),
-        unavailable,
-        gpu_format: options.gpu_format,
-        up,
-        vsync: true,
-        camera_path: "camera.json".into(),
-        show_iterations: false,
-        open_path: String::new(),
-        views: if views.len() > 1 { views } else { Vec::new() },
     }
 }
