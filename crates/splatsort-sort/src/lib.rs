@@ -138,8 +138,8 @@
 //!     bits 30-31 a tag (1-3; 0 is a cleared entry), bit 29 "inclusive", 29 bits of count (without the digit's
 //!     global offset, which the walk adds; under 2^29 keys). Flag, tag and count share one word, so no reader sees a
 //!     flag with a count from another write.
-//!   - **Slots**: the table has N slots (by default one per tile the buffers hold, at most 16,384 on a GPU and 1,024
-//!     on a CPU driver, i.e. up to 176M keys in 10,752-key tiles; `--status-entries`; `per-tile` sizes it to the
+//!   - **Slots**: the table has N slots (by default one per tile the buffers hold, at most 16,384 on a GPU, i.e. up
+//!     to 176M keys in 10,752-key tiles, and as many as one binding holds on a CPU driver; `--status-entries`; `per-tile` sizes it to the
 //!     buffers). While a sort's tiles fit, tile t uses slot t in **every** digit pass, tagged with `pass % 3 + 1`:
 //!     the previous pass finished before this one began and wrote every slot, so a reader meets this pass's tag
 //!     (ready), the previous pass's or 0 (not ready); the histogram pass clears the slots once per sort. No tail, no
@@ -156,7 +156,7 @@
 //!        guarantees at tile g - L - 1 at the latest; the walk is now also bounded explicitly (a read further back
 //!        than L + 1 entries takes the fallback, which counts that tile from its keys and is always right).
 //!     3. *A tail timeout sends every later tile table-free* (each counts all earlier keys of its pass: O(n²/tile)):
-//!        still so. It happens only when a tile cannot get its slot within 1024 x 1024 reads of the tail, which no
+//!        still so. It happens only when a tile cannot get its slot within `tail_spin_limit` reads of the tail, which no
 //!        tested GPU has done (a 64-slot ring at 16M keys on the H100: no table-free tile); with the default table
 //!        no sort up to 176M keys uses the ring at all.
 //!
@@ -169,6 +169,18 @@
 //!     tile that cannot get its slot or advance the tail within the (longer) tail spin limit marks the sort
 //!     "broken", takes the **table-free** path and does not advance the tail, so every later tile goes table-free at
 //!     once. On a GPU that runs one workgroup at a time, every smaller ticket has finished before a tile starts.
+//!   - **A descheduled predecessor** (a CPU driver's workgroups are OS threads, and a busy machine takes their
+//!     CPU away for whole scheduler quanta): what a tile does while the tile it waits for does not run is bounded.
+//!     Its look-back reads that tile's entry at most `SPIN_LIMIT` (1024) times, then counts the tile's keys (one
+//!     tile's reads), writes the counts into its empty entries and walks on; it walks back at most to the first
+//!     inclusive prefix, and in the ring at most `lookback + 1` tiles (further back it counts keys instead). The
+//!     ring adds two waits on the tail, each at most `tail_spin_limit` reads: about a second on every device (2^20
+//!     reads on a GPU, 2^30 on a CPU driver, whose reads are a thousand times faster; counted the GPU's way, a
+//!     CPU's wait outlasted no scheduler quantum and sent the rest of the sort table-free, hazard 3). A CPU
+//!     driver's default table also holds every tile of any sort it binds, so its sorts take no ring. Measured on
+//!     lavapipe (2 cores; `tests/contention.rs` checks 20x + 5 s): 4M keys beside three busy threads took 2.9x
+//!     their time alone with the default table, 2.4x with the forced fallback, 6.3x with a 4-slot ring (which
+//!     serializes its tiles; 194x and 3,591 table-free tiles before); 16M keys beside six busy processes 4.5x.
 //!   - `--force-fallback` makes the immediate predecessor always be counted from keys and any entry not ready at
 //!     the first read too (at least tiles - 1 fallbacks per pass); tests also force table-free tiles, the 128-lane
 //!     ballot path, smaller tiles, and rings of 4 and 8 slots that the sort goes round many times. Fallback and

@@ -40,9 +40,19 @@ const STATE_WORDS: u32 = 4108;
 const STATE_FALLBACKS: u32 = 4106;
 /// Most keys: entries hold counts in 29 bits (a 2 GiB binding holds fewer keys than 2^29).
 pub const MAX_KEYS: u32 = (1 << 29) - 1;
-/// Reads of a not-ready entry before a look-back stops waiting and counts that tile's keys (the fallback); a tail
-/// wait may read 1024 times as often (`TAIL_SPINS_PER_READ` in the shader).
+/// Reads of a not-ready entry before a look-back stops waiting and counts that tile's keys (the fallback).
 pub const SPIN_LIMIT: u32 = 1024;
+
+/// Reads of the ring's tail before a tile gives up waiting for it (and it, and every later tile, go table-free:
+/// the escape for a GPU that may never run the tile waited for). The bound is meant as a time, about a second, and
+/// a read's time differs by three orders of magnitude: a contended device-scope atomic takes about a microsecond on
+/// a GPU, an L1 load a few nanoseconds on a CPU driver. Counted the GPU's way (2^20 reads), a tail wait on lavapipe
+/// lasted about a millisecond, shorter than the scheduler quantum a busy machine takes from the thread waited for,
+/// so the sort broke (a 4-slot ring at 4M keys beside three busy threads: 3,591 table-free tiles, 73 s against
+/// 0.38 s alone). A CPU driver's threads always run again, so its wait is counted in its own reads.
+pub fn tail_spin_limit(info: &wgpu::AdapterInfo) -> u32 {
+    if info.device_type == wgpu::DeviceType::Cpu { 1 << 30 } else { 1 << 20 }
+}
 /// Smallest subgroup the shader's per-subgroup tables are sized for.
 pub const MIN_SUBGROUP_SIZE: u32 = 8;
 /// Buffers of at most this many keys get small tiles of many threads (`TileShape::for_device`): 4 Mi.
@@ -196,11 +206,19 @@ pub fn traffic_model(config: SortConfig) -> TrafficModel {
     }
 }
 
-/// Status table slots when none are asked for: on a GPU, one per tile of every sort up to 176M keys in 10,752-key
-/// tiles (16 MiB), so a ring and its tail waits are only for larger sorts; on a CPU driver, which runs a few
-/// workgroups at a time and clears the table at the CPU's bandwidth, 1024 (3.9M keys in lavapipe's 3840-key tiles).
-pub fn default_status_entries(info: &wgpu::AdapterInfo) -> u32 {
-    if info.device_type == wgpu::DeviceType::Cpu { 1024 } else { 16_384 }
+/// Status table slots when none are asked for: one per tile the buffers hold, up to 16,384 on a GPU (176M keys in
+/// 10,752-key tiles, 16 MiB), so a ring and its tail waits are only for larger sorts; on a CPU driver, as many as
+/// one binding holds (lavapipe's 128 MiB: 131,072 slots, a tile of every sort it binds, 2^25 keys, in its smallest
+/// tiles), so its sorts never take the ring. Its workgroups are OS threads: one descheduled while later tiles wait
+/// on the ring's tail stalls them past any spin limit a GPU needs (16M keys in 256-key tiles beside four busy
+/// processes: 49 s, or more than 150 s, with a 1024-slot ring; 14 s alone), and a slot costs only its share of the
+/// sort's clear.
+pub fn default_status_entries(info: &wgpu::AdapterInfo, limits: &wgpu::Limits) -> u32 {
+    if info.device_type == wgpu::DeviceType::Cpu {
+        u32::try_from(limits.max_storage_buffer_binding_size / (u64::from(RADIX) * 4)).unwrap_or(u32::MAX)
+    } else {
+        16_384
+    }
 }
 
 /// Why the adapter cannot run this sort (beyond the SUBGROUP feature), or None.
@@ -224,7 +242,7 @@ struct Settings {
     tail_bits: u32,
     force: u32,
     spin_limit: u32,
-    pad: u32,
+    tail_spin_limit: u32,
 }
 
 /// What the look-backs of the last recorded sorts did, read from the state buffer.
@@ -373,6 +391,8 @@ pub struct OnesweepSort {
     /// Keys per tile on this device.
     tile_size: u32,
     default_entries: u32,
+    /// `tail_spin_limit` of the device.
+    tail_spin_limit: u32,
     /// Whether `settings` holds the current config.
     settings_written: bool,
 }
@@ -393,8 +413,8 @@ impl OnesweepSort {
         if capacity > MAX_KEYS {
             return Err(SortError::OverCapacity { requested: capacity.into(), capacity: MAX_KEYS.into() });
         }
-        let default_entries = default_status_entries(&info);
         let limits = device.limits();
+        let default_entries = default_status_entries(&info, &limits);
         let min_subgroup = info.subgroup_min_size.max(MIN_SUBGROUP_SIZE);
         let shape = match config.onesweep.tile {
             Some(shape) => shape.check(&limits, min_subgroup).map(|()| shape)?,
@@ -441,6 +461,7 @@ impl OnesweepSort {
             key_words,
             tile_size,
             default_entries,
+            tail_spin_limit: tail_spin_limit(&info),
             settings_written: false,
         };
         sort.set_config(device, config)?;
@@ -529,7 +550,7 @@ impl OnesweepSort {
             tail_bits,
             force: u32::from(force_fallback) | (u32::from(force_table_free) << 1),
             spin_limit: SPIN_LIMIT,
-            pad: 0,
+            tail_spin_limit: self.tail_spin_limit,
         }
     }
 
@@ -787,7 +808,7 @@ mod tests {
             source,
             "OnesweepSettings",
             Settings,
-            [passes, key_bits, entries, lookback, tail_bits, force, spin_limit, pad,]
+            [passes, key_bits, entries, lookback, tail_bits, force, spin_limit, tail_spin_limit,]
         );
         let module = naga::front::wgsl::parse_str(&source).expect("the shader parses");
         let constant = |name: &str| {

@@ -347,20 +347,27 @@ fn temporary_memory_does_not_grow_with_the_key_count() {
         return;
     }
     let ctx = common::context();
-    let bytes = |capacity: u32, status_table: StatusTable| {
+    // The default table has a slot per tile up to its size (16,384 on a GPU; on a CPU driver as many as a binding
+    // holds, past any sort lavapipe binds); a ring of given slots stops growing at them.
+    const RING: u32 = 1024;
+    let bytes = |capacity: u32, status_table: StatusTable, entries: Option<u32>| {
         let buffers = SortBuffers::new(&ctx.device, capacity).unwrap();
-        let config = config(|c| c.onesweep.status_table = status_table);
+        let config = config(|c| {
+            c.onesweep.status_table = status_table;
+            c.onesweep.status_entries = entries;
+        });
         GpuSort::new(&ctx.device, SortAlgorithm::Onesweep, &buffers, config).unwrap().allocated_bytes()
     };
-    // The default table has a slot per tile up to its size (1024 slots on a CPU driver, 16,384 on a GPU), then stops.
     // Capacities past SMALL_SORT all take the device's largest tile.
     let tile = sorter(onesweep::SMALL_SORT + 1, config(|_| {})).1.onesweep_tile_size().unwrap();
-    let full = (onesweep::default_status_entries(&ctx.device.adapter_info()) * tile).max(onesweep::SMALL_SORT + 1);
-    let small = bytes(100_000, StatusTable::Circular);
-    let large = bytes(full, StatusTable::Circular);
-    assert!(small < large, "{small} bytes for 100k keys, {large} for {full}");
-    assert_eq!(large, bytes(2 * full, StatusTable::Circular), "the circular table stops growing");
-    assert!(bytes(1 << 25, StatusTable::PerTile) > bytes(100_000, StatusTable::PerTile), "per tile grows");
+    let full = (RING * tile).max(onesweep::SMALL_SORT + 1);
+    let small = bytes(100_000, StatusTable::Circular, None);
+    let large = bytes(full, StatusTable::Circular, None);
+    assert!(small < large, "{small} bytes for 100k keys, {large} for {full}: a slot per tile");
+    let ring = bytes(full, StatusTable::Circular, Some(RING));
+    assert_eq!(ring, bytes(2 * full, StatusTable::Circular, Some(RING)), "the ring stops growing");
+    assert!(ring < bytes(2 * full, StatusTable::Circular, None), "below the default table's slot per tile");
+    assert!(bytes(1 << 25, StatusTable::PerTile, None) > bytes(100_000, StatusTable::PerTile, None), "per tile grows");
 }
 
 #[test]

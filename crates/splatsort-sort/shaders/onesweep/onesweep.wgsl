@@ -29,7 +29,7 @@
 // Why every wait ends: tiles are numbered by an atomic ticket, so a tile only ever waits on tiles with smaller
 // tickets, which have started. Every wait is bounded: a look-back that reads an entry `spin_limit` times without
 // finding it ready stops, and the workgroup counts that tile's digits from its keys (the fallback) and goes on; a
-// tile that cannot get its ring slot, or cannot advance the tail, within `spin_limit * TAIL_SPINS_PER_READ` reads
+// tile that cannot get its ring slot, or cannot advance the tail, within `tail_spin_limit` reads
 // marks the sort "broken": a tile that then cannot claim its slot, and every tile that starts later, goes table-free
 // (computes its prefix from the keys of all earlier tiles of the pass and touches no entry). On a GPU that runs one
 // workgroup at a time, every smaller ticket has finished before a tile starts, so no wait spins at all.
@@ -60,9 +60,6 @@ override WITH_VALUES: bool = true;
 const MAX_PASSES: u32 = 8u;
 // Digit passes per key word.
 const PASSES_PER_WORD: u32 = 4u;
-// A tail wait may read the tail this many times per look-back read of the spin limit: it waits for whole tiles
-// to finish, not for one entry to be published.
-const TAIL_SPINS_PER_READ: u32 = 1024u;
 
 // Layout of `state`, in words.
 const STATE_HISTOGRAM: u32 = 0u; // MAX_PASSES * RADIX digit counts
@@ -93,8 +90,10 @@ struct OnesweepSettings {
     tail_bits: u32,
     // Bit 0: look-backs count their predecessor's keys without waiting; bit 1: every tile goes table-free.
     force: u32,
+    // Reads of an entry before a look-back counts that tile's keys.
     spin_limit: u32,
-    pad: u32,
+    // Reads of the tail before a ring tile gives up waiting (about a second on the device: `sort::onesweep`).
+    tail_spin_limit: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: IterationParams;
@@ -474,7 +473,7 @@ fn tail_spin(tid: u32, tile: u32, wait_slot: bool) {
                 break;
             }
             spins++;
-            if (spins > settings.spin_limit * TAIL_SPINS_PER_READ) {
+            if (spins > settings.tail_spin_limit) {
                 ok = false;
             }
         }
