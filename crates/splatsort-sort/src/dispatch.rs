@@ -188,7 +188,8 @@ impl SortDispatch {
     }
 }
 
-/// What `record_cpu` and `record_gpu` need of a sort: its settings, its dispatch state, and its passes.
+/// What `record_cpu` and `record_gpu` need of a sort: its settings, its dispatch state, and its passes. `GpuSort`
+/// records every algorithm through it (`GpuSort::passes_mut`), so the recording plumbing is written once.
 pub(crate) trait RadixPasses {
     fn config(&self) -> SortConfig;
     fn dispatch(&self) -> &SortDispatch;
@@ -205,7 +206,7 @@ pub(crate) trait RadixPasses {
 /// compute pass (a compute pass boundary costs more than a dispatch boundary inside one pass: on the H100, 2^20
 /// pairs took 0.191 ms in six passes and 0.160 in one, `docs/BENCHMARKS.md`).
 fn record_passes(
-    sort: &impl RadixPasses,
+    sort: &dyn RadixPasses,
     encoder: &mut wgpu::CommandEncoder,
     plan: &Plan<'_>,
     timer: Option<&mut (dyn PassTimer + '_)>,
@@ -281,7 +282,7 @@ impl Iterations<'_> {
 
 /// Records a sort of `num_keys` pairs, a count known on the CPU (see `GpuSort::record`).
 pub(crate) fn record_cpu(
-    sort: &mut impl RadixPasses,
+    sort: &mut dyn RadixPasses,
     queue: &wgpu::Queue,
     encoder: &mut wgpu::CommandEncoder,
     num_keys: u32,
@@ -307,7 +308,7 @@ pub(crate) fn record_cpu(
 /// Records a sort of the count a GPU pass wrote into `SortBuffers::count()` (see `GpuSort::record_gpu_count`):
 /// timed, the prepare pass and each of the sort's passes in its own compute pass; untimed, all in one.
 pub(crate) fn record_gpu(
-    sort: &mut impl RadixPasses,
+    sort: &mut dyn RadixPasses,
     queue: &wgpu::Queue,
     encoder: &mut wgpu::CommandEncoder,
     timer: Option<&mut (dyn PassTimer + '_)>,
@@ -330,7 +331,7 @@ pub(crate) fn record_gpu(
 
 /// `record_gpu`, untimed, into the caller's compute pass (see `GpuSort::record_gpu_count_in`).
 pub(crate) fn record_gpu_in(
-    sort: &mut impl RadixPasses,
+    sort: &mut dyn RadixPasses,
     queue: &wgpu::Queue,
     pass: &mut wgpu::ComputePass<'_>,
 ) -> usize {
@@ -342,7 +343,7 @@ pub(crate) fn record_gpu_in(
 }
 
 /// Writes what a sort of a GPU count needs through the queue; returns the output buffer set.
-fn write_gpu_count(sort: &mut impl RadixPasses, queue: &wgpu::Queue) -> usize {
+fn write_gpu_count(sort: &mut dyn RadixPasses, queue: &wgpu::Queue) -> usize {
     let config = sort.config();
     sort.prepare(queue);
     let dispatch = sort.dispatch_mut();

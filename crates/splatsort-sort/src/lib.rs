@@ -234,6 +234,7 @@ pub use onesweep::OnesweepSort;
 pub use subgroup::SubgroupSort;
 pub use tutorial::TutorialSort;
 
+use crate::dispatch::RadixPasses;
 use crate::timing::{PassTimer, SortPass};
 
 /// Every shader module the sorts compile, as compiled (common parts prepended), named by its file under the crate's
@@ -315,10 +316,23 @@ impl GpuSort {
 
     /// The settings it sorts with.
     pub fn config(&self) -> SortConfig {
+        self.passes().config()
+    }
+
+    /// The algorithm's radix passes, through which every recording goes (`dispatch`).
+    fn passes(&self) -> &dyn RadixPasses {
         match self {
-            Self::Tutorial(s) => s.config(),
-            Self::Subgroup(s) => s.config(),
-            Self::Onesweep(s) => s.config(),
+            Self::Tutorial(s) => s,
+            Self::Subgroup(s) => s,
+            Self::Onesweep(s) => s,
+        }
+    }
+
+    fn passes_mut(&mut self) -> &mut dyn RadixPasses {
+        match self {
+            Self::Tutorial(s) => s,
+            Self::Subgroup(s) => s,
+            Self::Onesweep(s) => s,
         }
     }
 
@@ -375,11 +389,7 @@ impl GpuSort {
         num_keys: u32,
         timer: Option<&mut (dyn PassTimer + '_)>,
     ) -> Result<SortOutput, SortError> {
-        match self {
-            Self::Tutorial(s) => dispatch::record_cpu(s, queue, encoder, num_keys, timer),
-            Self::Subgroup(s) => dispatch::record_cpu(s, queue, encoder, num_keys, timer),
-            Self::Onesweep(s) => dispatch::record_cpu(s, queue, encoder, num_keys, timer),
-        }
+        dispatch::record_cpu(self.passes_mut(), queue, encoder, num_keys, timer)
     }
 
     /// Records a sort of the first `count` pairs of set 0, where `count` is the u32 that a GPU pass earlier in the
@@ -393,22 +403,14 @@ impl GpuSort {
         encoder: &mut wgpu::CommandEncoder,
         timer: Option<&mut (dyn PassTimer + '_)>,
     ) -> usize {
-        match self {
-            Self::Tutorial(s) => dispatch::record_gpu(s, queue, encoder, timer),
-            Self::Subgroup(s) => dispatch::record_gpu(s, queue, encoder, timer),
-            Self::Onesweep(s) => dispatch::record_gpu(s, queue, encoder, timer),
-        }
+        dispatch::record_gpu(self.passes_mut(), queue, encoder, timer)
     }
 
     /// `record_gpu_count`, untimed, into the caller's compute pass: a frame that records its own passes and the
     /// sort in one compute pass saves a pass boundary on each side of the sort (several µs each on an H100). The
     /// caller's dispatches before it in the pass must have written the count. Returns the output buffer set.
     pub fn record_gpu_count_in(&mut self, queue: &wgpu::Queue, pass: &mut wgpu::ComputePass<'_>) -> usize {
-        match self {
-            Self::Tutorial(s) => dispatch::record_gpu_in(s, queue, pass),
-            Self::Subgroup(s) => dispatch::record_gpu_in(s, queue, pass),
-            Self::Onesweep(s) => dispatch::record_gpu_in(s, queue, pass),
-        }
+        dispatch::record_gpu_in(self.passes_mut(), queue, pass)
     }
 
     /// OneSweep's keys per tile on this device (None for other algorithms).
