@@ -20,7 +20,9 @@ struct FrameUniforms {
     count_index: u32,
     // 1: Mip-Splatting's 2D filter with its opacity compensation (render/project.wgsl), for scenes trained with it.
     antialias: u32,
-    _pad0: u32,
+    // 1: the projection also writes each splat's ray-depth record and keys it by its least ray depth (a per-pixel
+    // blend order: render/project.wgsl).
+    ray_depths: u32,
     _pad1: u32,
     _pad2: u32,
     // x: splats per part of the split arrays (render/split.rs; all split at the same splats); y, z, w: unused.
@@ -28,6 +30,10 @@ struct FrameUniforms {
     // The compact layout's DC colour: its least value and step per channel (rgb, -).
     dc_min: vec4<f32>,
     dc_step: vec4<f32>,
+    // The camera whose view orders the splats (`FrameParams::order_from`; the frame's own camera by default):
+    // world to camera, and its focal lengths and principal point (fx, fy, cx, cy).
+    order_from_world: mat4x4<f32>,
+    order_lens: vec4<f32>,
 }
 
 // The draw-arguments buffer (`DrawArgs` in render/mod.rs, which a test checks against this): the indirect draw's

@@ -192,7 +192,97 @@ fn project(i: u32) -> u32 {
     let dir = normalize(splat.position - frame.camera_position.xyz);
     out.color = pack_rgb9e5(eval_sh(i, dir));
     projected_store(i, 0u, out);
-    return depth_key(depth);
+    // Ordered as the ordering camera sees it (the frame's own but for the popping measure's held orders).
+    let p_order = (frame.order_from_world * vec4<f32>(splat.position, 1.0)).xyz;
+    if (frame.ray_depths != 0u) {
+        return store_ray_depth(part.first + i, p_order, sigma, e.radius2);
+    }
+    return depth_key(max(p_order.z, TINY_DEPTH));
+}
+
+// ---- ray depths: each pixel's own order (`BlendOrder::Pixel` and `Exact`) ---------------------------------------
+//
+// A splat's depth along the ray of a pixel is t_opt, the camera depth of the point where the ray meets the splat's
+// 3D Gaussian at its densest (StopThePop, Radl et al. 2024): with the splat's centre m and inverse covariance A in
+// camera space and the ray through (u, v, 1), t = (r^T A m) / (r^T A r). Writing the ray as the centre's ray m / z plus
+// an offset d in pixels, and dividing through by m^T A m / z^2, this is
+//     t(d) = z (1 + d.g) / (1 + 2 d.g + d^T H d),
+// with g and H (2x2) constants of the splat, so a pixel pays a dozen flops. Any positive multiple of A gives the same
+// t, so A is the adjugate of the covariance (no determinant: a flat splat's adjugate is its plane's normal squared,
+// and t becomes the ray's crossing of that plane). t is clamped to the splat's own depth extent, z +- dev with
+// dev = k sqrt(Sigma_zz) (k the coverage radius): a ray that grazes a thin splat meets it within its k-sigma
+// ellipsoid, and the clamp bounds every t from below by z - dev, the least depth, which is what the splat is keyed by
+// in the sort. A pixel's walk (render/tiles.wgsl) takes the splats in order of their least depth, so once it has
+// passed a splat whose least depth is l, no later splat can come before depth l: what it holds back nearer than
+// that is in its final order. `floor` is that bound for the splat's key (its least depth, or the lower edge of its
+// quantized key's level, or -F32_MAX where the key clamps).
+//
+// The record, three vec4s in `rays` (render/split.rs: the parts of its own length, by the splat's global index):
+// (centre x, centre y in pixels, z, dev), (g.x, g.y, floor, 0), (H.xx, H.xy, H.yy, 0), with g and H per pixel of the
+// ordering camera. `render::cpu` computes the same in f64.
+// Depths are keyed at least this (a splat reaching behind the ordering camera is keyed as nearest).
+const TINY_DEPTH: f32 = 1e-30;
+
+fn store_ray_depth(splat: u32, m: vec3<f32>, sigma_world: mat3x3<f32>, radius2: f32) -> u32 {
+    let w = mat3x3<f32>(frame.order_from_world[0].xyz, frame.order_from_world[1].xyz, frame.order_from_world[2].xyz);
+    let sigma = w * sigma_world * transpose(w);
+    let z = m.z;
+    let dev = sqrt(radius2 * max(sigma[2][2], 0.0));
+    let lens = frame.order_lens;
+    var g = vec2<f32>(0.0);
+    var h = vec3<f32>(0.0);
+    var centre = vec2<f32>(0.0);
+    if (z > 0.0) {
+        centre = lens.xy * m.xy / z + lens.zw;
+        // The adjugate of the covariance scaled to its largest diagonal term (a positive multiple of its inverse).
+        let s = sigma * (1.0 / max(max(sigma[0][0], sigma[1][1]), max(sigma[2][2], 1e-30)));
+        let a = vec3<f32>(
+            s[1][1] * s[2][2] - s[1][2] * s[1][2],
+            s[0][0] * s[2][2] - s[0][2] * s[0][2],
+            s[0][0] * s[1][1] - s[0][1] * s[0][1],
+        );
+        let a01 = s[0][2] * s[1][2] - s[0][1] * s[2][2];
+        let a02 = s[0][1] * s[1][2] - s[0][2] * s[1][1];
+        let a12 = s[0][1] * s[0][2] - s[0][0] * s[1][2];
+        let c = m / z;
+        let ac = vec3<f32>(
+            a.x * c.x + a01 * c.y + a02,
+            a01 * c.x + a.y * c.y + a12,
+            a02 * c.x + a12 * c.y + a.z,
+        );
+        let alpha = dot(c, ac);
+        if (alpha > 0.0 && alpha <= F32_MAX) {
+            g = ac.xy / (alpha * lens.xy);
+            h = vec3<f32>(a.x / (lens.x * lens.x), a01 / (lens.x * lens.y), a.y / (lens.y * lens.y)) / alpha;
+            if (!all(abs(vec4<f32>(g, h.xy)) <= vec4<f32>(F32_MAX)) || !(abs(h.z) <= F32_MAX)) {
+                g = vec2<f32>(0.0);
+                h = vec3<f32>(0.0);
+            }
+        }
+    }
+    let least = z - dev;
+    let key = depth_key(max(least, TINY_DEPTH));
+    rays_store(splat, 0u, vec4<f32>(centre, z, dev));
+    rays_store(splat, 1u, vec4<f32>(g, key_floor(key, least), 0.0));
+    rays_store(splat, 2u, vec4<f32>(h, 0.0));
+    return key;
+}
+
+// A bound under the least depth of every splat the walk meets after one keyed `key` (it goes nearest first: their
+// keys are at most `key`): its own least depth `least` with exact (32-bit) keys; the lower edge
+// of its level with quantized ones, less 1e-5 for rounding; -F32_MAX where the key clamps (a least depth at or before
+// the near plane, or in the nearest level).
+fn key_floor(key: u32, least: f32) -> f32 {
+    if (frame.key_bits >= 32u) {
+        return select(-F32_MAX, least, least > TINY_DEPTH);
+    }
+    let levels = (1u << frame.key_bits) - 1u;
+    if (key >= levels - 1u) {
+        return -F32_MAX;
+    }
+    // Level L holds the depths whose t = log(depth / near) / log(far / near) has (1 - t) levels in [L, L + 1).
+    let t = 1.0 - f32(key + 1u) / f32(levels);
+    return frame.near * exp(t * log(frame.far / frame.near)) * (1.0 - 1e-5);
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)

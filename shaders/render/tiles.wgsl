@@ -37,6 +37,13 @@ struct TileSettings {
     // The rasterizer walks only the splats that touch a subgroup's pixel blocks (`walk_touching`) in frames of at
     // most this many entries per visible splat; 0: never (a device without 32-lane ballots has no such pipeline).
     ballot_max_entries_per_splat: u32,
+    // `BlendOrder`: 0 splat (the depth order), 1 pixel, 2 exact (each pixel's own ray depth: `rasterize_pixel` and
+    // `rasterize_exact` below; the other rasterizers get no workgroups).
+    blend_order: u32,
+    // The pixel order's window: splats a pixel holds back, 1 to WINDOW_CAP.
+    blend_window: u32,
+    _pad0: u32,
+    _pad1: u32,
 }
 
 // Indirect arguments and counters the emit pass writes (`TileArgs` in render/tile.rs).
@@ -162,7 +169,8 @@ fn tile_prepare() {
     // The rasterizer, in one of two kernels (`walk_all`, `walk_touching`).
     // (Entries per visible splat rounded up: entries < 2^30 and visible splats < 2^29, so nothing wraps.)
     let per_splat = select(0u, (entries + visible[0] - 1u) / max(visible[0], 1u), visible[0] > 0u);
-    let by_ballot = !overflow && tiles.ballot_max_entries_per_splat > 0u && per_splat <= tiles.ballot_max_entries_per_splat;
+    let by_ballot = !overflow && tiles.blend_order == 0u && tiles.ballot_max_entries_per_splat > 0u
+        && per_splat <= tiles.ballot_max_entries_per_splat;
     args.raster_x = select(tiles.tiles_x, 0u, by_ballot);
     args.raster_y = tiles.tiles_y;
     args.raster_z = 1u;

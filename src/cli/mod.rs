@@ -13,7 +13,9 @@ use glam::Vec3;
 
 use splatsort::camera::{Camera, frame_bounds};
 use splatsort::keys::KeyDistribution;
-use splatsort::render::{Antialias, DrawPath, FrameParams, GpuFormat, SceneOptions};
+use splatsort::render::{
+    Antialias, BlendOrder, DEFAULT_BLEND_WINDOW, DrawPath, FrameParams, GpuFormat, MAX_BLEND_WINDOW, SceneOptions,
+};
 use splatsort::scene::{self, PlyEncoding, Scene};
 use splatsort::sort::onesweep::TileShape;
 use splatsort::sort::{KeyType, OnesweepOptions, SortAlgorithm, SortConfig, SortOrder, StatusTable};
@@ -72,6 +74,14 @@ pub(crate) struct SortArgs {
     /// raster on a CPU driver such as lavapipe, where the tiles are 3x slower).
     #[arg(long, value_enum)]
     pub(crate) draw: Option<DrawPath>,
+    /// The order each pixel blends its splats in: splat (the depth sort's, by splat centre, as 3DGS; pops as the
+    /// camera turns), pixel (each pixel's own ray depth through a window: no popping) or exact (every pixel fully
+    /// sorted: the reference, slow). Per-pixel orders take the compute path (--draw raster refuses them).
+    #[arg(long, value_enum, default_value_t = BlendOrder::Splat)]
+    pub(crate) blend_order: BlendOrder,
+    /// The pixel order's window: splats each pixel holds back to merge, 1 to 32.
+    #[arg(long, default_value_t = DEFAULT_BLEND_WINDOW, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_BLEND_WINDOW)))]
+    pub(crate) blend_window: u32,
     /// Mip-Splatting's antialiasing filter: as the scene file says (auto: on for scenes trained with it, which look
     /// wrong without it), or on or off.
     #[arg(long, value_enum, default_value_t = Antialias::Auto)]
@@ -239,16 +249,30 @@ pub(crate) fn camera_for(args: &CameraArgs, scene: &Scene) -> anyhow::Result<Cam
 }
 
 /// The sort and draw path `sort` asks for (with the draw path resolved for the device once it is known:
-/// `DrawPath::for_adapter`).
+/// `draw_path`), checked before any GPU work.
 pub(crate) fn options_for(sort: SortArgs) -> anyhow::Result<SceneOptions> {
     let radix_bits = sort.radix_bits.unwrap_or(sort.algorithm.default_radix_bits());
-    Ok(SceneOptions {
+    let options = SceneOptions {
         algorithm: sort.algorithm,
         sort: sort
             .algorithm
             .check(SortConfig::new(radix_bits, sort.key_bits)?.with_onesweep(sort.onesweep.options())?)?,
-        draw: sort.draw.unwrap_or_default(),
-    })
+        draw: sort.draw.unwrap_or(if sort.blend_order.per_pixel() { DrawPath::Compute } else { DrawPath::Raster }),
+        blend_order: sort.blend_order,
+        blend_window: sort.blend_window,
+    };
+    options.check()?;
+    Ok(options)
+}
+
+/// The draw path `sort` asks for on the device `info` describes: the one named, else the compute path for a
+/// per-pixel blend order (the only path that has one), else the faster path there (`DrawPath::for_adapter`).
+pub(crate) fn draw_path(sort: SortArgs, info: &wgpu::AdapterInfo) -> DrawPath {
+    match sort.draw {
+        Some(draw) => draw,
+        None if sort.blend_order.per_pixel() => DrawPath::Compute,
+        None => DrawPath::for_adapter(info),
+    }
 }
 
 /// What each frame of `scene` is drawn with: `sh_degree` (at most splatsort's), `background`, and the

@@ -13,8 +13,8 @@ use splatsort::scene::{self, Scene};
 use splatsort::timing::{GpuTimer, PassKind};
 
 use super::{
-    CameraArgs, MAX_TIMED, SortArgs, camera_for, frame_params, load, options_for, parse_choice, parse_colour,
-    parse_warmup_secs, write_file,
+    CameraArgs, MAX_TIMED, SortArgs, camera_for, draw_path, frame_params, load, options_for, parse_choice,
+    parse_colour, parse_warmup_secs, write_file,
 };
 
 #[derive(clap::Args)]
@@ -85,7 +85,7 @@ pub(crate) fn render_command(args: RenderArgs) -> anyhow::Result<()> {
     let params = frame_params(args.sort, &scene, args.sh_degree, args.background);
     let camera = camera_for(&args.camera, &scene)?;
     let ctx = GpuContext::headless(AdapterPreference::Hardware)?;
-    options.draw = args.sort.draw.unwrap_or(DrawPath::for_adapter(&ctx.info));
+    options.draw = draw_path(args.sort, &ctx.info);
     let renderer = Renderer::new(&ctx.device);
     let mut buffers = SceneBuffers::new(&renderer, &ctx.queue, &scene, args.sort.gpu_format, options)
         .with_context(|| format!("cannot put {} on the GPU", args.scene.display()))?;
@@ -130,7 +130,7 @@ pub(crate) fn render_bench(args: RenderBenchArgs) -> anyhow::Result<()> {
     let params = frame_params(args.sort, &scene, scene::MAX_SH_DEGREE, [0.0; 3]);
     let ctx = GpuContext::headless(AdapterPreference::Hardware)?;
     let scene = copies(scene, &args, &ctx)?;
-    options.draw = args.sort.draw.unwrap_or(DrawPath::for_adapter(&ctx.info));
+    options.draw = draw_path(args.sort, &ctx.info);
     let camera = camera_for(&args.camera, &scene)?;
     if let Some(path) = &args.save_camera {
         let (lo, hi) = scene.robust_bounds();
@@ -209,7 +209,7 @@ fn copies(scene: Scene, args: &RenderBenchArgs, ctx: &GpuContext) -> anyhow::Res
     let format = args.sort.gpu_format;
     let deg = scene.sh_degree;
     let fits = splatsort::render::GpuScene::check_limits(binding, total, deg, format).and_then(|()| {
-        let draw = args.sort.draw.unwrap_or(splatsort::render::DrawPath::for_adapter(&ctx.info));
+        let draw = draw_path(args.sort, &ctx.info);
         let cap = u64::from(splatsort::render::tile::default_entry_cap(&ctx.device, total as u32));
         let available = splatsort::render::memory::device_memory(&ctx.device);
         splatsort::render::memory::check_fits(available, total, deg, format, draw, cap)

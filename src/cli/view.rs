@@ -46,6 +46,7 @@ pub(crate) struct ViewArgs {
 }
 
 pub(crate) fn view(args: ViewArgs) -> anyhow::Result<()> {
+    super::options_for(args.sort)?;
     let radix_bits = args.sort.radix_bits.unwrap_or(args.sort.algorithm.default_radix_bits());
     let sort = args
         .sort
@@ -62,6 +63,8 @@ pub(crate) fn view(args: ViewArgs) -> anyhow::Result<()> {
         algorithm: args.sort.algorithm,
         sort,
         draw: args.sort.draw,
+        blend_order: args.sort.blend_order,
+        blend_window: args.sort.blend_window,
         antialias: args.sort.antialias,
         gpu_format: args.sort.gpu_format,
         compare: args.compare,

@@ -23,6 +23,12 @@ pub struct SceneBuffers {
     pub(super) blit_params: [wgpu::Buffer; 2],
     /// The per-frame projection, split like the scene's arrays.
     pub(super) projected: Vec<wgpu::Buffer>,
+    /// The ray-depth records of a per-pixel blend order (`BlendOrder::per_pixel`), in parts of `ray_part_splats`
+    /// splats; one 16-byte placeholder under the splat order.
+    pub(super) rays: Vec<wgpu::Buffer>,
+    pub(super) ray_part_splats: u32,
+    /// Counts the ray-depth buffers made, so the compute path's bind groups on them know when to be made anew.
+    pub(super) rays_generation: u64,
     pub(super) draw_args: wgpu::Buffer,
     pub(super) draw_args_reset: wgpu::Buffer,
     /// One per part of the scene (`split`), each projected by its own dispatch.
@@ -38,6 +44,19 @@ pub struct SceneBuffers {
     /// The compute draw path, made when first chosen.
     pub(super) tiles: Option<tile::TileRaster>,
     pub(super) max_workgroups_per_dim: u32,
+}
+
+/// Bytes of a splat's ray-depth record (`store_ray_depth` in `render/project.wgsl`: three vec4s).
+pub const RAY_BYTES_PER_SPLAT: u64 = 48;
+
+/// What the projection binds for the ray-depth records under the splat order (it writes none).
+fn ray_placeholder(device: &wgpu::Device) -> wgpu::Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("splat rays (none)"),
+        size: 16,
+        usage: wgpu::BufferUsages::STORAGE,
+        mapped_at_creation: false,
+    })
 }
 
 /// The depth sort's key/value pairs for `num_splats` splats in buffers of `entries` entries (at least the splats):
@@ -140,6 +159,7 @@ impl SceneBuffers {
             PROJECTED_BYTES_PER_SPLAT,
             wgpu::BufferUsages::STORAGE,
         );
+        let rays = vec![ray_placeholder(device)];
         let part_uniforms: Vec<wgpu::Buffer> = parts
             .iter()
             .map(|&(first, count)| {
@@ -164,6 +184,7 @@ impl SceneBuffers {
                 uniforms: &uniforms,
                 scene: &gpu_scene,
                 projected: &projected,
+                rays: &rays,
                 part_uniforms: &part_uniforms,
                 sort_buffers: &sort_buffers,
                 draw_args: &draw_args,
@@ -181,6 +202,9 @@ impl SceneBuffers {
             uniforms,
             blit_params,
             projected,
+            rays,
+            ray_part_splats: 1,
+            rays_generation: 0,
             draw_args,
             draw_args_reset,
             project_groups,
@@ -216,8 +240,10 @@ impl SceneBuffers {
     /// tile sort follows the depth sort's algorithm); its entries take the depth sort's buffers, which it makes
     /// longer when its cap needs them to be. On an error the old options stay in force.
     pub fn set_options(&mut self, queue: &wgpu::Queue, options: SceneOptions) -> Result<(), RenderError> {
+        options.check()?;
         let device = &self.renderer.device().clone();
         let old = self.options;
+        self.set_rays(device, options.blend_order.per_pixel())?;
         self.set_depth_sort(device, old, options)?;
         if options.draw == DrawPath::Compute
             && let Err(error) = self.set_compute_path(device, queue, options)
@@ -228,6 +254,52 @@ impl SceneBuffers {
         }
         self.options = options;
         Ok(())
+    }
+
+    /// Makes the ray-depth records (48 B a splat, in parts of their own) when a per-pixel blend order needs them,
+    /// and drops them when none does; the projection's bind groups follow.
+    fn set_rays(&mut self, device: &wgpu::Device, per_pixel: bool) -> Result<(), RenderError> {
+        // Real parts hold a multiple of 256 splats; the placeholder, 1.
+        if per_pixel == (self.ray_part_splats > 1) {
+            return Ok(());
+        }
+        if per_pixel {
+            let binding = self.renderer.binding();
+            let n = u64::from(self.scene.num_splats);
+            let part_splats = binding.part_splats(RAY_BYTES_PER_SPLAT);
+            let parts = binding.split(n, part_splats).ok_or_else(|| {
+                RenderError::BlendOrder(format!(
+                    "a per-pixel blend order keeps {RAY_BYTES_PER_SPLAT} bytes per splat in at most {} buffers of \
+                     {} bytes: {n} splats are too many for this device (it holds {}); use --blend-order splat",
+                    binding.parts,
+                    binding.limit,
+                    binding.max_splats(RAY_BYTES_PER_SPLAT)
+                ))
+            })?;
+            self.rays =
+                split::make_parts(device, "splat rays", &parts, RAY_BYTES_PER_SPLAT, wgpu::BufferUsages::STORAGE);
+            self.ray_part_splats = part_splats as u32;
+        } else {
+            (self.rays, self.ray_part_splats) = (vec![ray_placeholder(device)], 1);
+        }
+        self.rays_generation += 1;
+        self.project_groups =
+            self.renderer.pipelines().frame_groups(device, &self.frame_bindings(&self.sort_buffers)).project_groups;
+        Ok(())
+    }
+
+    /// What the frame's bind groups bind, over `sort_buffers`.
+    fn frame_bindings<'a>(&'a self, sort_buffers: &'a SortBuffers) -> FrameBindings<'a> {
+        FrameBindings {
+            uniforms: &self.uniforms,
+            scene: &self.scene,
+            projected: &self.projected,
+            rays: &self.rays,
+            part_uniforms: &self.part_uniforms,
+            sort_buffers,
+            draw_args: &self.draw_args,
+            visible_counts: self.visible_counts.table(),
+        }
     }
 
     /// Changes the depth sort from `from`'s algorithm and config to `to`'s.
@@ -280,18 +352,8 @@ impl SceneBuffers {
     ) -> Result<(), RenderError> {
         let sort_buffers = depth_buffers(device, self.scene.num_splats, entries)?;
         let sorter = GpuSort::with_kernels(self.renderer.sort(), options.algorithm, &sort_buffers, options.sort)?;
-        let FrameGroups { project_groups, compact_group, draw_groups } = self.renderer.pipelines().frame_groups(
-            device,
-            &FrameBindings {
-                uniforms: &self.uniforms,
-                scene: &self.scene,
-                projected: &self.projected,
-                part_uniforms: &self.part_uniforms,
-                sort_buffers: &sort_buffers,
-                draw_args: &self.draw_args,
-                visible_counts: self.visible_counts.table(),
-            },
-        );
+        let FrameGroups { project_groups, compact_group, draw_groups } =
+            self.renderer.pipelines().frame_groups(device, &self.frame_bindings(&sort_buffers));
         if let Some(tiles) = self.tiles.as_mut() {
             tiles.forget_bind_groups();
         }

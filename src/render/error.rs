@@ -40,6 +40,9 @@ pub enum RenderError {
     TooManySplats(u64),
     #[error("an image of {width}x{height} is past this GPU's largest texture side, {limit} pixels")]
     ImageTooBig { width: u32, height: u32, limit: u32 },
+    /// Options that cannot draw together (a per-pixel blend order on the quad path, a window out of range).
+    #[error("{0}")]
+    BlendOrder(String),
     #[error(transparent)]
     Sort(#[from] SortError),
 }

@@ -96,10 +96,13 @@ impl SceneBuffers {
     fn frame_uniforms(&self, camera: &Camera, params: &FrameParams) -> FrameUniforms {
         let s = params;
         let (tan_x, tan_y) = camera.tan_half_fov();
-        let m = camera.camera_from_world;
-        let t = -(m * camera.position);
-        let camera_from_world =
-            glam::Mat4::from_cols(m.x_axis.extend(0.0), m.y_axis.extend(0.0), m.z_axis.extend(0.0), t.extend(1.0));
+        let view = |camera: &Camera| {
+            let m = camera.camera_from_world;
+            let t = -(m * camera.position);
+            glam::Mat4::from_cols(m.x_axis.extend(0.0), m.y_axis.extend(0.0), m.z_axis.extend(0.0), t.extend(1.0))
+        };
+        let camera_from_world = view(camera);
+        let order = s.order_from.as_ref().unwrap_or(camera);
         FrameUniforms {
             camera_from_world: camera_from_world.to_cols_array_2d(),
             camera_position: camera.position.extend(1.0).to_array(),
@@ -116,12 +119,14 @@ impl SceneBuffers {
             splat_scale: s.splat_scale,
             count_index: self.visible_counts.total_index(),
             antialias: u32::from(s.antialias),
-            _pad0: 0,
+            ray_depths: u32::from(self.options.blend_order.per_pixel()),
             _pad1: 0,
             _pad2: 0,
-            parts: [self.scene.part_splats, 0, 0, 0],
+            parts: [self.scene.part_splats, self.ray_part_splats, 0, 0],
             dc_min: [self.scene.dc_range.min[0], self.scene.dc_range.min[1], self.scene.dc_range.min[2], 0.0],
             dc_step: [self.scene.dc_range.step[0], self.scene.dc_range.step[1], self.scene.dc_range.step[2], 0.0],
+            order_from_world: view(order).to_cols_array_2d(),
+            order_lens: [order.fx, order.fy, order.cx, order.cy],
         }
     }
 
@@ -187,6 +192,7 @@ impl SceneBuffers {
         let inputs = tile::FrameInputs {
             uniforms: &self.uniforms,
             projected: &self.projected,
+            rays: &self.rays,
             parts: self.renderer.binding().parts,
             depth: &self.sort_buffers,
             depth_set: output_set,
@@ -195,9 +201,12 @@ impl SceneBuffers {
             width: camera.width,
             height: camera.height,
             background,
+            blend_order: self.options.blend_order,
+            blend_window: self.options.blend_window,
+            rays_generation: self.rays_generation,
         };
         tiles.record_binning(device, queue, stages, &inputs)?;
-        tiles.record_rasterize(stages);
+        tiles.record_rasterize(stages, self.options.blend_order);
         Ok(())
     }
 

@@ -18,12 +18,14 @@ pub(super) struct FrameUniforms {
     pub(super) splat_scale: f32,
     pub(super) count_index: u32,
     pub(super) antialias: u32,
-    pub(super) _pad0: u32,
+    pub(super) ray_depths: u32,
     pub(super) _pad1: u32,
     pub(super) _pad2: u32,
     pub(super) parts: [u32; 4],
     pub(super) dc_min: [f32; 4],
     pub(super) dc_step: [f32; 4],
+    pub(super) order_from_world: [[f32; 4]; 4],
+    pub(super) order_lens: [f32; 4],
 }
 
 pub(super) fn uniform_entry(binding: u32, visibility: wgpu::ShaderStages) -> wgpu::BindGroupLayoutEntry {

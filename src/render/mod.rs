@@ -166,7 +166,7 @@ mod tests {
 
     #[test]
     fn draw_args_match_the_shader() {
-        let project = project_source(GpuFormat::Full);
+        let project = project_source(GpuFormat::Full, 1);
         assert_layout!(
             project,
             "DrawIndirect",
@@ -200,12 +200,14 @@ mod tests {
                 splat_scale,
                 count_index,
                 antialias,
-                _pad0,
+                ray_depths,
                 _pad1,
                 _pad2,
                 parts,
                 dc_min,
                 dc_step,
+                order_from_world,
+                order_lens,
             ]
         );
     }

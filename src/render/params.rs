@@ -159,14 +159,98 @@ impl DrawPath {
     }
 }
 
+/// The order in which each pixel blends its splats (the compute path; the quads blend in the depth sort's order).
+///
+/// `Splat` is 3DGS's: one order for the whole image, by each splat's centre depth, so two overlapping splats whose
+/// centres swap depth as the camera turns swap in every pixel at once (popping). `Pixel` and `Exact` blend each
+/// pixel's splats by their depth along that pixel's own ray (`render/tiles.wgsl` says how it is computed), which
+/// changes continuously with the camera; `Exact` sorts every pixel fully (a reference, several times slower),
+/// `Pixel` merges the depth order through a small window per pixel and equals `Exact` wherever the window holds
+/// the splats that overlap in depth (`SceneOptions::blend_window`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum BlendOrder {
+    /// The depth sort's order, by splat centre (as 3DGS and every trainer; pops as the camera turns).
+    #[default]
+    Splat,
+    /// Each pixel's own ray depth, merged through a window per pixel: no popping.
+    Pixel,
+    /// Each pixel's own ray depth, every pixel's splats fully sorted: the reference for `Pixel` (slow).
+    Exact,
+}
+
+impl BlendOrder {
+    pub const ALL: [Self; 3] = [Self::Splat, Self::Pixel, Self::Exact];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Splat => "splat",
+            Self::Pixel => "pixel",
+            Self::Exact => "exact",
+        }
+    }
+
+    /// Whether this order needs each splat's ray-depth record (`render/project.wgsl`).
+    pub fn per_pixel(self) -> bool {
+        self != Self::Splat
+    }
+
+    /// Its index in the shaders (`TileSettings::blend_order`).
+    pub(crate) fn index(self) -> u32 {
+        self as u32
+    }
+}
+
+/// The most splats a pixel's window holds (`BlendOrder::Pixel`; `WINDOW_CAP` in `render/tiles.wgsl`).
+pub const MAX_BLEND_WINDOW: u32 = 32;
+/// The window by default: chosen by measurement (docs/BENCHMARKS.md).
+pub const DEFAULT_BLEND_WINDOW: u32 = 16;
+
 /// How a scene's GPU state is built: changing any of these rebuilds something (`SceneBuffers::set_options` says
 /// what). The scene's layout on the GPU (`GpuFormat`) is not among them: it is fixed when the scene is uploaded.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SceneOptions {
     /// The depth sort (and the compute path's tile sort).
     pub algorithm: SortAlgorithm,
     pub sort: SortConfig,
     pub draw: DrawPath,
+    /// The order each pixel blends in (the compute path only: the quads refuse any but `Splat`).
+    pub blend_order: BlendOrder,
+    /// `BlendOrder::Pixel`'s window: splats per pixel held back to be merged, 1 to `MAX_BLEND_WINDOW`.
+    pub blend_window: u32,
+}
+
+impl Default for SceneOptions {
+    fn default() -> Self {
+        Self {
+            algorithm: SortAlgorithm::default(),
+            sort: SortConfig::default(),
+            draw: DrawPath::default(),
+            blend_order: BlendOrder::default(),
+            blend_window: DEFAULT_BLEND_WINDOW,
+        }
+    }
+}
+
+impl SceneOptions {
+    /// Why these options cannot be drawn, before any GPU work: a per-pixel order on the quad path, a window out
+    /// of range.
+    pub fn check(&self) -> Result<(), RenderError> {
+        if self.blend_order.per_pixel() && self.draw != DrawPath::Compute {
+            return Err(RenderError::BlendOrder(format!(
+                "the {} blend order needs the compute draw path: the quad path blends in the depth sort's order \
+                 (use --draw compute, or --blend-order splat)",
+                self.blend_order.name()
+            )));
+        }
+        if !(1..=MAX_BLEND_WINDOW).contains(&self.blend_window) {
+            return Err(RenderError::BlendOrder(format!(
+                "blend window {} is out of range: 1 to {MAX_BLEND_WINDOW} splats per pixel",
+                self.blend_window
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// What one frame is drawn with: each may change from one frame to the next at no cost.
@@ -180,10 +264,14 @@ pub struct FrameParams {
     /// sqrt(det Σ / det(Σ + 0.3 I)), as for scenes trained with it (`Antialias::resolve` follows the file).
     pub antialias: bool,
     pub background: [f32; 3],
+    /// The camera whose view orders the splats, when it is not the frame's own: the splats are projected and
+    /// drawn for the frame's camera, but sorted (and, in a per-pixel order, ranked along each pixel's ray) as this
+    /// camera sees them. The popping measure draws frame t+1 in frame t's order this way (`crate::popping`).
+    pub order_from: Option<Camera>,
 }
 
 impl Default for FrameParams {
     fn default() -> Self {
-        Self { sh_degree: 3, splat_scale: 1.0, antialias: false, background: [0.0; 3] }
+        Self { sh_degree: 3, splat_scale: 1.0, antialias: false, background: [0.0; 3], order_from: None }
     }
 }

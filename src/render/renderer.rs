@@ -135,6 +135,8 @@ pub(super) struct FrameBindings<'a> {
     pub(super) uniforms: &'a wgpu::Buffer,
     pub(super) scene: &'a GpuScene,
     pub(super) projected: &'a [wgpu::Buffer],
+    /// The ray-depth records' parts (placeholders unless a per-pixel blend order is in force).
+    pub(super) rays: &'a [wgpu::Buffer],
     /// Each part's `Part` uniform (render/project.wgsl): its first splat and its splats.
     pub(super) part_uniforms: &'a [wgpu::Buffer],
     pub(super) sort_buffers: &'a SortBuffers,
@@ -175,7 +177,7 @@ impl Pipelines {
                 cache: None,
             })
         };
-        let project = GpuFormat::ALL.map(|f| compute("splat project", &project_layout, &project_source(f)));
+        let project = GpuFormat::ALL.map(|f| compute("splat project", &project_layout, &project_source(f, parts)));
         let compact = compute("splat compact", &compact_layout, &format!("{COMMON_WGSL}\n{COMPACT_WGSL}"));
         let draw_module = module("splat draw", &draw_source(parts));
         let draw = Self::draw_pipeline(device, &layout("splat draw", &draw_layout), &draw_module);
@@ -198,7 +200,7 @@ impl Pipelines {
     /// The bind group layouts of the projection, the compaction, the draw and the blit.
     fn bind_group_layouts(device: &wgpu::Device, parts: u32) -> [wgpu::BindGroupLayout; 4] {
         let compute = wgpu::ShaderStages::COMPUTE;
-        let project_entries = [
+        let mut project_entries = vec![
             uniform_entry(0, compute),
             storage_entry(4, false, compute),
             storage_entry(5, false, compute),
@@ -209,6 +211,7 @@ impl Pipelines {
             storage_entry(split::SH_BINDING, true, compute),
             storage_entry(split::PROJECTED_BINDING, false, compute),
         ];
+        project_entries.extend(split::layout_entries(split::RAYS_BINDING, parts, false, compute));
         let project_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("splat project"),
             entries: &project_entries,
@@ -280,7 +283,10 @@ impl Pipelines {
                             binding: split::PROJECTED_BINDING,
                             resource: at.projected[k].as_entire_binding(),
                         },
-                    ],
+                    ]
+                    .into_iter()
+                    .chain(split::entries(split::RAYS_BINDING, self.parts, at.rays))
+                    .collect::<Vec<_>>(),
                 })
             })
             .collect();

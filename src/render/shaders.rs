@@ -18,8 +18,14 @@ pub(super) fn projected_split(parts: u32) -> String {
     split::wgsl_split_array("projected", "Projected", split::PROJECTED_BINDING, parts, "frame.parts.x", "1u", false)
 }
 
-/// The projection pass as compiled for the scene layout `format`: it binds one part of each array at a time.
-pub fn project_source(format: GpuFormat) -> String {
+/// The ray-depth records' split array over `parts` parts (`split::RAYS_BINDING`), writable or not.
+pub(crate) fn rays_split(parts: u32, write: bool) -> String {
+    split::wgsl_split_array("rays", "vec4<f32>", split::RAYS_BINDING, parts, "frame.parts.y", "3u", write)
+}
+
+/// The projection pass as compiled for the scene layout `format`: it binds one part of the scene's arrays at a
+/// time, and all `parts` parts of the ray-depth records.
+pub fn project_source(format: GpuFormat, parts: u32) -> String {
     let (geometry_elem, layout) = match format {
         GpuFormat::Full => ("vec4<f32>", LAYOUT_FULL_WGSL.to_string()),
         GpuFormat::Compact => ("vec2<u32>", format!("{LAYOUT_COMPACT_WGSL}\n{SH_BYTES_WGSL}")),
@@ -27,10 +33,11 @@ pub fn project_source(format: GpuFormat) -> String {
     };
     let part = |name, elem, binding, stride, write| split::wgsl_split_array(name, elem, binding, 1, "", stride, write);
     format!(
-        "{COMMON_WGSL}\n{}\n{}\n{}\n{layout}\n{PROJECT_WGSL}\n{}",
+        "{COMMON_WGSL}\n{}\n{}\n{}\n{}\n{layout}\n{PROJECT_WGSL}\n{}",
         part("geometry", geometry_elem, split::GEOMETRY_BINDING, "3u", false),
         part("sh", "u32", split::SH_BINDING, "frame.sh_words", false),
         part("projected", "Projected", split::PROJECTED_BINDING, "1u", true),
+        rays_split(parts, true),
         crate::sort::scan::SCAN_COMMON_WGSL
     )
 }
@@ -47,16 +54,17 @@ pub fn shader_modules() -> Vec<(&'static str, String)> {
     let mut modules = Vec::new();
     for parts in [split::MAX_PARTS, 1] {
         modules.extend([
-            ("render/project.wgsl", project_source(GpuFormat::Full)),
-            ("render/layout_full.wgsl", project_source(GpuFormat::Full)),
-            ("render/layout_compact.wgsl", project_source(GpuFormat::Compact)),
-            ("render/sh_bytes.wgsl", project_source(GpuFormat::Compact)),
-            ("render/sh_nibbles.wgsl", project_source(GpuFormat::Small)),
+            ("render/project.wgsl", project_source(GpuFormat::Full, parts)),
+            ("render/layout_full.wgsl", project_source(GpuFormat::Full, parts)),
+            ("render/layout_compact.wgsl", project_source(GpuFormat::Compact, parts)),
+            ("render/sh_bytes.wgsl", project_source(GpuFormat::Compact, parts)),
+            ("render/sh_nibbles.wgsl", project_source(GpuFormat::Small, parts)),
             ("render/compact.wgsl", format!("{COMMON_WGSL}\n{COMPACT_WGSL}")),
             ("render/draw.wgsl", draw_source(parts)),
             ("render/tiles.wgsl", tile::shader_source(parts, true)),
             ("render/walk_plain.wgsl", tile::shader_source(parts, false)),
             ("render/walk_subgroup.wgsl", tile::shader_source(parts, true)),
+            ("render/pixel_order.wgsl", tile::shader_source(parts, false)),
             ("render/blit.wgsl", BLIT_WGSL.to_string()),
         ]);
     }

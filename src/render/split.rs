@@ -14,6 +14,9 @@ pub const MAX_PARTS: u32 = 4;
 pub const GEOMETRY_BINDING: u32 = 16;
 pub const SH_BINDING: u32 = 24;
 pub const PROJECTED_BINDING: u32 = 32;
+/// The per-pixel blend orders' ray-depth records (`render/project.wgsl`): parts of their own length (the frame's
+/// `parts.y`), indexed by the splat, bound whole in the projection and the rasterizer.
+pub const RAYS_BINDING: u32 = 40;
 
 /// How a device's per-splat arrays are split: made once per device with the renderer's kernels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -138,7 +138,13 @@ pub(super) fn initial_panel(
         options: SceneOptions {
             algorithm: options.algorithm,
             sort: options.sort,
-            draw: options.draw.unwrap_or(crate::render::DrawPath::for_adapter(&ctx.info)),
+            draw: match options.draw {
+                Some(draw) => draw,
+                None if options.blend_order.per_pixel() => crate::render::DrawPath::Compute,
+                None => crate::render::DrawPath::for_adapter(&ctx.info),
+            },
+            blend_order: options.blend_order,
+            blend_window: options.blend_window,
         },
         frame: FrameParams { sh_degree, ..FrameParams::default() },
         compare: options.compare.clone(),

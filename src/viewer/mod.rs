@@ -102,6 +102,9 @@ pub struct ViewerOptions {
     pub sort: crate::sort::SortConfig,
     /// None: the faster path for the adapter (`DrawPath::for_adapter`).
     pub draw: Option<crate::render::DrawPath>,
+    /// The order each pixel blends in, and the pixel order's window (changed live in the panel).
+    pub blend_order: crate::render::BlendOrder,
+    pub blend_window: u32,
     /// Mip-Splatting's filter for every scene opened: as its file says, or forced on or off.
     pub antialias: crate::render::Antialias,
     /// The scenes' layout on the GPU (changed live in the panel, which reloads the scene).

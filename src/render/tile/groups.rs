@@ -4,20 +4,29 @@ use super::*;
 
 /// The bind groups of one (depth slot, image) combination.
 pub(super) struct Groups {
-    pub(super) key: (usize, u64),
+    pub(super) key: (usize, u64, u64),
     pub(super) count: wgpu::BindGroup,
     pub(super) prepare: wgpu::BindGroup,
     pub(super) emit: wgpu::BindGroup,
     pub(super) ranges: wgpu::BindGroup,
     pub(super) raster: wgpu::BindGroup,
     pub(super) raster_ballot: Option<wgpu::BindGroup>,
+    /// The per-pixel orders' rasterizers (they also bind the ray depths).
+    pub(super) raster_pixel: wgpu::BindGroup,
+    pub(super) raster_exact: wgpu::BindGroup,
 }
 
 impl TileRaster {
-    pub(super) fn make_groups(&self, device: &wgpu::Device, inputs: &FrameInputs<'_>, key: (usize, u64)) -> Groups {
+    pub(super) fn make_groups(
+        &self,
+        device: &wgpu::Device,
+        inputs: &FrameInputs<'_>,
+        key: (usize, u64, u64),
+    ) -> Groups {
         let out = self.sorter.output_set();
         let projected =
             crate::render::split::entries(crate::render::split::PROJECTED_BINDING, inputs.parts, inputs.projected);
+        let rays = crate::render::split::entries(crate::render::split::RAYS_BINDING, inputs.parts, inputs.rays);
         // `reads_projection`: the pass binds the projection's parts (an auto layout has them only where used).
         let group =
             |pipeline: &wgpu::ComputePipeline, entries: &[(u32, wgpu::BindingResource<'_>)], reads_projection: bool| {
@@ -48,6 +57,11 @@ impl TileRaster {
             (11, view()),
             (12, self.args.as_entire_binding()),
         ];
+        let ordered_entries = || {
+            let mut entries = raster_entries.to_vec();
+            entries.extend(rays.iter().map(|e| (e.binding, e.resource.clone())));
+            entries
+        };
         let emit_entries = [
             (0, frame()),
             (1, settings()),
@@ -97,6 +111,8 @@ impl TileRaster {
             ),
             raster: group(&self.pipelines.raster, &raster_entries, true),
             raster_ballot: self.pipelines.raster_ballot.as_ref().map(|pipeline| group(pipeline, &raster_entries, true)),
+            raster_pixel: group(&self.pipelines.raster_pixel, &ordered_entries(), true),
+            raster_exact: group(&self.pipelines.raster_exact, &ordered_entries(), true),
         }
     }
 }

@@ -14,7 +14,7 @@ mod pipelines;
 
 use std::sync::Arc;
 
-use crate::render::{RenderError, Renderer};
+use crate::render::{BlendOrder, RenderError, Renderer};
 use crate::sort::scan::ScanTable;
 use crate::sort::{GpuSort, KeyType, SortAlgorithm, SortBuffers, SortConfig, SortKernels};
 use crate::timing::{PassKind, Stages};
@@ -54,6 +54,10 @@ struct TileSettings {
     background_b: f32,
     total_index: u32,
     ballot_max_entries_per_splat: u32,
+    blend_order: u32,
+    blend_window: u32,
+    _pad0: u32,
+    _pad1: u32,
 }
 
 /// The default cap on (tile, splat) entries for `num_splats` splats: 8 per splat up to 2^24 entries (a 1080p frame of
@@ -82,6 +86,8 @@ pub struct FrameInputs<'a> {
     pub uniforms: &'a wgpu::Buffer,
     /// The projection's parts, bound `parts` times (`split::entries`).
     pub projected: &'a [wgpu::Buffer],
+    /// The ray depths' parts (`SceneBuffers::rays`).
+    pub rays: &'a [wgpu::Buffer],
     pub parts: u32,
     pub depth: &'a SortBuffers,
     pub depth_set: usize,
@@ -91,6 +97,10 @@ pub struct FrameInputs<'a> {
     pub width: u32,
     pub height: u32,
     pub background: [f32; 3],
+    pub blend_order: BlendOrder,
+    pub blend_window: u32,
+    /// Changes whenever the ray depths' buffers are made anew.
+    pub rays_generation: u64,
 }
 
 pub struct TileRaster {
@@ -294,12 +304,16 @@ impl TileRaster {
             background_b: inputs.background[2],
             total_index: self.counts.total_index(),
             ballot_max_entries_per_splat: self.pipelines.ballot_max_entries_per_splat,
+            blend_order: inputs.blend_order.index(),
+            blend_window: inputs.blend_window,
+            _pad0: 0,
+            _pad1: 0,
         };
         if self.settings_written != Some(settings) {
             queue.write_buffer(&self.settings, 0, bytemuck::bytes_of(&settings));
             self.settings_written = Some(settings);
         }
-        let key = (inputs.depth_set, inputs.image_generation);
+        let key = (inputs.depth_set, inputs.image_generation, inputs.rays_generation);
         if self.groups.as_ref().is_none_or(|g| g.key != key) {
             self.groups = Some(self.make_groups(device, inputs, key));
         }
@@ -346,12 +360,18 @@ impl TileRaster {
     }
 
     /// Records the rasterizer: every tile (only the background when the frame's entries passed the cap), by one of
-    /// its two kernels (the prepare pass gives the other no workgroups).
-    pub fn record_rasterize(&self, stages: &mut Stages<'_, '_>) {
+    /// its two kernels in the splat order (the prepare pass gives the other no workgroups), or by the per-pixel
+    /// order's.
+    pub fn record_rasterize(&self, stages: &mut Stages<'_, '_>, order: BlendOrder) {
         let groups = self.groups.as_ref().expect("binning recorded first");
         stages.stage("rasterize", PassKind::Rasterize, |pass| {
-            pass.set_pipeline(&self.pipelines.raster);
-            pass.set_bind_group(0, &groups.raster, &[]);
+            let (pipeline, group) = match order {
+                BlendOrder::Splat => (&self.pipelines.raster, &groups.raster),
+                BlendOrder::Pixel => (&self.pipelines.raster_pixel, &groups.raster_pixel),
+                BlendOrder::Exact => (&self.pipelines.raster_exact, &groups.raster_exact),
+            };
+            pass.set_pipeline(pipeline);
+            pass.set_bind_group(0, group, &[]);
             pass.dispatch_workgroups_indirect(&self.args, ARGS_RASTER);
             if let (Some(pipeline), Some(group)) = (&self.pipelines.raster_ballot, &groups.raster_ballot) {
                 pass.set_pipeline(pipeline);
@@ -394,6 +414,10 @@ mod tests {
                 background_b,
                 total_index,
                 ballot_max_entries_per_splat,
+                blend_order,
+                blend_window,
+                _pad0,
+                _pad1,
             ]
         );
     }

@@ -5,6 +5,8 @@ pub const TILES_WGSL: &str = include_str!("../../../shaders/render/tiles.wgsl");
 pub const WALK_SUBGROUP_WGSL: &str = include_str!("../../../shaders/render/walk_subgroup.wgsl");
 /// What stands for it in a module without subgroups.
 pub const WALK_PLAIN_WGSL: &str = include_str!("../../../shaders/render/walk_plain.wgsl");
+/// The per-pixel blend orders' rasterizers.
+pub const PIXEL_ORDER_WGSL: &str = include_str!("../../../shaders/render/pixel_order.wgsl");
 
 /// Whether the compute path on `device` has the rasterizer that walks by ballots: subgroups of at most 32 lanes,
 /// where it was measured (its walk is exact on wider ones too, a ballot's first word at a time).
@@ -13,11 +15,16 @@ pub fn has_ballot_walk(device: &wgpu::Device) -> bool {
 }
 
 /// The tile path's shader as compiled for `parts` parts of the projection, with the ballot rasterizer or without:
-/// the common part, the projection's split bindings, `render/tiles.wgsl`, then `render/walk_subgroup.wgsl` or
-/// `render/walk_plain.wgsl`.
+/// the common part, the projection's and the ray depths' split bindings, `render/tiles.wgsl`, then
+/// `render/walk_subgroup.wgsl` or `render/walk_plain.wgsl`, and `render/pixel_order.wgsl`.
 pub fn shader_source(parts: u32, ballot: bool) -> String {
     let walk = if ballot { WALK_SUBGROUP_WGSL } else { WALK_PLAIN_WGSL };
-    format!("{}\n{}\n{TILES_WGSL}\n{walk}", crate::render::COMMON_WGSL, crate::render::projected_split(parts))
+    format!(
+        "{}\n{}\n{}\n{TILES_WGSL}\n{walk}\n{PIXEL_ORDER_WGSL}",
+        crate::render::COMMON_WGSL,
+        crate::render::projected_split(parts),
+        crate::render::rays_split(parts, false)
+    )
 }
 
 /// The tile passes' pipelines (once per device: `Renderer::tiles`).
@@ -30,6 +37,9 @@ pub(crate) struct TilePipelines {
     pub(super) raster: wgpu::ComputePipeline,
     /// Where the device has it (`has_ballot_walk`) and frames may take it.
     pub(super) raster_ballot: Option<wgpu::ComputePipeline>,
+    /// The per-pixel blend orders' rasterizers (`render/pixel_order.wgsl`).
+    pub(super) raster_pixel: wgpu::ComputePipeline,
+    pub(super) raster_exact: wgpu::ComputePipeline,
     /// The frames it takes: at most this many entries per visible splat.
     pub(super) ballot_max_entries_per_splat: u32,
 }
@@ -61,6 +71,8 @@ impl TilePipelines {
             emit: pipeline("tile_emit"),
             ranges: pipeline("tile_ranges"),
             raster: pipeline("rasterize"),
+            raster_pixel: pipeline("rasterize_pixel"),
+            raster_exact: pipeline("rasterize_exact"),
             raster_ballot: ballot.then(|| with_constants("rasterize", "rasterize (ballot)", &[("BALLOT_WALK", 1.0)])),
             ballot_max_entries_per_splat,
         }

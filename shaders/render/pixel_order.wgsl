@@ -1,0 +1,266 @@
+// The rasterizers of the per-pixel blend orders (`BlendOrder::Pixel` and `Exact`): each pixel blends its splats in
+// the order of their depth along its own ray, t (render/project.wgsl, `store_ray_depth`), not in the depth sort's
+// order. Appended to render/tiles.wgsl (with the ray-depth records' split array `rays`); a tile's list, its batches
+// and the early stop are the splat order's.
+//
+// - `rasterize_pixel`: a merge. The depth sort keys each splat by its least ray depth, so the walk (nearest key
+//   first) meets the splats in order of the least depth l any of their rays can have. A pixel holds the splats it
+//   takes in a small window sorted by t; after a splat of key floor l (`key_floor`), every held splat with t <= l is
+//   in its final place (nothing later can come before it) and is blended. Where the window fills, the nearest of it
+//   is blended early: only there can the order differ from the exact one (a window of W is exact for any pixel
+//   whose splats overlap W deep in depth).
+// - `rasterize_exact`: the reference. Each pass walks the whole list and keeps, per pixel, the WINDOW_CAP nearest
+//   splats (by t, then by place in the list) after the last one blended; blends them; again until the pixel stops or
+//   runs out. Exact for any list, at a pass over the list per WINDOW_CAP splats a pixel blends.
+
+// The most splats a window holds (`MAX_BLEND_WINDOW` in render/params.rs).
+const WINDOW_CAP: u32 = 32u;
+
+// Each batch splat's ray-depth record (render/project.wgsl): (centre, z, dev), (g, floor, -), (H, -).
+var<workgroup> batch_ray0: array<vec4<f32>, GROUP>;
+var<workgroup> batch_ray1: array<vec4<f32>, GROUP>;
+var<workgroup> batch_ray2: array<vec4<f32>, GROUP>;
+var<workgroup> group_finished: atomic<u32>;
+
+fn load_ray(slot: u32, entry: u32) {
+    let splat = entry_splats[entry];
+    batch_ray0[slot] = rays_at(splat, 0u);
+    batch_ray1[slot] = rays_at(splat, 1u);
+    batch_ray2[slot] = rays_at(splat, 2u);
+}
+
+// The depth along the ray through `centre` of batch splat `j`: t(d) = z (1 + d.g) / (1 + 2 d.g + d^T H d), d the
+// offset from its centre, clamped to z +- dev (z itself where the ray misses every finite value).
+fn ray_depth(j: u32, centre: vec2<f32>) -> f32 {
+    let r0 = batch_ray0[j];
+    let r1 = batch_ray1[j];
+    let r2 = batch_ray2[j];
+    let d = centre - r0.xy;
+    let dg = dot(d, r1.xy);
+    let den = 1.0 + 2.0 * dg + r2.x * d.x * d.x + 2.0 * r2.y * d.x * d.y + r2.z * d.y * d.y;
+    var t = r0.z * (1.0 + dg) / den;
+    if (!(den > 0.0) || !(abs(t) <= 3.40282347e38)) {
+        t = r0.z;
+    }
+    return clamp(t, r0.z - r0.w, r0.z + r0.w);
+}
+
+// The alpha batch splat `j` (records `a`, `b`) gives the pixel at `centre` of block `block`, or 0 where it does not
+// cover it (the splat order's coverage and alpha: `blend_splat` in render/tiles.wgsl).
+fn coverage_alpha(a: vec4<f32>, b: vec4<f32>, centre: vec2<f32>, block: u32) -> f32 {
+    if ((bitcast<u32>(b.w) & (1u << block)) == 0u) {
+        return 0.0;
+    }
+    let d = centre - a.xy;
+    let q = a.z * d.x * d.x + a.w * d.x * d.y + b.x * d.y * d.y + b.y;
+    if (!(q >= b.z)) {
+        return 0.0;
+    }
+    return min(0.99, exp2(q));
+}
+
+// Blends a splat of `alpha` and colour `c` (f16 pairs) into the pixel; true when the pixel stops before it.
+fn blend_held(px: ptr<function, Pixel>, alpha: f32, c: vec2<u32>) -> bool {
+    let next = (*px).transmittance * (1.0 - alpha);
+    if (next < STOP_TRANSMITTANCE) {
+        return true;
+    }
+    (*px).colour += (*px).transmittance * alpha * vec3<f32>(unpack2x16float(c.x), unpack2x16float(c.y).x);
+    (*px).transmittance = next;
+    return false;
+}
+
+// The setup both rasterizers share: the tile's range (zeroed behind it), the pixel, the counters.
+struct OrderedTile {
+    range: vec2<u32>,
+    origin: vec2<u32>,
+    pixel: vec2<u32>,
+    inside: bool,
+}
+
+fn begin_ordered_tile(tid: u32, workgroup_id: vec3<u32>) -> OrderedTile {
+    let tile = workgroup_id.y * tiles.tiles_x + workgroup_id.x;
+    let origin = workgroup_id.xy * TILE;
+    let pixel = origin + tile_pixel(tid);
+    if (tid == 0u) {
+        atomicStore(&pixels_done, 0u);
+        atomicStore(&group_finished, 0u);
+        tile_range = ranges[tile];
+        ranges[tile] = vec2<u32>(0u);
+    }
+    workgroupBarrier();
+    var range = tile_range;
+    if (overflow_flag[14] != 0u) {
+        range = vec2<u32>(0u);
+    }
+    let inside = pixel.x < u32(frame.viewport.x) && pixel.y < u32(frame.viewport.y);
+    return OrderedTile(range, origin, pixel, inside);
+}
+
+fn end_ordered_tile(t: OrderedTile, px: Pixel) {
+    if (t.inside) {
+        let background = vec3<f32>(tiles.background_r, tiles.background_g, tiles.background_b);
+        textureStore(accumulation, t.pixel, vec4<f32>(px.colour + px.transmittance * background, 1.0));
+    }
+}
+
+@compute @workgroup_size(GROUP)
+fn rasterize_pixel(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) workgroup_id: vec3<u32>) {
+    let t = begin_ordered_tile(tid, workgroup_id);
+    let centre = vec2<f32>(t.pixel) + 0.5;
+    let block = tid / BLOCK_PIXELS;
+    let window = clamp(tiles.blend_window, 1u, WINDOW_CAP);
+    var px = Pixel(vec3<f32>(0.0), 1.0);
+    var done = !t.inside;
+    if (done) {
+        atomicAdd(&pixels_done, 1u);
+    }
+    // The window, farthest first: (t, alpha) and the colour; held[n - 1] is the nearest.
+    var held: array<vec2<f32>, WINDOW_CAP>;
+    var held_colour: array<vec2<u32>, WINDOW_CAP>;
+    var n = 0u;
+    var end = t.range.y;
+    loop {
+        workgroupBarrier();
+        if (end <= t.range.x || workgroupUniformLoad(&pixels_done) == GROUP) {
+            break;
+        }
+        let count = min(GROUP, end - t.range.x);
+        if (tid < count) {
+            load_splat(tid, end - 1u - tid, vec2<f32>(t.origin));
+            load_ray(tid, end - 1u - tid);
+        }
+        workgroupBarrier();
+        for (var j = 0u; j < count && !done; j++) {
+            let alpha = coverage_alpha(batch_a[j], batch_b[j], centre, block);
+            if (alpha == 0.0) {
+                continue;
+            }
+            let depth = ray_depth(j, centre);
+            let colour = batch_color[j];
+            if (n == window && depth < held[n - 1u].x) {
+                // Full, and this splat is the nearest: it goes first.
+                done = blend_held(&px, alpha, colour);
+            } else {
+                if (n == window) {
+                    done = blend_held(&px, held[n - 1u].y, held_colour[n - 1u]);
+                    n -= 1u;
+                }
+                // Insert after the held splats at least as near (the list's order among equals).
+                var i = n;
+                while (i > 0u && held[i - 1u].x < depth) {
+                    held[i] = held[i - 1u];
+                    held_colour[i] = held_colour[i - 1u];
+                    i -= 1u;
+                }
+                held[i] = vec2<f32>(depth, alpha);
+                held_colour[i] = colour;
+                n += 1u;
+            }
+            // What no later splat can come before.
+            let floor = batch_ray1[j].z;
+            while (!done && n > 0u && held[n - 1u].x <= floor) {
+                done = blend_held(&px, held[n - 1u].y, held_colour[n - 1u]);
+                n -= 1u;
+            }
+            if (done) {
+                atomicAdd(&pixels_done, 1u);
+            }
+        }
+        end -= count;
+    }
+    // The list is spent: the rest, nearest first.
+    while (!done && n > 0u) {
+        done = blend_held(&px, held[n - 1u].y, held_colour[n - 1u]);
+        n -= 1u;
+    }
+    end_ordered_tile(t, px);
+}
+
+// (t, place) before (t', place')?
+fn before(a: vec2<f32>, a_place: u32, b: vec2<f32>, b_place: u32) -> bool {
+    return a.x < b.x || (a.x == b.x && a_place < b_place);
+}
+
+@compute @workgroup_size(GROUP)
+fn rasterize_exact(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) workgroup_id: vec3<u32>) {
+    let t = begin_ordered_tile(tid, workgroup_id);
+    let centre = vec2<f32>(t.pixel) + 0.5;
+    let block = tid / BLOCK_PIXELS;
+    var px = Pixel(vec3<f32>(0.0), 1.0);
+    var finished = !t.inside;
+    if (finished) {
+        atomicAdd(&group_finished, 1u);
+    }
+    // The pass's nearest splats after the last blended, nearest first: (t, alpha), (place, colour).
+    var held: array<vec2<f32>, WINDOW_CAP>;
+    var held_place: array<u32, WINDOW_CAP>;
+    var held_colour: array<vec2<u32>, WINDOW_CAP>;
+    var last = vec2<f32>(0.0);
+    var last_place = 0u;
+    var first_pass = true;
+    loop {
+        workgroupBarrier();
+        if (workgroupUniformLoad(&group_finished) == GROUP) {
+            break;
+        }
+        var n = 0u;
+        var end = t.range.y;
+        loop {
+            workgroupBarrier();
+            if (end <= t.range.x) {
+                break;
+            }
+            let count = min(GROUP, end - t.range.x);
+            if (tid < count) {
+                load_splat(tid, end - 1u - tid, vec2<f32>(t.origin));
+                load_ray(tid, end - 1u - tid);
+            }
+            workgroupBarrier();
+            for (var j = 0u; j < count && !finished; j++) {
+                let alpha = coverage_alpha(batch_a[j], batch_b[j], centre, block);
+                if (alpha == 0.0) {
+                    continue;
+                }
+                // Places count from the nearest key (the walk's order), so ties keep the splat order's.
+                let place = t.range.y - end + j;
+                let key = vec2<f32>(ray_depth(j, centre), alpha);
+                if (!first_pass && !before(last, last_place, key, place)) {
+                    continue;
+                }
+                if (n == WINDOW_CAP && !before(key, place, held[n - 1u], held_place[n - 1u])) {
+                    continue;
+                }
+                // Insert in order; when full, the farthest falls off the end.
+                var i = min(n, WINDOW_CAP - 1u);
+                while (i > 0u && before(key, place, held[i - 1u], held_place[i - 1u])) {
+                    held[i] = held[i - 1u];
+                    held_place[i] = held_place[i - 1u];
+                    held_colour[i] = held_colour[i - 1u];
+                    i -= 1u;
+                }
+                held[i] = key;
+                held_place[i] = place;
+                held_colour[i] = batch_color[j];
+                n = min(n + 1u, WINDOW_CAP);
+            }
+            end -= count;
+        }
+        if (!finished) {
+            var stopped = false;
+            for (var i = 0u; i < n && !stopped; i++) {
+                stopped = blend_held(&px, held[i].y, held_colour[i]);
+            }
+            // Stopped, or fewer than a full window left: nothing more to blend.
+            finished = stopped || n < WINDOW_CAP;
+            if (finished) {
+                atomicAdd(&group_finished, 1u);
+            } else {
+                last = held[n - 1u];
+                last_place = held_place[n - 1u];
+                first_pass = false;
+            }
+        }
+    }
+    end_ordered_tile(t, px);
+}
