@@ -74,6 +74,8 @@ pub struct Setup {
     pub algorithm: splatsort::sort::SortAlgorithm,
     pub sort: splatsort::sort::SortConfig,
     pub draw: splatsort::render::DrawPath,
+    pub blend_order: splatsort::render::BlendOrder,
+    pub blend_window: u32,
     /// The compute path's cap on (tile, splat) entries (None: the device's default).
     pub tile_entry_cap: Option<u32>,
     pub sh_degree: u32,
@@ -90,6 +92,8 @@ impl Default for Setup {
             algorithm: options.algorithm,
             sort: options.sort,
             draw: options.draw,
+            blend_order: options.blend_order,
+            blend_window: options.blend_window,
             tile_entry_cap: None,
             sh_degree: params.sh_degree,
             splat_scale: params.splat_scale,
@@ -102,7 +106,13 @@ impl Default for Setup {
 
 impl Setup {
     pub fn options(&self) -> splatsort::render::SceneOptions {
-        splatsort::render::SceneOptions { algorithm: self.algorithm, sort: self.sort, draw: self.draw }
+        splatsort::render::SceneOptions {
+            algorithm: self.algorithm,
+            sort: self.sort,
+            draw: self.draw,
+            blend_order: self.blend_order,
+            blend_window: self.blend_window,
+        }
     }
 
     pub fn params(&self) -> splatsort::render::FrameParams {
@@ -111,6 +121,7 @@ impl Setup {
             splat_scale: self.splat_scale,
             antialias: self.antialias,
             background: self.background,
+            order_from: None,
         }
     }
 
