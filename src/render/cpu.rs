@@ -7,12 +7,17 @@
 //! `render/tiles.wgsl`). The quad path blends every covered splat back to front, so it can differ from this in a
 //! pixel that stops, by at most the transmittance left there (under 0.01: alpha is at most 0.99). Small scenes only.
 //!
+//! The per-pixel blend orders (`BlendOrder::Pixel`, `Exact`) blend each pixel's covered splats sorted by their
+//! depth along its ray (`RayDepth`, as `store_ray_depth` in render/project.wgsl computes it, here in f64), ties by
+//! least depth then index: `render_in` with either is the exact order, which the GPU's `Exact` draws and its
+//! `Pixel` approaches.
+//!
 //! `tile_count` is the compute path's binning (`ellipse_tile_count`) in f64, for tests of the pair counts.
 
 use glam::{DMat3, DVec2, DVec3};
 
 use crate::camera::Camera;
-use crate::render::{FrameParams, covariance};
+use crate::render::{BlendOrder, FrameParams, covariance};
 use crate::scene::Scene;
 
 const SH_C0: f64 = 0.28209479177387814;
@@ -42,6 +47,65 @@ pub struct ProjectedSplat {
     pub radius2: f64,
     pub color: DVec3,
     pub opacity: f64,
+    /// Its depth along each pixel's ray, as the ordering camera sees it (`FrameParams::order_from`).
+    pub ray: RayDepth,
+}
+
+/// A splat's depth along the ray of each pixel: t(d) = z (1 + d.g) / (1 + 2 d.g + d^T H d) for a pixel centre at
+/// offset d from its centre, clamped to z +- dev (render/project.wgsl, `store_ray_depth`, says why).
+#[derive(Clone, Copy, Debug)]
+pub struct RayDepth {
+    /// The centre in the ordering camera's pixels, its depth there, and k sqrt(Sigma_zz).
+    pub centre: DVec2,
+    pub z: f64,
+    pub dev: f64,
+    pub g: DVec2,
+    /// H as (xx, xy, yy).
+    pub h: DVec3,
+}
+
+impl RayDepth {
+    /// For a splat at world `position` with world covariance `sigma` and coverage radius^2 `radius2`, seen by
+    /// `camera`.
+    pub fn new(position: DVec3, sigma: DMat3, radius2: f64, camera: &Camera) -> Self {
+        let w = camera.camera_from_world.as_dmat3();
+        let m = w * (position - camera.position.as_dvec3());
+        let s = w * sigma * w.transpose();
+        let z = m.z;
+        let dev = (radius2 * s.z_axis.z.max(0.0)).sqrt();
+        let mut ray = Self { centre: DVec2::ZERO, z, dev, g: DVec2::ZERO, h: DVec3::ZERO };
+        if z <= 0.0 {
+            return ray;
+        }
+        let (fx, fy) = (f64::from(camera.fx), f64::from(camera.fy));
+        ray.centre = DVec2::new(fx * m.x / z + f64::from(camera.cx), fy * m.y / z + f64::from(camera.cy));
+        // The adjugate: a positive multiple of the inverse, and the plane's normal squared for a flat splat.
+        let a =
+            DMat3::from_cols(s.y_axis.cross(s.z_axis), s.z_axis.cross(s.x_axis), s.x_axis.cross(s.y_axis)).transpose();
+        let c = m / z;
+        let ac = a * c;
+        let alpha = c.dot(ac);
+        if alpha > 0.0 && alpha.is_finite() {
+            ray.g = DVec2::new(ac.x / (alpha * fx), ac.y / (alpha * fy));
+            ray.h = DVec3::new(a.x_axis.x / (fx * fx), a.y_axis.x / (fx * fy), a.y_axis.y / (fy * fy)) / alpha;
+        }
+        ray
+    }
+
+    /// The depth along the ray through pixel centre `p`.
+    pub fn at(&self, p: DVec2) -> f64 {
+        let d = p - self.centre;
+        let dg = d.dot(self.g);
+        let den = 1.0 + 2.0 * dg + self.h.x * d.x * d.x + 2.0 * self.h.y * d.x * d.y + self.h.z * d.y * d.y;
+        let t = self.z * (1.0 + dg) / den;
+        let t = if den > 0.0 && t.is_finite() { t } else { self.z };
+        t.clamp(self.z - self.dev, self.z + self.dev)
+    }
+
+    /// The least depth any ray gives: what the depth sort keys a splat by in the per-pixel orders.
+    pub fn least(&self) -> f64 {
+        self.z - self.dev
+    }
 }
 
 /// Evaluates SH of `degree` at direction `dir`, + 0.5, clamped at 0 (the reference trainer's colour).
@@ -123,6 +187,7 @@ pub fn project(scene: &Scene, i: usize, camera: &Camera, params: &FrameParams) -
     }
     let dir = (position - camera.position.as_dvec3()).normalize();
     let degree = params.sh_degree.min(scene.sh_degree);
+    let ray = RayDepth::new(position, sigma, radius2, params.order_from.as_ref().unwrap_or(camera));
     Some(ProjectedSplat {
         index: i,
         depth,
@@ -132,6 +197,7 @@ pub fn project(scene: &Scene, i: usize, camera: &Camera, params: &FrameParams) -
         radius2,
         color: eval_sh(scene.sh_of(i), degree, dir),
         opacity,
+        ray,
     })
 }
 
@@ -237,47 +303,100 @@ pub fn bounding_box_tile_count(s: &ProjectedSplat, width: u32, height: u32) -> u
     ((x1 - x0) * (y1 - y0)) as u32
 }
 
-/// Renders `scene` into RGB values in [0, 1], row-major.
+/// The pixel centres `(x, y)` of a `width` x `height` image inside the splat's bounding box.
+fn box_pixels(s: &ProjectedSplat, width: usize, height: usize) -> impl Iterator<Item = (usize, usize)> {
+    let half_box = s.half_box();
+    let x0 = (s.center.x - half_box.x - 0.5).ceil().max(0.0) as usize;
+    let x1 = ((s.center.x + half_box.x - 0.5).ceil().min(width as f64)).max(0.0) as usize;
+    let y0 = (s.center.y - half_box.y - 0.5).ceil().max(0.0) as usize;
+    let y1 = ((s.center.y + half_box.y - 0.5).ceil().min(height as f64)).max(0.0) as usize;
+    (y0..y1).flat_map(move |y| (x0..x1).map(move |x| (x, y)))
+}
+
+/// Renders `scene` into RGB values in [0, 1], row-major, in the splat order.
 pub fn render(scene: &Scene, camera: &Camera, params: &FrameParams) -> Vec<[f64; 3]> {
-    let (width, height) = (camera.width as usize, camera.height as usize);
-    let mut splats: Vec<ProjectedSplat> = (0..scene.len()).filter_map(|i| project(scene, i, camera, params)).collect();
-    // Farthest first; a stable sort keeps index order among equal depths.
-    splats.sort_by(|a, b| b.depth.total_cmp(&a.depth));
+    render_in(scene, camera, params, BlendOrder::Splat)
+}
+
+/// Renders `scene` in `order` (`Pixel` is drawn as `Exact`: this is the exact order it approaches).
+pub fn render_in(scene: &Scene, camera: &Camera, params: &FrameParams, order: BlendOrder) -> Vec<[f64; 3]> {
+    let splats: Vec<ProjectedSplat> = (0..scene.len()).filter_map(|i| project(scene, i, camera, params)).collect();
+    let accumulated = match order {
+        BlendOrder::Splat => blend_by_splat(splats, camera),
+        BlendOrder::Pixel | BlendOrder::Exact => blend_by_pixel(&splats, camera),
+    };
     let background = params.background.map(f64::from);
-    // Front to back: colour and transmittance per pixel, and whether it has stopped.
-    let mut accumulated = vec![([0.0f64; 3], 1.0f64, false); width * height];
-    for s in splats.iter().rev() {
-        let half_box = s.half_box();
-        let x0 = (s.center.x - half_box.x - 0.5).ceil().max(0.0) as usize;
-        let x1 = ((s.center.x + half_box.x - 0.5).ceil().min(width as f64)).max(0.0) as usize;
-        let y0 = (s.center.y - half_box.y - 0.5).ceil().max(0.0) as usize;
-        let y1 = ((s.center.y + half_box.y - 0.5).ceil().min(height as f64)).max(0.0) as usize;
-        for y in y0..y1 {
-            for x in x0..x1 {
-                let (colour, transmittance, done) = &mut accumulated[y * width + x];
-                let distance2 = s.distance2(DVec2::new(x as f64 + 0.5, y as f64 + 0.5) - s.center);
-                if *done || distance2 > s.radius2 {
-                    continue;
-                }
-                let alpha = (s.opacity * (-0.5 * distance2).exp()).min(0.99);
-                let next = *transmittance * (1.0 - alpha);
-                if next < 1e-4 {
-                    *done = true;
-                    continue;
-                }
-                for (k, channel) in colour.iter_mut().enumerate() {
-                    *channel += *transmittance * alpha * s.color[k];
-                }
-                *transmittance = next;
+    accumulated
+        .iter()
+        .map(|(colour, transmittance)| {
+            std::array::from_fn(|k| (colour[k] + transmittance * background[k]).clamp(0.0, 1.0))
+        })
+        .collect()
+}
+
+/// The alpha splat `s` gives the pixel centre `p`, or None where it does not cover it.
+fn coverage_alpha(s: &ProjectedSplat, p: DVec2) -> Option<f64> {
+    let distance2 = s.distance2(p - s.center);
+    (distance2 <= s.radius2).then(|| (s.opacity * (-0.5 * distance2).exp()).min(0.99))
+}
+
+/// Blends a splat into a pixel's (colour, transmittance); false when the pixel stops before it.
+fn blend(pixel: &mut ([f64; 3], f64), alpha: f64, colour: DVec3) -> bool {
+    let next = pixel.1 * (1.0 - alpha);
+    if next < 1e-4 {
+        return false;
+    }
+    for (k, channel) in pixel.0.iter_mut().enumerate() {
+        *channel += pixel.1 * alpha * colour[k];
+    }
+    pixel.1 = next;
+    true
+}
+
+/// Every pixel's splats in its own ray's order: gathered, sorted by (ray depth, least depth, index), blended.
+fn blend_by_pixel(splats: &[ProjectedSplat], camera: &Camera) -> Vec<([f64; 3], f64)> {
+    let (width, height) = (camera.width as usize, camera.height as usize);
+    let mut lists: Vec<Vec<(f64, f64, usize, f64)>> = vec![Vec::new(); width * height];
+    for (k, s) in splats.iter().enumerate() {
+        for (x, y) in box_pixels(s, width, height) {
+            let p = DVec2::new(x as f64 + 0.5, y as f64 + 0.5);
+            if let Some(alpha) = coverage_alpha(s, p) {
+                lists[y * width + x].push((s.ray.at(p), s.ray.least(), k, alpha));
             }
         }
     }
-    let mut image: Vec<[f64; 3]> = accumulated
-        .iter()
-        .map(|(colour, transmittance, _)| std::array::from_fn(|k| colour[k] + transmittance * background[k]))
-        .collect();
-    for pixel in &mut image {
-        *pixel = pixel.map(|v| v.clamp(0.0, 1.0));
+    lists
+        .into_iter()
+        .map(|mut list| {
+            list.sort_by(|a, b| {
+                a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)).then(splats[a.2].index.cmp(&splats[b.2].index))
+            });
+            let mut pixel = ([0.0; 3], 1.0);
+            for &(_, _, k, alpha) in &list {
+                if !blend(&mut pixel, alpha, splats[k].color) {
+                    break;
+                }
+            }
+            pixel
+        })
+        .collect()
+}
+
+/// One order for the whole image: by the ordering camera's depth of each splat's centre, nearest first.
+fn blend_by_splat(mut splats: Vec<ProjectedSplat>, camera: &Camera) -> Vec<([f64; 3], f64)> {
+    let (width, height) = (camera.width as usize, camera.height as usize);
+    // Farthest first; a stable sort keeps index order among equal depths.
+    splats.sort_by(|a, b| b.ray.z.total_cmp(&a.ray.z));
+    // Front to back: colour and transmittance per pixel, and whether it has stopped.
+    let mut accumulated = vec![(([0.0f64; 3], 1.0f64), false); width * height];
+    for s in splats.iter().rev() {
+        for (x, y) in box_pixels(s, width, height) {
+            let (pixel, done) = &mut accumulated[y * width + x];
+            let p = DVec2::new(x as f64 + 0.5, y as f64 + 0.5);
+            if let Some(alpha) = coverage_alpha(s, p).filter(|_| !*done) {
+                *done = !blend(pixel, alpha, s.color);
+            }
+        }
     }
-    image
+    accumulated.into_iter().map(|(pixel, _)| pixel).collect()
 }
