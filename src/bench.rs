@@ -509,6 +509,9 @@ pub struct RenderBenchResult {
     /// written into the command encoder around it: what a frame costs without the per-pass timing's breaks.
     pub frame_span: Option<Stat>,
     pub draw_path: crate::render::DrawPath,
+    /// The order each pixel blended in, and the pixel order's window.
+    pub blend_order: crate::render::BlendOrder,
+    pub blend_window: u32,
     pub gpu_times_unavailable: Option<String>,
     pub wall_ms_per_frame: f64,
     /// Every timed pass, for `--trace`.
@@ -598,6 +601,8 @@ pub fn run_render_bench(
         frame,
         frame_span,
         draw_path: buffers.options().draw,
+        blend_order: buffers.options().blend_order,
+        blend_window: buffers.options().blend_window,
         gpu_times_unavailable: unavailable,
         wall_ms_per_frame,
         timings,

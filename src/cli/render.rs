@@ -8,7 +8,7 @@ use glam::Vec3;
 use splatsort::bench::{self, RenderBenchResult};
 use splatsort::camera::framing_file;
 use splatsort::gpu::{AdapterPreference, GpuContext, describe_adapter};
-use splatsort::render::{DrawPath, FrameCounts, Renderer, SceneBuffers, render_image};
+use splatsort::render::{BlendOrder, DrawPath, FrameCounts, Renderer, SceneBuffers, render_image};
 use splatsort::scene::{self, Scene};
 use splatsort::timing::{GpuTimer, PassKind};
 
@@ -222,7 +222,7 @@ fn copies(scene: Scene, args: &RenderBenchArgs, ctx: &GpuContext) -> anyhow::Res
 fn print_render_result(args: &RenderBenchArgs, ctx: &GpuContext, result: &RenderBenchResult, counts: &FrameCounts) {
     let visible = counts.visible;
     println!(
-        "{} x{} = {} splats ({} visible) at {}x{}, {:?} draw, {} sort, radix {} bits, key {} bits, {} frames on {}",
+        "{} x{} = {} splats ({} visible) at {}x{}, {:?} draw{}, {} sort, radix {} bits, key {} bits, {} frames on {}",
         args.scene.display(),
         args.tile,
         result.num_splats,
@@ -230,6 +230,11 @@ fn print_render_result(args: &RenderBenchArgs, ctx: &GpuContext, result: &Render
         result.width,
         result.height,
         result.draw_path,
+        match result.blend_order {
+            BlendOrder::Splat => String::new(),
+            BlendOrder::Pixel => format!(" in the pixel order (window {})", result.blend_window),
+            order => format!(" in the {} order", order.name()),
+        },
         result.algorithm.name(),
         result.config.radix_bits,
         result.config.key_bits,

@@ -29,6 +29,10 @@ pub(crate) struct ViewArgs {
     /// the longest frame while it loaded.
     #[arg(long, requires = "frames")]
     pub(crate) open_during: Option<PathBuf>,
+    /// Start with the live popping readout on (the panel's "popping" box: each frame also drawn in the previous
+    /// frame's order, and the pixels that differ counted).
+    #[arg(long)]
+    pub(crate) popping: bool,
     /// Close after this many frames (1 to 1000000) and print a JSON summary (FPS, timings, the sort check).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub(crate) frames: Option<u32>,
@@ -70,6 +74,7 @@ pub(crate) fn view(args: ViewArgs) -> anyhow::Result<()> {
         compare: args.compare,
         compare_every: args.compare_every,
         open_during: args.open_during,
+        popping: args.popping,
     };
     let scripted = options.frames.is_some();
     let summary = splatsort::viewer::run(options)?;

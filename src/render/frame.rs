@@ -16,7 +16,9 @@ impl SceneBuffers {
             format: ACCUMULATION_FORMAT,
             usage: wgpu::TextureUsages::RENDER_ATTACHMENT
                 | wgpu::TextureUsages::TEXTURE_BINDING
-                | wgpu::TextureUsages::STORAGE_BINDING,
+                | wgpu::TextureUsages::STORAGE_BINDING
+                | wgpu::TextureUsages::COPY_SRC
+                | wgpu::TextureUsages::COPY_DST,
             view_formats: &[],
         });
         self.image_generation += 1;
@@ -244,6 +246,12 @@ impl SceneBuffers {
             Some(tiles) => pass.draw_indirect(tiles.draw_args(), 0),
             None => pass.draw_indirect(&self.draw_args, 0),
         }
+    }
+
+    /// The image frames are drawn into (Rgba16Float, `ACCUMULATION_FORMAT`) and a number that changes whenever it is
+    /// made anew (a new size); None before the first frame. The viewer's popping readout copies it.
+    pub fn accumulation(&self) -> Option<(&wgpu::Texture, u64)> {
+        self.target.as_ref().map(|(texture, ..)| (texture, self.image_generation))
     }
 
     /// Copies the last frame's image onto `target` (a window surface or an 8-bit image), clamped to [0, 1].

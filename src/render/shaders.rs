@@ -3,6 +3,8 @@
 use super::*;
 
 /// The frame uniforms and the per-splat projection layout, prepended to the projection and draw shaders.
+/// The viewer's live popping readout (`viewer::popping`).
+pub const POPPING_WGSL: &str = include_str!("../../shaders/render/popping.wgsl");
 pub const COMMON_WGSL: &str = include_str!("../../shaders/render/common.wgsl");
 pub const PROJECT_WGSL: &str = include_str!("../../shaders/render/project.wgsl");
 pub const LAYOUT_FULL_WGSL: &str = include_str!("../../shaders/render/layout_full.wgsl");
@@ -66,6 +68,7 @@ pub fn shader_modules() -> Vec<(&'static str, String)> {
             ("render/walk_subgroup.wgsl", tile::shader_source(parts, true)),
             ("render/pixel_order.wgsl", tile::shader_source(parts, false)),
             ("render/blit.wgsl", BLIT_WGSL.to_string()),
+            ("render/popping.wgsl", POPPING_WGSL.to_string()),
         ]);
     }
     modules

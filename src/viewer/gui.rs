@@ -61,6 +61,7 @@ impl Running {
             verify_pending: self.readbacks.verify_pending(),
             loading: self.loader.as_ref().map(|l| (l.name.as_str(), l.progress())),
             compare: report.as_ref(),
+            popping: self.popping.as_ref().and_then(|p| p.latest),
         };
         let (panel_state, toasts, input) = (&mut self.panel, &mut self.toasts, &mut self.input);
         let output = self.gui.ctx.run_ui(raw_input, |ui| {
@@ -155,6 +156,8 @@ pub(super) fn initial_panel(
         vsync: true,
         camera_path: "camera.json".into(),
         show_iterations: false,
+        popping: options.popping,
+        show_difference: false,
         open_path: String::new(),
         views: if views.len() > 1 { views } else { Vec::new() },
     }

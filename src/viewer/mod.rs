@@ -52,6 +52,7 @@ mod gui;
 pub mod input;
 pub mod loader;
 pub mod panel;
+pub mod popping;
 pub mod readbacks;
 pub mod script;
 pub mod surface;
@@ -116,12 +117,16 @@ pub struct ViewerOptions {
     /// With `frames`: open this scene at frame 2, as a drop would, and keep going until it is drawn (measures the
     /// frames while it loads).
     pub open_during: Option<PathBuf>,
+    /// Start with the live popping readout on.
+    pub popping: bool,
 }
 
 /// What a run with `--frames` measured, printed as JSON for tests and scripts.
 #[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct ViewerSummary {
     pub frames: u64,
+    /// The live popping readout's last count (pixels that popped in a frame, of how many), when it was on.
+    pub popping: Option<(u32, u32)>,
     pub fps: Option<f64>,
     pub cpu_ms_per_frame: Option<f64>,
     /// Medians of [panel (egui), recording + submission, waiting for the surface texture] in ms.
@@ -261,6 +266,8 @@ struct Running {
     timings: Timings,
     readbacks: Readbacks,
     lab: Option<SortLab>,
+    /// The live popping readout, while the panel's box is ticked.
+    popping: Option<popping::LivePopping>,
     loader: Option<SceneLoader>,
     script: Option<Script>,
     last_frame: Instant,
@@ -340,6 +347,7 @@ impl Running {
             },
             readbacks: Readbacks::new(&ctx.device),
             lab: None,
+            popping: None,
             loader: None,
             script,
             last_frame: Instant::now(),
@@ -354,6 +362,7 @@ impl Running {
         let report = self.readbacks.verify_report.as_ref();
         ViewerSummary {
             frames: self.frames,
+            popping: self.popping.as_ref().and_then(|p| p.latest),
             fps: self.timings.cpu.fps(),
             cpu_ms_per_frame: self.timings.cpu.cpu_ms(),
             cpu_parts_ms: self.timings.cpu.parts_ms(),
@@ -488,6 +497,11 @@ impl Running {
         if self.panel.up != self.input.orbit.up {
             self.input.orbit.up = self.panel.up;
             self.frame_scene();
+        }
+        if !self.panel.popping {
+            self.popping = None;
+        } else if self.popping.is_none() {
+            self.popping = Some(popping::LivePopping::new(&self.ctx.device, &self.ctx.queue));
         }
         // The lab: built when the first sort is ticked, its sorts when ticked (not per frame).
         let (device, queue) = (&self.ctx.device, &self.ctx.queue);
@@ -690,8 +704,24 @@ impl Running {
         let (width, height, format) =
             (self.surface.config.width, self.surface.config.height, self.surface.config.format);
         let view = surface_texture.texture.create_view(&Default::default());
+        let camera = self.input.orbit.camera(width, height);
+        // The popping readout's twin goes first, in a submission of its own (its uniforms are the queue's).
+        let twin = match self.popping.as_mut() {
+            Some(popping) => {
+                let (device, queue, params) = (&self.ctx.device, &self.ctx.queue, &self.panel.frame);
+                popping.submit_twin(device, queue, &mut self.scene.buffers, &camera, params).unwrap_or_else(|e| {
+                    self.toasts.error(e.to_string());
+                    false
+                })
+            }
+            None => false,
+        };
         let mut encoder = self.ctx.device.create_command_encoder(&Default::default());
-        let timed = self.record_splats(&mut encoder, self.input.orbit.camera(width, height), actions.verify);
+        let timed = self.record_splats(&mut encoder, camera, actions.verify);
+        let counted = match self.popping.as_ref().filter(|_| twin) {
+            Some(popping) => popping.record_count(&mut encoder, &self.scene.buffers, self.panel.show_difference),
+            None => false,
+        };
         self.scene.buffers.blit(&mut encoder, &view, format);
         self.readbacks.record(&mut encoder, &self.scene.buffers);
         if actions.screenshot {
@@ -708,6 +738,9 @@ impl Running {
             lab.after_submit();
         }
         self.readbacks.after_submit();
+        if let Some(popping) = self.popping.as_mut() {
+            popping.after_submit(counted);
+        }
         for id in std::mem::take(&mut self.gui.free) {
             self.gui.renderer.free_texture(&id);
         }

@@ -8,7 +8,7 @@ use egui_plot::{Bar, BarChart, Corner, Legend, Line, Plot, PlotPoint, PlotPoints
 
 use crate::lab::{Choice, CompareReport};
 
-use crate::render::{DrawPath, FrameParams, GpuFormat, SceneOptions};
+use crate::render::{BlendOrder, DrawPath, FrameParams, GpuFormat, MAX_BLEND_WINDOW, SceneOptions};
 use crate::sort::{SortAlgorithm, StatusTable};
 use crate::timing::{FrameTimings, PassKind};
 use crate::viewer::controls::UpAxis;
@@ -205,6 +205,10 @@ pub struct PanelState {
     pub vsync: bool,
     pub camera_path: String,
     pub show_iterations: bool,
+    /// The live popping readout (`viewer::popping`: each frame drawn twice), and its difference image shown in place
+    /// of the frame.
+    pub popping: bool,
+    pub show_difference: bool,
     /// The sorts compared on the frame's keys (apart from the one that draws).
     pub compare: Vec<Choice>,
     /// Compare every this many frames.
@@ -241,6 +245,8 @@ pub struct PanelInfo<'a> {
     pub verify_pending: bool,
     pub loading: Option<(&'a str, f32)>,
     pub compare: Option<&'a CompareReport>,
+    /// The live popping readout's newest count: pixels that popped in a frame, of how many.
+    pub popping: Option<(u32, u32)>,
 }
 
 /// Buttons pressed this frame.
@@ -353,11 +359,58 @@ fn sort_section(ui: &mut egui::Ui, state: &mut PanelState, info: &PanelInfo<'_>)
         ));
     }
     ui.small(format!("sort temporaries: {}", mib(info.sort_temp_bytes)));
+    let before = (state.options.draw, state.options.blend_order);
     ui.horizontal(|ui| {
         ui.label("draw");
         ui.radio_value(&mut state.options.draw, DrawPath::Raster, "quads (raster)");
         ui.radio_value(&mut state.options.draw, DrawPath::Compute, "tiles (compute)");
     });
+    ui.horizontal(|ui| {
+        ui.label("blend order");
+        for order in BlendOrder::ALL {
+            let hover = match order {
+                BlendOrder::Splat => "one order for the image, by splat centre (as 3DGS): pops as the camera turns",
+                BlendOrder::Pixel => "each pixel by its own ray's depth, merged through a window: no popping",
+                BlendOrder::Exact => "each pixel fully sorted by its own ray's depth: the reference, slow",
+            };
+            ui.radio_value(&mut state.options.blend_order, order, order.name()).on_hover_text(hover);
+        }
+    });
+    // A per-pixel order takes the tiles; the quads blend in the depth sort's order only.
+    if state.options.blend_order != before.1 && state.options.blend_order.per_pixel() {
+        state.options.draw = DrawPath::Compute;
+    } else if state.options.draw != before.0 && state.options.draw == DrawPath::Raster {
+        state.options.blend_order = BlendOrder::Splat;
+    }
+    if state.options.blend_order == BlendOrder::Pixel {
+        ui.add(
+            egui::Slider::new(&mut state.options.blend_window, 1..=MAX_BLEND_WINDOW)
+                .text("window (splats a pixel holds back)"),
+        );
+    }
+    if state.options.draw == DrawPath::Raster {
+        ui.small("the quads blend in the depth sort's (splat) order: the per-pixel orders take the tiles");
+    }
+    ui.horizontal(|ui| {
+        ui.checkbox(&mut state.popping, "popping").on_hover_text(
+            "each frame against itself drawn in the previous frame's order: the pixels the re-sort changed by more \
+             than 8 levels (the frame is drawn twice while this is on)",
+        );
+        if state.popping {
+            ui.checkbox(&mut state.show_difference, "show the difference");
+        } else {
+            state.show_difference = false;
+        }
+    });
+    if state.popping {
+        match info.popping {
+            Some((popped, of)) => ui.small(format!(
+                "{popped} pixels popped in the last frame ({:.3}% of {of}); 0 while the camera stands still",
+                100.0 * f64::from(popped) / f64::from(of.max(1))
+            )),
+            None => ui.small("popping: waiting for the first count"),
+        };
+    }
     if let Some((entries, cap)) = info.tile_entries {
         let per_splat = info.visible.filter(|&v| v > 0).map_or(0.0, |v| f64::from(entries) / f64::from(v));
         ui.small(format!("{entries} tile-splat entries, {per_splat:.2} per visible splat (cap {cap})"));
