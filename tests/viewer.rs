@@ -226,3 +226,20 @@ fn opening_a_scene_never_stalls_the_window() {
     assert_eq!(summary["errors"], serde_json::json!([]), "{summary}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_viewer_draws_a_per_pixel_order_with_the_popping_readout() {
+    // `view --blend-order pixel --popping`: the frame takes the compute path in the pixel order, each frame is also
+    // drawn in the previous frame's order, and the readout's count reaches the summary through its asynchronous
+    // readback: 0 pixels of the whole image, the camera standing still.
+    let dir = std::env::temp_dir().join(format!("splatsort-viewer-popping-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let args =
+        ["view", "demo", "--frames", "8", "--width", "320", "--height", "180", "--blend-order", "pixel", "--popping"];
+    let all: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
+    let summary = run_viewer(&all, &dir);
+    assert_eq!(summary["verify_passed"], serde_json::json!(true), "the sort check must pass: {summary}");
+    assert_eq!(summary["popping"], serde_json::json!([0, 320 * 180]), "{summary}");
+    assert_eq!(summary["errors"], serde_json::json!([]), "{summary}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

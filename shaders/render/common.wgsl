@@ -30,10 +30,8 @@ struct FrameUniforms {
     // The compact layout's DC colour: its least value and step per channel (rgb, -).
     dc_min: vec4<f32>,
     dc_step: vec4<f32>,
-    // The camera whose view orders the splats (`FrameParams::order_from`; the frame's own camera by default):
-    // world to camera, and its focal lengths and principal point (fx, fy, cx, cy).
+    // World to the camera whose view orders the splats (`FrameParams::order_from`; the frame's own by default).
     order_from_world: mat4x4<f32>,
-    order_lens: vec4<f32>,
 }
 
 // The draw-arguments buffer (`DrawArgs` in render/mod.rs, which a test checks against this): the indirect draw's

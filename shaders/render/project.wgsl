@@ -195,7 +195,7 @@ fn project(i: u32) -> u32 {
     // Ordered as the ordering camera sees it (the frame's own but for the popping measure's held orders).
     let p_order = (frame.order_from_world * vec4<f32>(splat.position, 1.0)).xyz;
     if (frame.ray_depths != 0u) {
-        return store_ray_depth(part.first + i, p_order, sigma, e.radius2);
+        return store_ray_depth(part.first + i, p_cam, p_order, sigma, e.radius2);
     }
     return depth_key(max(p_order.z, TINY_DEPTH));
 }
@@ -218,17 +218,21 @@ fn project(i: u32) -> u32 {
 // quantized key's level, or -F32_MAX where the key clamps).
 //
 // The record, three vec4s in `rays` (render/split.rs: the parts of its own length, by the splat's global index):
-// (centre x, centre y in pixels, z, dev), (g.x, g.y, floor, 0), (H.xx, H.xy, H.yy, 0), with g and H per pixel of the
-// ordering camera. `render::cpu` computes the same in f64.
+// (centre x, centre y in pixels, z, dev), (g.x, g.y, floor, 0), (H.xx, H.xy, H.yy, 0), with g and H per pixel.
+// `render::cpu` computes the same in f64. The ray depths are the frame's own camera's (`m`: the splat's centre in
+// its camera space); the key and its floor, the order the walk takes the splats in, are the ordering camera's
+// (`m_order`): a frame drawn in another frame's order (the popping measure's twin) changes only the order the
+// pixels merge in, which the exact order does not depend on.
+
 // Depths are keyed at least this (a splat reaching behind the ordering camera is keyed as nearest).
 const TINY_DEPTH: f32 = 1e-30;
 
-fn store_ray_depth(splat: u32, m: vec3<f32>, sigma_world: mat3x3<f32>, radius2: f32) -> u32 {
-    let w = mat3x3<f32>(frame.order_from_world[0].xyz, frame.order_from_world[1].xyz, frame.order_from_world[2].xyz);
+fn store_ray_depth(splat: u32, m: vec3<f32>, m_order: vec3<f32>, sigma_world: mat3x3<f32>, radius2: f32) -> u32 {
+    let w = mat3x3<f32>(frame.camera_from_world[0].xyz, frame.camera_from_world[1].xyz, frame.camera_from_world[2].xyz);
     let sigma = w * sigma_world * transpose(w);
     let z = m.z;
     let dev = sqrt(radius2 * max(sigma[2][2], 0.0));
-    let lens = frame.order_lens;
+    let lens = vec4<f32>(frame.focal, frame.principal);
     var g = vec2<f32>(0.0);
     var h = vec3<f32>(0.0);
     var centre = vec2<f32>(0.0);
@@ -260,7 +264,9 @@ fn store_ray_depth(splat: u32, m: vec3<f32>, sigma_world: mat3x3<f32>, radius2: 
             }
         }
     }
-    let least = z - dev;
+    // The least depth as the ordering camera sees it (its depth axis: the third row of its rotation).
+    let forward = vec3<f32>(frame.order_from_world[0].z, frame.order_from_world[1].z, frame.order_from_world[2].z);
+    let least = m_order.z - sqrt(radius2 * max(dot(forward, sigma_world * forward), 0.0));
     let key = depth_key(max(least, TINY_DEPTH));
     rays_store(splat, 0u, vec4<f32>(centre, z, dev));
     rays_store(splat, 1u, vec4<f32>(g, key_floor(key, least), 0.0));

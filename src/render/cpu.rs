@@ -47,8 +47,11 @@ pub struct ProjectedSplat {
     pub radius2: f64,
     pub color: DVec3,
     pub opacity: f64,
-    /// Its depth along each pixel's ray, as the ordering camera sees it (`FrameParams::order_from`).
+    /// Its depth along each pixel's ray.
     pub ray: RayDepth,
+    /// Its centre's depth as the ordering camera sees it (`FrameParams::order_from`; `depth` by default): the
+    /// splat order's key.
+    pub order_depth: f64,
 }
 
 /// A splat's depth along the ray of each pixel: t(d) = z (1 + d.g) / (1 + 2 d.g + d^T H d) for a pixel centre at
@@ -187,7 +190,12 @@ pub fn project(scene: &Scene, i: usize, camera: &Camera, params: &FrameParams) -
     }
     let dir = (position - camera.position.as_dvec3()).normalize();
     let degree = params.sh_degree.min(scene.sh_degree);
-    let ray = RayDepth::new(position, sigma, radius2, params.order_from.as_ref().unwrap_or(camera));
+    let ray = RayDepth::new(position, sigma, radius2, camera);
+    // The depth the splat order sorts by: the ordering camera's (`FrameParams::order_from`).
+    let order_depth = params
+        .order_from
+        .as_ref()
+        .map_or(depth, |o| (o.camera_from_world.as_dmat3() * (position - o.position.as_dvec3())).z);
     Some(ProjectedSplat {
         index: i,
         depth,
@@ -198,6 +206,7 @@ pub fn project(scene: &Scene, i: usize, camera: &Camera, params: &FrameParams) -
         color: eval_sh(scene.sh_of(i), degree, dir),
         opacity,
         ray,
+        order_depth,
     })
 }
 
@@ -386,7 +395,7 @@ fn blend_by_pixel(splats: &[ProjectedSplat], camera: &Camera) -> Vec<([f64; 3], 
 fn blend_by_splat(mut splats: Vec<ProjectedSplat>, camera: &Camera) -> Vec<([f64; 3], f64)> {
     let (width, height) = (camera.width as usize, camera.height as usize);
     // Farthest first; a stable sort keeps index order among equal depths.
-    splats.sort_by(|a, b| b.ray.z.total_cmp(&a.ray.z));
+    splats.sort_by(|a, b| b.order_depth.total_cmp(&a.order_depth));
     // Front to back: colour and transmittance per pixel, and whether it has stopped.
     let mut accumulated = vec![(([0.0f64; 3], 1.0f64), false); width * height];
     for s in splats.iter().rev() {

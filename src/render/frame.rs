@@ -128,7 +128,6 @@ impl SceneBuffers {
             dc_min: [self.scene.dc_range.min[0], self.scene.dc_range.min[1], self.scene.dc_range.min[2], 0.0],
             dc_step: [self.scene.dc_range.step[0], self.scene.dc_range.step[1], self.scene.dc_range.step[2], 0.0],
             order_from_world: view(order).to_cols_array_2d(),
-            order_lens: [order.fx, order.fy, order.cx, order.cy],
         }
     }
 

@@ -207,7 +207,6 @@ mod tests {
                 dc_min,
                 dc_step,
                 order_from_world,
-                order_lens,
             ]
         );
     }
