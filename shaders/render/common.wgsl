@@ -23,7 +23,8 @@ struct FrameUniforms {
     // 1: the projection also writes each splat's ray-depth record and keys it by its least ray depth (a per-pixel
     // blend order: render/project.wgsl).
     ray_depths: u32,
-    _pad1: u32,
+    // 1: the splats are ordered by another camera than the frame's (`order_from_world`).
+    order_held: u32,
     _pad2: u32,
     // x: splats per part of the split arrays (render/split.rs; all split at the same splats); y, z, w: unused.
     parts: vec4<u32>,

@@ -3,24 +3,26 @@
 // order. Appended to render/tiles.wgsl (with the ray-depth records' split array `rays`); a tile's list, its batches
 // and the early stop are the splat order's.
 //
-// - `rasterize_pixel`: a merge. The depth sort keys each splat by its least ray depth, so the walk (nearest key
-//   first) meets the splats in order of the least depth l any of their rays can have. A pixel holds the splats it
-//   takes in a small window sorted by t; after a splat of key floor l (`key_floor`), every held splat with t <= l is
-//   in its final place (nothing later can come before it) and is blended. Where the window fills, the nearest of it
-//   is blended early: only there can the order differ from the exact one (a window of W is exact for any pixel
-//   whose splats overlap W deep in depth).
-// - `rasterize_exact`: the reference. Each pass walks the whole list and keeps, per pixel, the WINDOW_CAP nearest
-//   splats (by t, then by place in the list) after the last one blended; blends them; again until the pixel stops or
-//   runs out. Exact for any list, at a pass over the list per WINDOW_CAP splats a pixel blends.
+// - `rasterize_pixel`: a merge, exact. The depth sort keys each splat by its least ray depth, so the walk (nearest
+//   key first) meets the splats in order of the least depth l any of their rays can have. A pixel holds the splats
+//   it takes in a small window sorted by t (a ring); at a splat of key floor l (`key_floor`), every held splat with
+//   t <= l is in its final place (nothing later can come before it) and is blended. A pixel whose window is full
+//   when it must take another goes on by passes, as `rasterize_exact` does, from the last splat it blended, each
+//   pass ending for it once its window is full and the walk's floor has passed the window's farthest splat. The
+//   window (`blend_window`) sets the speed, never the image: it is the exact order's, to the bit.
+// - `rasterize_exact`: the reference, by brute force. Each pass walks the whole list and keeps, per pixel, the
+//   WINDOW_CAP nearest splats (by t, then by place in the list) after the last one blended; blends them; again until
+//   the pixel stops or runs out.
 
 // The most splats a window holds (`MAX_BLEND_WINDOW` in render/params.rs).
 const WINDOW_CAP: u32 = 32u;
 
-// Each batch splat's ray-depth record (render/project.wgsl): (centre, z, dev), (g, floor, -), (H, -).
+// Each batch splat's ray-depth record (render/project.wgsl): (centre, z, least), (g, floor, most), (H, -).
 var<workgroup> batch_ray0: array<vec4<f32>, GROUP>;
 var<workgroup> batch_ray1: array<vec4<f32>, GROUP>;
 var<workgroup> batch_ray2: array<vec4<f32>, GROUP>;
 var<workgroup> group_finished: atomic<u32>;
+var<workgroup> pass_done: atomic<u32>;
 
 fn load_ray(slot: u32, entry: u32) {
     let splat = entry_splats[entry];
@@ -30,7 +32,7 @@ fn load_ray(slot: u32, entry: u32) {
 }
 
 // The depth along the ray through `centre` of batch splat `j`: t(d) = z (1 + d.g) / (1 + 2 d.g + d^T H d), d the
-// offset from its centre, clamped to z +- dev (z itself where the ray misses every finite value).
+// offset from its centre, clamped to [least, most] (z itself where the ray misses every finite value).
 fn ray_depth(j: u32, centre: vec2<f32>) -> f32 {
     let r0 = batch_ray0[j];
     let r1 = batch_ray1[j];
@@ -42,7 +44,7 @@ fn ray_depth(j: u32, centre: vec2<f32>) -> f32 {
     if (!(den > 0.0) || !(abs(t) <= 3.40282347e38)) {
         t = r0.z;
     }
-    return clamp(t, r0.z - r0.w, r0.z + r0.w);
+    return clamp(t, r0.w, r1.w);
 }
 
 // The alpha batch splat `j` (records `a`, `b`) gives the pixel at `centre` of block `block`, or 0 where it does not
@@ -112,13 +114,25 @@ fn rasterize_pixel(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
     let window = clamp(tiles.blend_window, 1u, WINDOW_CAP);
     var px = Pixel(vec3<f32>(0.0), 1.0);
     var done = !t.inside;
+    // Past the window: the merge gives way to passes (below) from the last splat it blended.
+    var overflowed = false;
+    // Done or overflowed: counted in `pixels_done`, which ends the merge's walk when every pixel is.
+    var inactive = done;
     if (done) {
         atomicAdd(&pixels_done, 1u);
     }
-    // The window, farthest first: (t, alpha) and the colour; held[n - 1] is the nearest.
+    // The window, a ring nearest first: (t, alpha), place and colour of entry i at (head + i) % WINDOW_CAP. The walk
+    // meets the splats roughly in depth order, so a new one goes at or near the far end, and the nearest leaves
+    // from the near end: a step or two per splat, not a shift of the whole window.
     var held: array<vec2<f32>, WINDOW_CAP>;
+    var held_place: array<u32, WINDOW_CAP>;
     var held_colour: array<vec2<u32>, WINDOW_CAP>;
+    var head = 0u;
     var n = 0u;
+    // The last splat blended (t, place), once there is one.
+    var last = vec2<f32>(0.0);
+    var last_place = 0u;
+    var any_blended = false;
     var end = t.range.y;
     loop {
         workgroupBarrier();
@@ -131,48 +145,143 @@ fn rasterize_pixel(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
             load_ray(tid, end - 1u - tid);
         }
         workgroupBarrier();
-        for (var j = 0u; j < count && !done; j++) {
+        for (var j = 0u; j < count && !done && !overflowed; j++) {
             let alpha = coverage_alpha(batch_a[j], batch_b[j], centre, block);
             if (alpha == 0.0) {
                 continue;
             }
-            let depth = ray_depth(j, centre);
-            let colour = batch_color[j];
-            if (n == window && depth < held[n - 1u].x) {
-                // Full, and this splat is the nearest: it goes first.
-                done = blend_held(&px, alpha, colour);
-            } else {
-                if (n == window) {
-                    done = blend_held(&px, held[n - 1u].y, held_colour[n - 1u]);
-                    n -= 1u;
-                }
-                // Insert after the held splats at least as near (the list's order among equals).
-                var i = n;
-                while (i > 0u && held[i - 1u].x < depth) {
-                    held[i] = held[i - 1u];
-                    held_colour[i] = held_colour[i - 1u];
-                    i -= 1u;
-                }
-                held[i] = vec2<f32>(depth, alpha);
-                held_colour[i] = colour;
-                n += 1u;
-            }
-            // What no later splat can come before.
+            // What no later splat, this one included, can come before.
             let floor = batch_ray1[j].z;
-            while (!done && n > 0u && held[n - 1u].x <= floor) {
-                done = blend_held(&px, held[n - 1u].y, held_colour[n - 1u]);
+            while (!done && n > 0u && held[head].x <= floor) {
+                done = blend_held(&px, held[head].y, held_colour[head]);
+                last = held[head];
+                last_place = held_place[head];
+                any_blended = true;
+                head = (head + 1u) % WINDOW_CAP;
                 n -= 1u;
             }
             if (done) {
-                atomicAdd(&pixels_done, 1u);
+                break;
             }
+            if (n == window) {
+                overflowed = true;
+                break;
+            }
+            // Insert after the held splats at least as near (the list's order among equals).
+            let depth = ray_depth(j, centre);
+            var i = n;
+            loop {
+                if (i == 0u) {
+                    break;
+                }
+                let before = (head + i - 1u) % WINDOW_CAP;
+                if (!(held[before].x > depth)) {
+                    break;
+                }
+                let at = (head + i) % WINDOW_CAP;
+                held[at] = held[before];
+                held_place[at] = held_place[before];
+                held_colour[at] = held_colour[before];
+                i -= 1u;
+            }
+            let at = (head + i) % WINDOW_CAP;
+            held[at] = vec2<f32>(depth, alpha);
+            held_place[at] = t.range.y - end + j;
+            held_colour[at] = batch_color[j];
+            n += 1u;
+        }
+        if ((done || overflowed) && !inactive) {
+            inactive = true;
+            atomicAdd(&pixels_done, 1u);
         }
         end -= count;
     }
     // The list is spent: the rest, nearest first.
-    while (!done && n > 0u) {
-        done = blend_held(&px, held[n - 1u].y, held_colour[n - 1u]);
+    while (!done && !overflowed && n > 0u) {
+        done = blend_held(&px, held[head].y, held_colour[head]);
+        head = (head + 1u) % WINDOW_CAP;
         n -= 1u;
+    }
+    // A pixel whose window filled goes on by passes over the whole list, each keeping the WINDOW_CAP nearest
+    // splats after the last blended, and ending, for the pixel, once the window is full and the walk's floor has
+    // passed its farthest (nothing later can enter it). Exact, as the merge before it.
+    var finished = !overflowed;
+    if (finished) {
+        atomicAdd(&group_finished, 1u);
+    }
+    loop {
+        workgroupBarrier();
+        if (workgroupUniformLoad(&group_finished) == GROUP) {
+            break;
+        }
+        if (tid == 0u) {
+            atomicStore(&pass_done, 0u);
+        }
+        workgroupBarrier();
+        var complete = finished;
+        if (complete) {
+            atomicAdd(&pass_done, 1u);
+        }
+        n = 0u;
+        end = t.range.y;
+        loop {
+            workgroupBarrier();
+            if (end <= t.range.x || workgroupUniformLoad(&pass_done) == GROUP) {
+                break;
+            }
+            let count = min(GROUP, end - t.range.x);
+            if (tid < count) {
+                load_splat(tid, end - 1u - tid, vec2<f32>(t.origin));
+                load_ray(tid, end - 1u - tid);
+            }
+            workgroupBarrier();
+            for (var j = 0u; j < count && !complete; j++) {
+                if (n == WINDOW_CAP && held[n - 1u].x <= batch_ray1[j].z) {
+                    complete = true;
+                    atomicAdd(&pass_done, 1u);
+                    break;
+                }
+                let alpha = coverage_alpha(batch_a[j], batch_b[j], centre, block);
+                if (alpha == 0.0) {
+                    continue;
+                }
+                let place = t.range.y - end + j;
+                let key = vec2<f32>(ray_depth(j, centre), alpha);
+                if (any_blended && !before(last, last_place, key, place)) {
+                    continue;
+                }
+                if (n == WINDOW_CAP && !before(key, place, held[n - 1u], held_place[n - 1u])) {
+                    continue;
+                }
+                // Insert in order; when full, the farthest falls off the end.
+                var i = min(n, WINDOW_CAP - 1u);
+                while (i > 0u && before(key, place, held[i - 1u], held_place[i - 1u])) {
+                    held[i] = held[i - 1u];
+                    held_place[i] = held_place[i - 1u];
+                    held_colour[i] = held_colour[i - 1u];
+                    i -= 1u;
+                }
+                held[i] = key;
+                held_place[i] = place;
+                held_colour[i] = batch_color[j];
+                n = min(n + 1u, WINDOW_CAP);
+            }
+            end -= count;
+        }
+        if (!finished) {
+            var stopped = false;
+            for (var i = 0u; i < n && !stopped; i++) {
+                stopped = blend_held(&px, held[i].y, held_colour[i]);
+            }
+            finished = stopped || n < WINDOW_CAP;
+            if (finished) {
+                atomicAdd(&group_finished, 1u);
+            } else {
+                last = held[n - 1u];
+                last_place = held_place[n - 1u];
+                any_blended = true;
+            }
+        }
     }
     end_ordered_tile(t, px);
 }

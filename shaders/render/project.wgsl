@@ -195,7 +195,7 @@ fn project(i: u32) -> u32 {
     // Ordered as the ordering camera sees it (the frame's own but for the popping measure's held orders).
     let p_order = (frame.order_from_world * vec4<f32>(splat.position, 1.0)).xyz;
     if (frame.ray_depths != 0u) {
-        return store_ray_depth(part.first + i, p_cam, p_order, sigma, e.radius2);
+        return store_ray_depth(part.first + i, p_cam, p_order, sigma, vec4<f32>(a, b, c, e.radius2));
     }
     return depth_key(max(p_order.z, TINY_DEPTH));
 }
@@ -209,29 +209,34 @@ fn project(i: u32) -> u32 {
 //     t(d) = z (1 + d.g) / (1 + 2 d.g + d^T H d),
 // with g and H (2x2) constants of the splat, so a pixel pays a dozen flops. Any positive multiple of A gives the same
 // t, so A is the adjugate of the covariance (no determinant: a flat splat's adjugate is its plane's normal squared,
-// and t becomes the ray's crossing of that plane). t is clamped to the splat's own depth extent, z +- dev with
-// dev = k sqrt(Sigma_zz) (k the coverage radius): a ray that grazes a thin splat meets it within its k-sigma
-// ellipsoid, and the clamp bounds every t from below by z - dev, the least depth, which is what the splat is keyed by
-// in the sort. A pixel's walk (render/tiles.wgsl) takes the splats in order of their least depth, so once it has
-// passed a splat whose least depth is l, no later splat can come before depth l: what it holds back nearer than
-// that is in its final order. `floor` is that bound for the splat's key (its least depth, or the lower edge of its
-// quantized key's level, or -F32_MAX where the key clamps).
+// and t becomes the ray's crossing of that plane). t is clamped to [least, most]: most = z + dev and least at least
+// z - dev, with dev = k sqrt(Sigma_zz) (k the coverage radius: a ray that grazes a thin splat meets it within its
+// k-sigma ellipsoid), and where it says more, the bound of `least_ray_depth` over the pixels the splat covers. The
+// clamp bounds every t from below by `least`, which is what the splat is keyed by in the sort. A pixel's walk
+// (render/pixel_order.wgsl) takes the splats in order of their least depth, so once it has passed a splat whose
+// least depth is l, no later splat can come before depth l: what it holds back nearer than that is in its final
+// order. `floor` is that bound for the splat's key (its least depth, or the lower edge of its quantized key's
+// level, or -F32_MAX where the key clamps). The tighter `least`, the sooner a held splat is released and the fewer
+// a pixel holds at once.
 //
 // The record, three vec4s in `rays` (render/split.rs: the parts of its own length, by the splat's global index):
-// (centre x, centre y in pixels, z, dev), (g.x, g.y, floor, 0), (H.xx, H.xy, H.yy, 0), with g and H per pixel.
+// (centre x, centre y in pixels, z, least), (g.x, g.y, floor, most), (H.xx, H.xy, H.yy, 0), with g and H per pixel.
 // `render::cpu` computes the same in f64. The ray depths are the frame's own camera's (`m`: the splat's centre in
-// its camera space); the key and its floor, the order the walk takes the splats in, are the ordering camera's
-// (`m_order`): a frame drawn in another frame's order (the popping measure's twin) changes only the order the
-// pixels merge in, which the exact order does not depend on.
+// its camera space); the key, the order the walk takes the splats in, is the ordering camera's (`m_order`): a frame
+// drawn in another frame's order (the popping measure's twin) changes only the order the pixels meet the splats
+// in, which neither per-pixel order's result depends on.
 
 // Depths are keyed at least this (a splat reaching behind the ordering camera is keyed as nearest).
 const TINY_DEPTH: f32 = 1e-30;
 
-fn store_ray_depth(splat: u32, m: vec3<f32>, m_order: vec3<f32>, sigma_world: mat3x3<f32>, radius2: f32) -> u32 {
+// `ellipse`: the projected 2D covariance [[x, y], [y, z]] in pixels and the coverage radius k^2 (w).
+fn store_ray_depth(splat: u32, m: vec3<f32>, m_order: vec3<f32>, sigma_world: mat3x3<f32>, ellipse: vec4<f32>) -> u32 {
+    let radius2 = ellipse.w;
     let w = mat3x3<f32>(frame.camera_from_world[0].xyz, frame.camera_from_world[1].xyz, frame.camera_from_world[2].xyz);
     let sigma = w * sigma_world * transpose(w);
     let z = m.z;
     let dev = sqrt(radius2 * max(sigma[2][2], 0.0));
+    var low = z - dev;
     let lens = vec4<f32>(frame.focal, frame.principal);
     var g = vec2<f32>(0.0);
     var h = vec3<f32>(0.0);
@@ -262,16 +267,37 @@ fn store_ray_depth(splat: u32, m: vec3<f32>, m_order: vec3<f32>, sigma_world: ma
                 g = vec2<f32>(0.0);
                 h = vec3<f32>(0.0);
             }
+            low = max(low, least_ray_depth(z, g, h, ellipse));
         }
     }
-    // The least depth as the ordering camera sees it (its depth axis: the third row of its rotation).
-    let forward = vec3<f32>(frame.order_from_world[0].z, frame.order_from_world[1].z, frame.order_from_world[2].z);
-    let least = m_order.z - sqrt(radius2 * max(dot(forward, sigma_world * forward), 0.0));
+    // The least depth as the ordering camera sees it: its depth of the centre, less the same extent.
+    let least = m_order.z - (z - low);
     let key = depth_key(max(least, TINY_DEPTH));
-    rays_store(splat, 0u, vec4<f32>(centre, z, dev));
-    rays_store(splat, 1u, vec4<f32>(g, key_floor(key, least), 0.0));
+    rays_store(splat, 0u, vec4<f32>(centre, z, low));
+    // Ordered by another camera, the floors (in its depths) bound nothing of this camera's ray depths: none is
+    // given, and every pixel takes the exact passes (render/pixel_order.wgsl), whose result is the same.
+    let floor = select(key_floor(key, least), -F32_MAX, frame.order_held != 0u);
+    rays_store(splat, 1u, vec4<f32>(g, floor, z + dev));
     rays_store(splat, 2u, vec4<f32>(h, 0.0));
     return key;
+}
+
+// A bound under t(d) over the pixels the splat covers (d^T conic d <= k^2), far tighter than z - dev for a splat
+// seen face on (its rays' depths vary by the view's slant, not by its thickness): with u = d.g and q = d^T H d,
+// |u| <= U = k sqrt(g^T Sigma g) and 0 <= q <= Q = k^2 tr(H Sigma) (Sigma the 2D covariance, H positive
+// semi-definite), and t = z (1 + u) / (1 + 2u + q) is monotone in u for fixed q, least at q = Q and u = +-U. Where
+// 1 - 2U + Q is not positive the bound says nothing (-F32_MAX).
+fn least_ray_depth(z: f32, g: vec2<f32>, h: vec3<f32>, ellipse: vec4<f32>) -> f32 {
+    let k2 = ellipse.w;
+    let u = sqrt(k2 * max(g.x * g.x * ellipse.x + 2.0 * g.x * g.y * ellipse.y + g.y * g.y * ellipse.z, 0.0));
+    let q = k2 * max(h.x * ellipse.x + 2.0 * h.y * ellipse.y + h.z * ellipse.z, 0.0);
+    let low_den = 1.0 - 2.0 * u + q;
+    if (!(low_den > 0.0) || !(u <= 1.0)) {
+        return -F32_MAX;
+    }
+    // Less a part in 10^5 for rounding.
+    let least = z * min((1.0 + u) / (1.0 + 2.0 * u + q), (1.0 - u) / low_den);
+    return least - 1e-5 * abs(least);
 }
 
 // A bound under the least depth of every splat the walk meets after one keyed `key` (it goes nearest first: their

@@ -55,28 +55,29 @@ pub struct ProjectedSplat {
 }
 
 /// A splat's depth along the ray of each pixel: t(d) = z (1 + d.g) / (1 + 2 d.g + d^T H d) for a pixel centre at
-/// offset d from its centre, clamped to z +- dev (render/project.wgsl, `store_ray_depth`, says why).
+/// offset d from its centre, clamped to [least, most] (render/project.wgsl, `store_ray_depth`, says why).
 #[derive(Clone, Copy, Debug)]
 pub struct RayDepth {
-    /// The centre in the ordering camera's pixels, its depth there, and k sqrt(Sigma_zz).
+    /// The centre in pixels, its depth, and the least and most depth a covered pixel's ray gives.
     pub centre: DVec2,
     pub z: f64,
-    pub dev: f64,
+    pub low: f64,
+    pub high: f64,
     pub g: DVec2,
     /// H as (xx, xy, yy).
     pub h: DVec3,
 }
 
 impl RayDepth {
-    /// For a splat at world `position` with world covariance `sigma` and coverage radius^2 `radius2`, seen by
-    /// `camera`.
-    pub fn new(position: DVec3, sigma: DMat3, radius2: f64, camera: &Camera) -> Self {
+    /// For a splat at world `position` with world covariance `sigma`, projected 2D covariance `cov2` (xx, xy, yy,
+    /// in pixels) and coverage radius^2 `radius2`, seen by `camera`.
+    pub fn new(position: DVec3, sigma: DMat3, cov2: DVec3, radius2: f64, camera: &Camera) -> Self {
         let w = camera.camera_from_world.as_dmat3();
         let m = w * (position - camera.position.as_dvec3());
         let s = w * sigma * w.transpose();
         let z = m.z;
         let dev = (radius2 * s.z_axis.z.max(0.0)).sqrt();
-        let mut ray = Self { centre: DVec2::ZERO, z, dev, g: DVec2::ZERO, h: DVec3::ZERO };
+        let mut ray = Self { centre: DVec2::ZERO, z, low: z - dev, high: z + dev, g: DVec2::ZERO, h: DVec3::ZERO };
         if z <= 0.0 {
             return ray;
         }
@@ -91,6 +92,14 @@ impl RayDepth {
         if alpha > 0.0 && alpha.is_finite() {
             ray.g = DVec2::new(ac.x / (alpha * fx), ac.y / (alpha * fy));
             ray.h = DVec3::new(a.x_axis.x / (fx * fx), a.y_axis.x / (fx * fy), a.y_axis.y / (fy * fy)) / alpha;
+            // The bound over the covered pixels (`least_ray_depth` in render/project.wgsl).
+            let (g, h) = (ray.g, ray.h);
+            let u = (radius2 * (g.x * g.x * cov2.x + 2.0 * g.x * g.y * cov2.y + g.y * g.y * cov2.z).max(0.0)).sqrt();
+            let q = radius2 * (h.x * cov2.x + 2.0 * h.y * cov2.y + h.z * cov2.z).max(0.0);
+            if 1.0 - 2.0 * u + q > 0.0 && u <= 1.0 {
+                let least = z * ((1.0 + u) / (1.0 + 2.0 * u + q)).min((1.0 - u) / (1.0 - 2.0 * u + q));
+                ray.low = ray.low.max(least - 1e-5 * least.abs());
+            }
         }
         ray
     }
@@ -102,12 +111,12 @@ impl RayDepth {
         let den = 1.0 + 2.0 * dg + self.h.x * d.x * d.x + 2.0 * self.h.y * d.x * d.y + self.h.z * d.y * d.y;
         let t = self.z * (1.0 + dg) / den;
         let t = if den > 0.0 && t.is_finite() { t } else { self.z };
-        t.clamp(self.z - self.dev, self.z + self.dev)
+        t.clamp(self.low, self.high)
     }
 
-    /// The least depth any ray gives: what the depth sort keys a splat by in the per-pixel orders.
+    /// The least depth any covered pixel's ray gives: what the depth sort keys a splat by in the per-pixel orders.
     pub fn least(&self) -> f64 {
-        self.z - self.dev
+        self.low
     }
 }
 
@@ -190,7 +199,7 @@ pub fn project(scene: &Scene, i: usize, camera: &Camera, params: &FrameParams) -
     }
     let dir = (position - camera.position.as_dvec3()).normalize();
     let degree = params.sh_degree.min(scene.sh_degree);
-    let ray = RayDepth::new(position, sigma, radius2, camera);
+    let ray = RayDepth::new(position, sigma, DVec3::new(a, b, c), radius2, camera);
     // The depth the splat order sorts by: the ordering camera's (`FrameParams::order_from`).
     let order_depth = params
         .order_from

@@ -122,7 +122,7 @@ impl SceneBuffers {
             count_index: self.visible_counts.total_index(),
             antialias: u32::from(s.antialias),
             ray_depths: u32::from(self.options.blend_order.per_pixel()),
-            _pad1: 0,
+            order_held: u32::from(s.order_from.is_some()),
             _pad2: 0,
             parts: [self.scene.part_splats, self.ray_part_splats, 0, 0],
             dc_min: [self.scene.dc_range.min[0], self.scene.dc_range.min[1], self.scene.dc_range.min[2], 0.0],

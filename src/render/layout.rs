@@ -19,7 +19,7 @@ pub(super) struct FrameUniforms {
     pub(super) count_index: u32,
     pub(super) antialias: u32,
     pub(super) ray_depths: u32,
-    pub(super) _pad1: u32,
+    pub(super) order_held: u32,
     pub(super) _pad2: u32,
     pub(super) parts: [u32; 4],
     pub(super) dc_min: [f32; 4],

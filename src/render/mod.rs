@@ -201,7 +201,7 @@ mod tests {
                 count_index,
                 antialias,
                 ray_depths,
-                _pad1,
+                order_held,
                 _pad2,
                 parts,
                 dc_min,
