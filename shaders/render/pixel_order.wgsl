@@ -72,6 +72,12 @@ fn blend_held(px: ptr<function, Pixel>, alpha: f32, c: vec2<u32>) -> bool {
     return false;
 }
 
+// The colour (f16, as `load_splat` keeps it) of the splat at `place` in the walk of a list ending at `end`.
+fn placed_colour(end: u32, place: u32) -> vec2<u32> {
+    let colour = stored_color(projected_at(entry_splats[end - 1u - place], 0u));
+    return vec2<u32>(pack2x16float(colour.rg), pack2x16float(vec2<f32>(colour.b, 0.0)));
+}
+
 // The setup both rasterizers share: the tile's range (zeroed behind it), the pixel, the counters.
 struct OrderedTile {
     range: vec2<u32>,
@@ -121,12 +127,12 @@ fn rasterize_pixel(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
     if (done) {
         atomicAdd(&pixels_done, 1u);
     }
-    // The window, a ring nearest first: (t, alpha), place and colour of entry i at (head + i) % WINDOW_CAP. The walk
-    // meets the splats roughly in depth order, so a new one goes at or near the far end, and the nearest leaves
-    // from the near end: a step or two per splat, not a shift of the whole window.
+    // The window, a ring nearest first: (t, alpha) and place of entry i at (head + i) % WINDOW_CAP (the colour is
+    // read when the splat is blended: a smaller window per pixel stays nearer in the caches). The walk meets the
+    // splats roughly in depth order, so a new one goes at or near the far end, and the nearest leaves from the near
+    // end: a step or two per splat, not a shift of the whole window.
     var held: array<vec2<f32>, WINDOW_CAP>;
     var held_place: array<u32, WINDOW_CAP>;
-    var held_colour: array<vec2<u32>, WINDOW_CAP>;
     var head = 0u;
     var n = 0u;
     // The last splat blended (t, place), once there is one.
@@ -153,7 +159,7 @@ fn rasterize_pixel(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
             // What no later splat, this one included, can come before.
             let floor = batch_ray1[j].z;
             while (!done && n > 0u && held[head].x <= floor) {
-                done = blend_held(&px, held[head].y, held_colour[head]);
+                done = blend_held(&px, held[head].y, placed_colour(t.range.y, held_place[head]));
                 last = held[head];
                 last_place = held_place[head];
                 any_blended = true;
@@ -181,13 +187,11 @@ fn rasterize_pixel(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
                 let at = (head + i) % WINDOW_CAP;
                 held[at] = held[before];
                 held_place[at] = held_place[before];
-                held_colour[at] = held_colour[before];
                 i -= 1u;
             }
             let at = (head + i) % WINDOW_CAP;
             held[at] = vec2<f32>(depth, alpha);
             held_place[at] = t.range.y - end + j;
-            held_colour[at] = batch_color[j];
             n += 1u;
         }
         if ((done || overflowed) && !inactive) {
@@ -198,11 +202,11 @@ fn rasterize_pixel(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
     }
     // The list is spent: the rest, nearest first.
     while (!done && !overflowed && n > 0u) {
-        done = blend_held(&px, held[head].y, held_colour[head]);
+        done = blend_held(&px, held[head].y, placed_colour(t.range.y, held_place[head]));
         head = (head + 1u) % WINDOW_CAP;
         n -= 1u;
     }
-    // A pixel whose window filled goes on by passes over the whole list, each keeping the WINDOW_CAP nearest
+    // A pixel whose window filled goes on by passes over the whole list, each keeping the `window` nearest
     // splats after the last blended, and ending, for the pixel, once the window is full and the walk's floor has
     // passed its farthest (nothing later can enter it). Exact, as the merge before it.
     var finished = !overflowed;
@@ -236,7 +240,7 @@ fn rasterize_pixel(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
             }
             workgroupBarrier();
             for (var j = 0u; j < count && !complete; j++) {
-                if (n == WINDOW_CAP && held[n - 1u].x <= batch_ray1[j].z) {
+                if (n == window && held[n - 1u].x <= batch_ray1[j].z) {
                     complete = true;
                     atomicAdd(&pass_done, 1u);
                     break;
@@ -250,30 +254,28 @@ fn rasterize_pixel(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
                 if (any_blended && !before(last, last_place, key, place)) {
                     continue;
                 }
-                if (n == WINDOW_CAP && !before(key, place, held[n - 1u], held_place[n - 1u])) {
+                if (n == window && !before(key, place, held[n - 1u], held_place[n - 1u])) {
                     continue;
                 }
                 // Insert in order; when full, the farthest falls off the end.
-                var i = min(n, WINDOW_CAP - 1u);
+                var i = min(n, window - 1u);
                 while (i > 0u && before(key, place, held[i - 1u], held_place[i - 1u])) {
                     held[i] = held[i - 1u];
                     held_place[i] = held_place[i - 1u];
-                    held_colour[i] = held_colour[i - 1u];
                     i -= 1u;
                 }
                 held[i] = key;
                 held_place[i] = place;
-                held_colour[i] = batch_color[j];
-                n = min(n + 1u, WINDOW_CAP);
+                n = min(n + 1u, window);
             }
             end -= count;
         }
         if (!finished) {
             var stopped = false;
             for (var i = 0u; i < n && !stopped; i++) {
-                stopped = blend_held(&px, held[i].y, held_colour[i]);
+                stopped = blend_held(&px, held[i].y, placed_colour(t.range.y, held_place[i]));
             }
-            finished = stopped || n < WINDOW_CAP;
+            finished = stopped || n < window;
             if (finished) {
                 atomicAdd(&group_finished, 1u);
             } else {
