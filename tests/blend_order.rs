@@ -116,7 +116,7 @@ fn the_pixel_order_is_the_exact_order_at_any_window() {
     let crop = (demo_crop(), common::camera_at(128, 96, [1.5, -1.3, -4.1], [1.4, -0.8, -1.5]));
     for (what, (scene, cam)) in [("crossing splats", crossing), ("demo crop", crop)] {
         let exact = gpu_render(&scene, &cam, in_order(BlendOrder::Exact));
-        for window in [1, 4, render::DEFAULT_BLEND_WINDOW] {
+        for window in [1, 4, render::DEFAULT_BLEND_WINDOW, render::MAX_BLEND_WINDOW] {
             let pixel = gpu_render(&scene, &cam, Setup { blend_window: window, ..in_order(BlendOrder::Pixel) });
             assert_eq!(differing(&pixel, &exact, 0), 0, "{what}: the pixel order at window {window} is the exact one");
         }
@@ -178,10 +178,10 @@ fn an_order_the_draw_path_cannot_do_is_refused_before_any_gpu_work() {
     let options = SceneOptions { blend_order: BlendOrder::Pixel, draw: DrawPath::Raster, ..SceneOptions::default() };
     let error = options.check().expect_err("quads cannot blend per pixel").to_string();
     assert!(error.contains("compute draw path") && error.contains("pixel"), "{error}");
-    for window in [0, 33] {
+    for window in [0, render::MAX_BLEND_WINDOW + 1] {
         let options = SceneOptions { blend_window: window, draw: DrawPath::Compute, ..SceneOptions::default() };
         let error = options.check().expect_err("window out of range").to_string();
-        assert!(error.contains(&format!("blend window {window}")) && error.contains("1 to 32"), "{error}");
+        assert!(error.contains(&format!("blend window {window}")) && error.contains("1 to 64"), "{error}");
     }
     // Through the renderer: the error, and the old options still in force.
     let ctx = common::context();

@@ -15,7 +15,7 @@
 //   the pixel stops or runs out.
 
 // The most splats a window holds (`MAX_BLEND_WINDOW` in render/params.rs).
-const WINDOW_CAP: u32 = 32u;
+const WINDOW_CAP: u32 = 64u;
 
 // Each batch splat's ray-depth record (render/project.wgsl): (centre, z, least), (g, floor, most), (H, -).
 var<workgroup> batch_ray0: array<vec4<f32>, GROUP>;

@@ -202,7 +202,7 @@ impl BlendOrder {
 }
 
 /// The most splats a pixel's window holds (`BlendOrder::Pixel`; `WINDOW_CAP` in `render/tiles.wgsl`).
-pub const MAX_BLEND_WINDOW: u32 = 32;
+pub const MAX_BLEND_WINDOW: u32 = 64;
 /// The window by default, by measurement (docs/BENCHMARKS.md, on the H200 at 1080p): the only one within 50 dB of
 /// the exact order on a real street-level view (50.3 dB, and an eighth of the splat order's popping there; 16: 32 dB,
 /// and more popping than the splat order), at twice the rasterizer time of 16.
