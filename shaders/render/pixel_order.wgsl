@@ -268,6 +268,21 @@ fn rasterize_pixel(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
                 held_place[i] = place;
                 n = min(n + 1u, window);
             }
+            // The pass also ends for a pixel whose nearest held splats are final (nearer than the floor of the
+            // batch's last splat: nothing later comes before them) and stop it: the splats after them are never
+            // blended. Checked once a batch.
+            if (!complete && n > 0u) {
+                let floor = batch_ray1[count - 1u].z;
+                var transmittance = px.transmittance;
+                for (var i = 0u; i < n && held[i].x <= floor; i++) {
+                    transmittance *= 1.0 - held[i].y;
+                    if (transmittance < STOP_TRANSMITTANCE) {
+                        complete = true;
+                        atomicAdd(&pass_done, 1u);
+                        break;
+                    }
+                }
+            }
             end -= count;
         }
         if (!finished) {
