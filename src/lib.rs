@@ -6,8 +6,10 @@ pub mod bench;
 pub mod camera;
 pub mod gpu;
 pub mod lab;
+pub mod popping;
 pub mod readback;
 pub mod render;
+pub mod sequence;
 /// Scenes and their file formats: the `splatsort-scene` crate.
 pub use splatsort_scene as scene;
 /// The GPU sorts: the `splatsort-sort` crate.

@@ -4,6 +4,7 @@ mod cli;
 
 use clap::{Parser, Subcommand};
 
+use cli::popping::PoppingArgs;
 use cli::render::{RenderArgs, RenderBenchArgs};
 use cli::scene_files::{ConvertArgs, CropArgs, DemoArgs, InfoArgs, TileArgs};
 use cli::sort_bench::SortBenchArgs;
@@ -26,6 +27,9 @@ enum Command {
     Render(RenderArgs),
     /// Time the stages of the splat frame (depth keys, sort, draw) over many frames.
     RenderBench(RenderBenchArgs),
+    /// Measure how much each blend order pops as the camera orbits: each frame against its twin drawn in the last
+    /// frame's order, and against the exact order (PSNR).
+    Popping(PoppingArgs),
     /// Print a scene's splat count, SH degree, bounds, format and load time (and an LOD bundle's levels).
     Info(InfoArgs),
     /// Write the splats whose centres lie in a box to a new PLY (binary little-endian).
@@ -75,6 +79,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::SortBench(args)) => cli::sort_bench::sort_bench(args),
         Some(Command::Render(args)) => cli::render::render_command(args),
         Some(Command::RenderBench(args)) => cli::render::render_bench(args),
+        Some(Command::Popping(args)) => cli::popping::popping_command(args),
         Some(Command::Info(args)) => cli::scene_files::info(&args),
         Some(Command::Crop(args)) => cli::scene_files::crop(args),
         Some(Command::Tile(args)) => cli::scene_files::tile(args),

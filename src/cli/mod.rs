@@ -1,6 +1,7 @@
 //! The commands, one module each, and what they share: the sort, camera and image arguments, the value parsers,
 //! and loading and writing scenes.
 
+pub(crate) mod popping;
 pub(crate) mod render;
 pub(crate) mod scene_files;
 pub(crate) mod sort_bench;
@@ -79,7 +80,8 @@ pub(crate) struct SortArgs {
     /// sorted: the reference, slow). Per-pixel orders take the compute path (--draw raster refuses them).
     #[arg(long, value_enum, default_value_t = BlendOrder::Splat)]
     pub(crate) blend_order: BlendOrder,
-    /// The pixel order's window: splats each pixel holds back to merge, 1 to 32.
+    /// The pixel order's window: splats each pixel holds at once, 1 to 64 (the image is the same at any; a larger one
+    /// takes fewer passes over a tile's list where splats overlap deeply).
     #[arg(long, default_value_t = DEFAULT_BLEND_WINDOW, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_BLEND_WINDOW)))]
     pub(crate) blend_window: u32,
     /// Mip-Splatting's antialiasing filter: as the scene file says (auto: on for scenes trained with it, which look

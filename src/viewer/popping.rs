@@ -10,8 +10,8 @@ use crate::camera::Camera;
 use crate::readback::AsyncReadback;
 use crate::render::{ACCUMULATION_FORMAT, FrameParams, POPPING_WGSL, RenderError, SceneBuffers};
 
-/// A pixel pops where a channel changes by more than this many levels of 255 (as `crate::popping`).
-pub const THRESHOLD_LEVELS: f32 = 8.0;
+/// A pixel pops where a channel changes by more than this many levels of 255 (`crate::popping`'s default).
+pub const THRESHOLD_LEVELS: f32 = crate::popping::DEFAULT_THRESHOLD as f32;
 
 pub struct LivePopping {
     pipeline: wgpu::ComputePipeline,
