@@ -6,6 +6,7 @@ pub mod bench;
 pub mod camera;
 pub mod gpu;
 pub mod lab;
+pub mod path;
 pub mod popping;
 pub mod readback;
 pub mod render;

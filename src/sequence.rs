@@ -73,6 +73,16 @@ pub fn orbit(
     Ok(cameras)
 }
 
+/// The point a turn circles: on the camera's forward ray, as far from the camera as the centre of the scene's
+/// bounds (the centre itself for a camera framed on it, and in front of the camera whichever way it looks).
+pub fn orbit_target(camera: &Camera, scene: &crate::scene::Scene) -> Result<Vec3, InvalidCamera> {
+    let (lo, hi) = scene.robust_bounds();
+    let (centre, _) = crate::camera::framing_sphere(lo, hi)?;
+    let distance = camera.position.as_dvec3().distance(centre.as_dvec3());
+    let forward = camera.camera_from_world.row(2).as_dvec3();
+    Ok((camera.position.as_dvec3() + forward * distance).as_vec3())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,6 +1,7 @@
 //! The commands, one module each, and what they share: the sort, camera and image arguments, the value parsers,
 //! and loading and writing scenes.
 
+pub(crate) mod fly;
 pub(crate) mod popping;
 pub(crate) mod render;
 pub(crate) mod scene_files;
@@ -138,12 +139,25 @@ pub(crate) struct CameraArgs {
     /// Which view of a cameras.json list, from 0 (needed when the list has more than one).
     #[arg(long)]
     pub(crate) camera_index: Option<usize>,
-    /// Image width when no camera file is given, 1 to 16384.
-    #[arg(long, default_value_t = 960, value_parser = clap::value_parser!(u32).range(1..=MAX_SIDE))]
-    pub(crate) width: u32,
-    /// Image height when no camera file is given, 1 to 16384.
-    #[arg(long, default_value_t = 540, value_parser = clap::value_parser!(u32).range(1..=MAX_SIDE))]
-    pub(crate) height: u32,
+    /// Image width when no camera file is given, 1 to 16384 (default 960; with --path, it overrides the file's).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_SIDE))]
+    pub(crate) width: Option<u32>,
+    /// Image height when no camera file is given, 1 to 16384 (default 540; with --path, it overrides the file's).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_SIDE))]
+    pub(crate) height: Option<u32>,
+}
+
+impl CameraArgs {
+    /// The image size asked for, or 960x540.
+    pub(crate) fn size(&self) -> (u32, u32) {
+        (self.width.unwrap_or(960), self.height.unwrap_or(540))
+    }
+
+    /// The size given on the command line, when either side was (the other keeps `default`'s).
+    pub(crate) fn size_override(&self, default: (u32, u32)) -> Option<(u32, u32)> {
+        (self.width.is_some() || self.height.is_some())
+            .then(|| (self.width.unwrap_or(default.0), self.height.unwrap_or(default.1)))
+    }
 }
 
 pub(crate) fn parse_choice(text: &str) -> Result<splatsort::lab::Choice, String> {
@@ -245,7 +259,8 @@ pub(crate) fn camera_for(args: &CameraArgs, scene: &Scene) -> anyhow::Result<Cam
                 bail!("--camera-index needs --camera");
             }
             let (lo, hi) = scene.robust_bounds();
-            Ok(frame_bounds(lo, hi, Vec3::NEG_Y, args.width, args.height)?)
+            let (width, height) = args.size();
+            Ok(frame_bounds(lo, hi, Vec3::NEG_Y, width, height)?)
         }
     }
 }

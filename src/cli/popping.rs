@@ -6,11 +6,10 @@ use std::path::PathBuf;
 use anyhow::{Context, bail};
 use glam::Vec3;
 
-use splatsort::camera::{Camera, framing_sphere};
+use splatsort::camera::Camera;
 use splatsort::gpu::{AdapterPreference, GpuContext, describe_adapter};
 use splatsort::popping::{self, DEFAULT_THRESHOLD, OrderReport, PoppingOptions};
 use splatsort::render::{BlendOrder, DrawPath, Renderer, SceneBuffers, SceneOptions};
-use splatsort::scene::Scene;
 use splatsort::sequence::{Orbit, orbit};
 
 use super::{CameraArgs, SortArgs, camera_for, frame_params, load, options_for, parse_point, write_file};
@@ -87,7 +86,8 @@ pub(crate) fn popping_command(args: PoppingArgs) -> anyhow::Result<()> {
     let scene = load(&args.scene, args.lod)?;
     let params = frame_params(args.sort, &scene, args.sh_degree, [0.0; 3]);
     let start = camera_for(&args.camera, &scene)?;
-    let target = orbit_target(&start, &scene).with_context(|| format!("cannot orbit {}", args.scene.display()))?;
+    let target = splatsort::sequence::orbit_target(&start, &scene)
+        .with_context(|| format!("cannot orbit {}", args.scene.display()))?;
     let cameras = orbit(&start, target, args.up, args.orbit, args.step_degrees, args.frames)
         .context("cannot make the orbit's cameras")?;
     let ctx = GpuContext::headless(AdapterPreference::Hardware)?;
@@ -144,16 +144,6 @@ fn distinct(orders: &[BlendOrder]) -> Vec<BlendOrder> {
         }
     }
     seen
-}
-
-/// The point a turn circles: on the camera's forward ray, as far from the camera as the centre of the scene's
-/// bounds (the centre itself for a camera framed on it, and in front of the camera whichever way it looks).
-fn orbit_target(camera: &Camera, scene: &Scene) -> anyhow::Result<Vec3> {
-    let (lo, hi) = scene.robust_bounds();
-    let (centre, _) = framing_sphere(lo, hi)?;
-    let distance = camera.position.as_dvec3().distance(centre.as_dvec3());
-    let forward = camera.camera_from_world.row(2).as_dvec3();
-    Ok((camera.position.as_dvec3() + forward * distance).as_vec3())
 }
 
 fn print_reports(args: &PoppingArgs, start: &Camera, reports: &[OrderReport], adapter: &str, secs: f64) {

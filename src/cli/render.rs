@@ -26,9 +26,23 @@ pub(crate) struct RenderArgs {
     pub(crate) lod: Option<usize>,
     #[command(flatten)]
     pub(crate) camera: CameraArgs,
-    /// Output PNG.
+    /// Output PNG; with --path or --orbit, a folder for the numbered frames (frame-00000.png, ...).
     #[arg(long)]
     pub(crate) out: PathBuf,
+    /// Render along a camera path: splatsort's path file (README, "Camera paths") or a 3DGS trainer's
+    /// cameras.json (a key per view, --seconds-per-key apart).
+    #[arg(long, conflicts_with_all = ["camera", "orbit"])]
+    pub(crate) path: Option<PathBuf>,
+    /// Render a turntable of this many seconds, 0.01 to 86400: a full turn about the up axis around the framed
+    /// scene (or from --camera's view, around the point it looks at as far away as the scene's centre).
+    #[arg(long, value_parser = parse_seconds)]
+    pub(crate) orbit: Option<f64>,
+    /// Frames a second of --path (overriding the file's) or --orbit (default 30), over 0 to 1000.
+    #[arg(long, value_parser = parse_fps)]
+    pub(crate) fps: Option<f64>,
+    /// Seconds between the views of a trainer's cameras.json taken as a path, 0.01 to 86400.
+    #[arg(long, default_value_t = 1.0, value_parser = parse_seconds)]
+    pub(crate) seconds_per_key: f64,
     #[command(flatten)]
     pub(crate) sort: SortArgs,
     /// SH degree to use, 0 to 3 (at most the scene's).
@@ -79,10 +93,35 @@ pub(crate) struct RenderBenchArgs {
     pub(crate) json: bool,
 }
 
+/// Seconds, 0.01 to 86400 (a day).
+fn parse_seconds(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(s) if (0.01..=86_400.0).contains(&s) => Ok(s),
+        _ => Err(format!("`{text}` is not a number of seconds from 0.01 to 86400")),
+    }
+}
+
+/// Frames a second, over 0 and at most 1000.
+fn parse_fps(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(fps) if fps > 0.0 && fps <= 1000.0 => Ok(fps),
+        _ => Err(format!("`{text}` is not a frame rate over 0 and at most 1000")),
+    }
+}
+
 pub(crate) fn render_command(args: RenderArgs) -> anyhow::Result<()> {
     let mut options = options_for(args.sort)?;
     let scene = load(&args.scene, args.lod)?;
     let params = frame_params(args.sort, &scene, args.sh_degree, args.background);
+    if args.path.is_some() || args.orbit.is_some() {
+        let cameras = super::fly::cameras(&args, &scene)?;
+        let ctx = GpuContext::headless(AdapterPreference::Hardware)?;
+        options.draw = draw_path(args.sort, &ctx.info);
+        let renderer = Renderer::new(&ctx.device);
+        let mut buffers = SceneBuffers::new(&renderer, &ctx.queue, &scene, args.sort.gpu_format, options)
+            .with_context(|| format!("cannot put {} on the GPU", args.scene.display()))?;
+        return super::fly::render_frames(&ctx, &mut buffers, &cameras, &params, &args.out);
+    }
     let camera = camera_for(&args.camera, &scene)?;
     let ctx = GpuContext::headless(AdapterPreference::Hardware)?;
     options.draw = draw_path(args.sort, &ctx.info);
@@ -134,7 +173,8 @@ pub(crate) fn render_bench(args: RenderBenchArgs) -> anyhow::Result<()> {
     let camera = camera_for(&args.camera, &scene)?;
     if let Some(path) = &args.save_camera {
         let (lo, hi) = scene.robust_bounds();
-        let file = framing_file(lo, hi, Vec3::NEG_Y, args.camera.width, args.camera.height)?;
+        let (width, height) = args.camera.size();
+        let file = framing_file(lo, hi, Vec3::NEG_Y, width, height)?;
         std::fs::write(path, serde_json::to_string_pretty(&file)?)
             .with_context(|| format!("cannot write the camera to {}", path.display()))?;
     }

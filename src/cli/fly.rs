@@ -1,0 +1,128 @@
+//! `render --path` and `render --orbit`: a camera path (`splatsort::path`) or a turntable rendered headless into a
+//! folder of numbered PNG frames, with a progress bar; Ctrl-C stops after the frame in hand and leaves every frame
+//! written so far whole (each is written to a temporary file and renamed). The PNGs are encoded and written on a
+//! thread of their own while the GPU draws the next frame.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+use glam::Vec3;
+use splatsort::camera::Camera;
+use splatsort::gpu::GpuContext;
+use splatsort::path::CameraPath;
+use splatsort::render::{FrameParams, Image, SceneBuffers, render_image};
+use splatsort::scene::Scene;
+use splatsort::sequence::{Orbit, orbit, orbit_target};
+
+use super::render::RenderArgs;
+use super::{camera_for, write_file};
+
+/// Frames a second of an orbit, and of a trainer's cameras.json taken as a path, unless --fps says otherwise.
+const DEFAULT_FPS: f64 = 30.0;
+
+/// The cameras of `args`' path or turntable.
+pub(crate) fn cameras(args: &RenderArgs, scene: &Scene) -> anyhow::Result<Vec<Camera>> {
+    if let Some(file) = &args.path {
+        let path = CameraPath::load(file, args.seconds_per_key)?;
+        let size = args.camera.size_override(path.size());
+        let path = path.with(args.fps, size).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+        return Ok((0..path.frame_count()).map(|n| path.frame(n)).collect());
+    }
+    let seconds = args.orbit.context("--path or --orbit")?;
+    let start = camera_for(&args.camera, scene)?;
+    let fps = args.fps.unwrap_or(DEFAULT_FPS);
+    let frames = (seconds * fps).round();
+    if !(1.0..=f64::from(splatsort::path::MAX_FRAMES as u32)).contains(&frames) {
+        bail!("an orbit of {seconds} s at {fps} fps is {frames} frames: 1 to {}", splatsort::path::MAX_FRAMES);
+    }
+    let target = orbit_target(&start, scene)?;
+    // A full turn: the frame after the last would be the first again, so the frames loop.
+    let step = 360.0 / frames as f32;
+    Ok(orbit(&start, target, Vec3::NEG_Y, Orbit::Turn, step, frames as u32)?)
+}
+
+/// Renders `cameras` into numbered PNGs in the folder `out`.
+pub(crate) fn render_frames(
+    ctx: &GpuContext,
+    buffers: &mut SceneBuffers,
+    cameras: &[Camera],
+    params: &FrameParams,
+    out: &Path,
+) -> anyhow::Result<()> {
+    if out.extension().is_some_and(|e| e.eq_ignore_ascii_case("mp4")) {
+        bail!("{}: video output is not built yet; give a folder for the PNG frames", out.display());
+    }
+    std::fs::create_dir_all(out).with_context(|| format!("cannot make the folder {}", out.display()))?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    // Only the first handler a process sets takes: a second call (another command in the same process) keeps it.
+    let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
+    let bar = indicatif::ProgressBar::new(cameras.len() as u64).with_style(
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} frames, {per_sec}, {eta} left")
+            .expect("a valid template"),
+    );
+    let digits = cameras.len().saturating_sub(1).max(1).to_string().len().max(5);
+    // Two frames in flight: the writer encodes one while the GPU draws the next.
+    let (send, receive) = mpsc::sync_channel::<(usize, Image)>(2);
+    let folder = out.to_path_buf();
+    let writer = std::thread::spawn(move || -> anyhow::Result<()> {
+        for (n, image) in receive {
+            write_file(&frame_path(&folder, n, digits), |w| image.write_png(w))?;
+        }
+        Ok(())
+    });
+    let started = Instant::now();
+    let mut drawn = 0;
+    let mut failure = None;
+    for (n, camera) in cameras.iter().enumerate() {
+        if stop.load(Ordering::SeqCst) {
+            break;
+        }
+        match draw(ctx, buffers, camera, params) {
+            Ok(image) => {
+                if send.send((n, image)).is_err() {
+                    break;
+                }
+                drawn += 1;
+                bar.inc(1);
+            }
+            Err(error) => {
+                failure = Some(error);
+                break;
+            }
+        }
+    }
+    drop(send);
+    bar.finish_and_clear();
+    let written = writer.join().map_err(|_| anyhow::anyhow!("the PNG writer panicked"))?;
+    written?;
+    if let Some(error) = failure {
+        return Err(error.context(format!("after {drawn} frames written to {}", out.display())));
+    }
+    let secs = started.elapsed().as_secs_f64();
+    let rate = drawn as f64 / secs.max(1e-9);
+    if drawn < cameras.len() {
+        bail!("interrupted: {drawn} of {} frames written to {} (whole PNGs)", cameras.len(), out.display());
+    }
+    println!("wrote {drawn} frames to {} in {secs:.2} s ({rate:.1} frames a second)", out.display());
+    Ok(())
+}
+
+/// Frame `n` of a sequence written to `folder`: frame-00042.png (at least five digits).
+pub(crate) fn frame_path(folder: &Path, n: usize, digits: usize) -> PathBuf {
+    folder.join(format!("frame-{n:0digits$}.png"))
+}
+
+/// One frame, drawn again with room for every tile entry where it passed the cap (as `render` does).
+fn draw(ctx: &GpuContext, buffers: &mut SceneBuffers, camera: &Camera, params: &FrameParams) -> anyhow::Result<Image> {
+    let image = render_image(&ctx.device, &ctx.queue, buffers, camera, params, None)?;
+    let entries = buffers.counts_blocking(&ctx.device, &ctx.queue).tile_entries;
+    if buffers.tile_entry_cap().is_some_and(|cap| entries > cap) {
+        buffers.grow_tile_entries(&ctx.queue, entries)?;
+        return Ok(render_image(&ctx.device, &ctx.queue, buffers, camera, params, None)?);
+    }
+    Ok(image)
+}
