@@ -161,6 +161,11 @@ impl CameraPath {
         Self::new(self.keys, fps)
     }
 
+    /// The first key's time.
+    pub fn start(&self) -> f64 {
+        self.keys[0].0
+    }
+
     /// The frames' size.
     pub fn size(&self) -> (u32, u32) {
         (self.keys[0].1.width, self.keys[0].1.height)

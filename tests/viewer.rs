@@ -243,3 +243,31 @@ fn the_viewer_draws_a_per_pixel_order_with_the_popping_readout() {
     assert_eq!(summary["errors"], serde_json::json!([]), "{summary}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_viewer_plays_a_camera_path() {
+    // `view --path`: the Path section loads the file and plays it (a thirtieth of a second a frame in a scripted
+    // run), and the view follows it from the first key to the last.
+    let dir = std::env::temp_dir().join(format!("splatsort-viewer-path-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let path = dir.join("path.json");
+    let json = serde_json::json!({ "width": 320, "height": 180, "fps": 30, "keyframes": [
+        { "time": 0.0, "position": [3.2, -5.0, -7.5], "look_at": [0.2, -0.7, 0.6], "up": [0, -1, 0], "fov_y_degrees": 50 },
+        { "time": 0.2, "position": [-4.8, -2.9, -5.2], "look_at": [0.6, -0.9, 0.9], "up": [0, -1, 0], "fov_y_degrees": 50 }
+    ]});
+    std::fs::write(&path, json.to_string()).expect("path file");
+    let args: Vec<&std::ffi::OsStr> = ["view", "demo", "--frames", "12", "--width", "320", "--height", "180", "--path"]
+        .iter()
+        .map(std::ffi::OsStr::new)
+        .chain([path.as_os_str()])
+        .collect();
+    let summary = run_viewer(&args, &dir);
+    let played = summary["path_seconds"].as_f64().expect("path_seconds");
+    assert!((played - 0.2).abs() < 1e-9, "played to the end: {summary}");
+    let position: Vec<f64> =
+        summary["camera_position"].as_array().expect("position").iter().filter_map(|v| v.as_f64()).collect();
+    let last = [-4.8, -2.9, -5.2];
+    assert!(position.iter().zip(last).all(|(p, q)| (p - q).abs() < 0.05), "at the last key: {position:?}");
+    assert_eq!(summary["errors"], serde_json::json!([]), "{summary}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -33,6 +33,9 @@ pub(crate) struct ViewArgs {
     /// frame's order, and the pixels that differ counted).
     #[arg(long)]
     pub(crate) popping: bool,
+    /// Start playing this camera path (a path file: README, "Camera paths"); the panel's Path section edits it.
+    #[arg(long)]
+    pub(crate) path: Option<PathBuf>,
     /// Close after this many frames (1 to 1000000) and print a JSON summary (FPS, timings, the sort check).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub(crate) frames: Option<u32>,
@@ -75,6 +78,7 @@ pub(crate) fn view(args: ViewArgs) -> anyhow::Result<()> {
         compare_every: args.compare_every,
         open_during: args.open_during,
         popping: args.popping,
+        path: args.path,
     };
     let scripted = options.frames.is_some();
     let summary = splatsort::viewer::run(options)?;

@@ -62,9 +62,13 @@ impl Running {
             loading: self.loader.as_ref().map(|l| (l.name.as_str(), l.progress())),
             compare: report.as_ref(),
             popping: self.popping.as_ref().and_then(|p| p.latest),
+            view_size: (self.surface.config.width, self.surface.config.height),
         };
+        let (width, height) = (self.surface.config.width, self.surface.config.height);
+        let overlay = path_overlay(&mut self.panel.path, &self.input.orbit.camera(width, height));
         let (panel_state, toasts, input) = (&mut self.panel, &mut self.toasts, &mut self.input);
         let output = self.gui.ctx.run_ui(raw_input, |ui| {
+            draw_path_overlay(ui.ctx(), &overlay);
             let shown = egui::Panel::left("panel").default_size(340.0).show(ui, |ui| {
                 actions = panel::show(ui, panel_state, &info);
             });
@@ -158,7 +162,44 @@ pub(super) fn initial_panel(
         show_iterations: false,
         popping: options.popping,
         show_difference: false,
+        path: super::path_editor::PathEditor::new(),
         open_path: String::new(),
         views: if views.len() > 1 { views } else { Vec::new() },
+    }
+}
+
+/// The camera path in the 3D view, in pixels: the line through it and its keys (those in front of the camera).
+struct PathOverlay {
+    line: Vec<Option<egui::Pos2>>,
+    keys: Vec<Option<egui::Pos2>>,
+}
+
+/// Samples the path (128 points between its first and last key) and projects it and its keys through `camera`.
+fn path_overlay(editor: &mut super::path_editor::PathEditor, camera: &crate::camera::Camera) -> PathOverlay {
+    let project = |world: glam::Vec3| {
+        let p = camera.to_camera(world);
+        (p.z > camera.near).then(|| egui::pos2(camera.fx * p.x / p.z + camera.cx, camera.fy * p.y / p.z + camera.cy))
+    };
+    let keys: Vec<_> = editor.keys.iter().map(|k| project(glam::Vec3::from(k.position))).collect();
+    let line = match editor.path(camera.width, camera.height) {
+        Ok(path) if keys.len() > 1 => (0..=128)
+            .map(|i| project(path.at(path.start() + path.duration() * f64::from(i) / 128.0).position))
+            .collect(),
+        _ => Vec::new(),
+    };
+    PathOverlay { line, keys }
+}
+
+fn draw_path_overlay(ctx: &egui::Context, overlay: &PathOverlay) {
+    let painter = ctx.layer_painter(egui::LayerId::new(egui::Order::Background, egui::Id::unique("camera path")));
+    let scale = 1.0 / ctx.pixels_per_point();
+    let colour = egui::Color32::from_rgb(255, 200, 60);
+    for pair in overlay.line.windows(2) {
+        if let (Some(a), Some(b)) = (pair[0], pair[1]) {
+            painter.line_segment([a * scale, b * scale], egui::Stroke::new(2.0, colour));
+        }
+    }
+    for key in overlay.keys.iter().flatten() {
+        painter.circle_stroke(*key * scale, 5.0, egui::Stroke::new(2.0, egui::Color32::WHITE));
     }
 }

@@ -52,6 +52,7 @@ mod gui;
 pub mod input;
 pub mod loader;
 pub mod panel;
+pub mod path_editor;
 pub mod popping;
 pub mod readbacks;
 pub mod script;
@@ -119,6 +120,8 @@ pub struct ViewerOptions {
     pub open_during: Option<PathBuf>,
     /// Start with the live popping readout on.
     pub popping: bool,
+    /// Start playing this camera path (the panel's Path section).
+    pub path: Option<PathBuf>,
 }
 
 /// What a run with `--frames` measured, printed as JSON for tests and scripts.
@@ -127,6 +130,9 @@ pub struct ViewerSummary {
     pub frames: u64,
     /// The live popping readout's last count (pixels that popped in a frame, of how many), when it was on.
     pub popping: Option<(u32, u32)>,
+    /// Seconds of the camera path played (the Path section), and the camera's position at the end.
+    pub path_seconds: f64,
+    pub camera_position: [f32; 3],
     pub fps: Option<f64>,
     pub cpu_ms_per_frame: Option<f64>,
     /// Medians of [panel (egui), recording + submission, waiting for the surface texture] in ms.
@@ -322,8 +328,9 @@ impl Running {
             open_during: options.open_during.clone(),
             finishing: None,
             load: None,
+            path_seconds: 0.0,
         });
-        Ok(Self {
+        let mut running = Self {
             surface,
             gui: Gui {
                 ctx: egui_ctx,
@@ -354,7 +361,12 @@ impl Running {
             frames: 0,
             adapter_label: describe_adapter(&ctx.info),
             ctx,
-        })
+        };
+        if let Some(path) = &options.path {
+            running.load_path(path).map_err(|e| anyhow::anyhow!(e))?;
+            running.panel.path.playing = true;
+        }
+        Ok(running)
     }
 
     fn summary(&self) -> ViewerSummary {
@@ -363,6 +375,8 @@ impl Running {
         ViewerSummary {
             frames: self.frames,
             popping: self.popping.as_ref().and_then(|p| p.latest),
+            path_seconds: self.script.as_ref().map_or(0.0, |s| s.path_seconds),
+            camera_position: self.input.orbit.to_file(1, 1).position,
             fps: self.timings.cpu.fps(),
             cpu_ms_per_frame: self.timings.cpu.cpu_ms(),
             cpu_parts_ms: self.timings.cpu.parts_ms(),
@@ -604,6 +618,8 @@ impl Running {
         let ui_ms = ui_start.elapsed().as_secs_f64() * 1e3;
         self.apply_settings();
         self.act(&mut actions);
+        // A scripted run plays the path a thirtieth of a second a frame, whatever the frame took (as a video would).
+        self.play_path(if self.script.is_some() { 1.0 / 30.0 } else { interval.as_secs_f64() });
         let mut window_screenshot = None;
         if self.script.is_some() {
             match self.run_script(interval.as_secs_f64()) {
@@ -638,8 +654,94 @@ impl Running {
         Flow::Continue
     }
 
+    /// The scene's framing radius (what the orbit camera zooms by).
+    fn scene_radius(&self) -> f32 {
+        crate::camera::framing_sphere(self.scene.bounds.0, self.scene.bounds.1).map_or(1.0, |(_, r)| r)
+    }
+
+    /// Puts the orbit camera at `camera`'s view.
+    fn view_from(&mut self, camera: &crate::camera::Camera) {
+        self.input.orbit = OrbitCamera::from_file(&camera.to_file(), self.scene_radius());
+    }
+
+    /// While the path plays, the view follows it (`seconds` on from the last frame); the panel redraws each frame.
+    fn play_path(&mut self, seconds: f64) {
+        let (width, height) = (self.surface.config.width, self.surface.config.height);
+        if let Some(camera) = self.panel.path.advance(seconds, width, height) {
+            self.view_from(&camera);
+            self.gui.dirty = true;
+            if let Some(script) = self.script.as_mut() {
+                script.path_seconds = self.panel.path.time;
+            }
+        }
+    }
+
+    /// The Path section's buttons.
+    fn act_on_path(&mut self, actions: &panel::PanelActions) {
+        let (width, height) = (self.surface.config.width, self.surface.config.height);
+        if actions.path_add {
+            let file = self.input.orbit.to_file(width, height);
+            self.panel.path.add(&file);
+        }
+        if let Some(key) = actions.path_goto.and_then(|i| self.panel.path.keys.get(i)).cloned() {
+            let start = self.panel.path.keys.first().map_or(0.0, |k| k.time);
+            self.panel.path.time = key.time - start;
+            self.panel.path.playing = false;
+            if let Some(camera) = self.panel.path.camera(width, height) {
+                self.view_from(&camera);
+            }
+        }
+        if actions.path_scrubbed
+            && let Some(camera) = self.panel.path.camera(width, height)
+        {
+            self.view_from(&camera);
+        }
+        let file = PathBuf::from(&self.panel.path.file);
+        if actions.path_save {
+            let written = serde_json::to_string_pretty(&self.panel.path.to_file(width, height))
+                .map_err(std::io::Error::other)
+                .and_then(|json| std::fs::write(&file, json + "\n"));
+            match written {
+                Ok(()) => self.toasts.note(format!(
+                    "saved the path to {} (splatsort render SCENE --path {} --out FOLDER)",
+                    file.display(),
+                    file.display()
+                )),
+                Err(e) => self.toasts.error(format!("{}: {e}", file.display())),
+            }
+        }
+        if actions.path_load
+            && let Err(e) = self.load_path(&file)
+        {
+            self.toasts.error(e);
+        }
+        if actions.path_import {
+            match crate::camera::CameraFile::load_views(&file) {
+                Ok(views) => {
+                    for (_, view) in &views {
+                        self.panel.path.add(view);
+                    }
+                    self.toasts.note(format!("imported {} views of {} as keys", views.len(), file.display()));
+                }
+                Err(e) => self.toasts.error(e.to_string()),
+            }
+        }
+    }
+
+    /// Loads a path file into the Path section; the error names the file.
+    fn load_path(&mut self, file: &std::path::Path) -> Result<(), String> {
+        let text =
+            std::fs::read_to_string(file).map_err(|e| format!("{}: cannot read the path file: {e}", file.display()))?;
+        let path: crate::path::PathFile =
+            serde_json::from_str(&text).map_err(|e| format!("{}: not a path file: {e}", file.display()))?;
+        self.panel.path.load(&path).map_err(|e| format!("{}: {e}", file.display()))?;
+        self.panel.path.file = file.display().to_string();
+        Ok(())
+    }
+
     /// The panel's buttons.
     fn act(&mut self, actions: &mut panel::PanelActions) {
+        self.act_on_path(actions);
         if actions.frame_scene {
             self.frame_scene();
         }

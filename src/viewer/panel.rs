@@ -209,6 +209,8 @@ pub struct PanelState {
     /// of the frame.
     pub popping: bool,
     pub show_difference: bool,
+    /// The Path section's keys and playback.
+    pub path: super::path_editor::PathEditor,
     /// The sorts compared on the frame's keys (apart from the one that draws).
     pub compare: Vec<Choice>,
     /// Compare every this many frames.
@@ -245,6 +247,8 @@ pub struct PanelInfo<'a> {
     pub verify_pending: bool,
     pub loading: Option<(&'a str, f32)>,
     pub compare: Option<&'a CompareReport>,
+    /// The 3D view's size in pixels (the path's frames).
+    pub view_size: (u32, u32),
     /// The live popping readout's newest count: pixels that popped in a frame, of how many.
     pub popping: Option<(u32, u32)>,
 }
@@ -264,6 +268,14 @@ pub struct PanelActions {
     pub open: Option<std::path::PathBuf>,
     /// Jump to this view of `PanelState::views`.
     pub view: Option<usize>,
+    /// The Path section: add a key at the view, go to key i, save, load, import a cameras.json, and the time
+    /// scrubbed while paused.
+    pub path_add: bool,
+    pub path_goto: Option<usize>,
+    pub path_save: bool,
+    pub path_load: bool,
+    pub path_import: bool,
+    pub path_scrubbed: bool,
 }
 
 fn mib(bytes: u64) -> String {
@@ -301,6 +313,9 @@ pub fn show(ui: &mut egui::Ui, state: &mut PanelState, info: &PanelInfo<'_>) -> 
         egui::CollapsingHeader::new("Camera")
             .default_open(false)
             .show(ui, |ui| camera_section(ui, state, &mut actions));
+        egui::CollapsingHeader::new("Path")
+            .default_open(!state.path.keys.is_empty())
+            .show(ui, |ui| path_section(ui, state, info, &mut actions));
         egui::CollapsingHeader::new("Device").default_open(false).show(ui, |ui| {
             ui.label(info.adapter);
             ui.label(format!("GPU memory {}", info.memory.describe(u64::from(info.num_splats))));
@@ -553,6 +568,74 @@ fn camera_section(ui: &mut egui::Ui, state: &mut PanelState, actions: &mut Panel
             }
         });
     }
+}
+
+/// The camera path: keys at the view, their times, playback, the path file.
+fn path_section(ui: &mut egui::Ui, state: &mut PanelState, info: &PanelInfo<'_>, actions: &mut PanelActions) {
+    let editor = &mut state.path;
+    ui.horizontal(|ui| {
+        if ui.button("Add key at this view").clicked() {
+            actions.path_add = true;
+        }
+        let label = if editor.playing { "Pause" } else { "Play" };
+        if ui.add_enabled(editor.keys.len() >= 2, egui::Button::new(label)).clicked() {
+            editor.playing = !editor.playing;
+            let (width, height) = info.view_size;
+            if editor.playing && editor.time >= editor.duration(width, height) {
+                editor.time = 0.0;
+            }
+        }
+        ui.checkbox(&mut editor.looped, "loop");
+    });
+    let (width, height) = info.view_size;
+    let duration = editor.duration(width, height);
+    if duration > 0.0 {
+        // On a copy: the slider's own rounding must not count as a scrub (which pauses).
+        let mut time = editor.time;
+        let slider = egui::Slider::new(&mut time, 0.0..=duration).text("s");
+        if ui.add(slider).dragged() {
+            (editor.time, editor.playing) = (time, false);
+            actions.path_scrubbed = true;
+        }
+    }
+    if !editor.keys.is_empty()
+        && let Err(reason) = editor.path(width, height)
+    {
+        ui.colored_label(egui::Color32::YELLOW, reason);
+    }
+    let mut change = None;
+    egui::Grid::new("path keys").num_columns(4).striped(true).show(ui, |ui| {
+        for (i, key) in editor.keys.iter_mut().enumerate() {
+            let time = egui::DragValue::new(&mut key.time).speed(0.05).suffix(" s").max_decimals(2);
+            if ui.add(time).changed() {
+                change = Some(None);
+            }
+            if ui.small_button("go").clicked() {
+                actions.path_goto = Some(i);
+            }
+            if ui.small_button("down").on_hover_text("swap this view with the next one's").clicked() {
+                change = Some(Some((i, false)));
+            }
+            if ui.small_button("delete").clicked() {
+                change = Some(Some((i, true)));
+            }
+            ui.end_row();
+        }
+    });
+    match change {
+        Some(Some((i, true))) => editor.remove(i),
+        Some(Some((i, false))) => editor.swap_down(i),
+        Some(None) => editor.changed(),
+        None => {}
+    }
+    ui.horizontal(|ui| {
+        actions.path_save = ui.button("Save").clicked();
+        actions.path_load = ui.button("Load").clicked();
+        actions.path_import =
+            ui.button("Import cameras.json").on_hover_text("its views as keys, a second apart").clicked();
+        ui.text_edit_singleline(&mut editor.file);
+    });
+    ui.small("splatsort render SCENE --path FILE --out FOLDER renders it headless (PNG frames); video export is not built yet");
 }
 
 /// The sorts to compare, how often, and what they measured: a table (fastest marked), a bar chart, the export.

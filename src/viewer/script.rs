@@ -21,6 +21,8 @@ pub struct Script {
     pub open_during: Option<PathBuf>,
     pub finishing: Option<u64>,
     pub load: Option<LoadReport>,
+    /// Seconds of the camera path played so far.
+    pub path_seconds: f64,
 }
 
 /// Rounds every compared sort must have before a scripted run ends.
