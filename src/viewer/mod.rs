@@ -773,7 +773,9 @@ impl Running {
             report.longest_frame_ms = report.longest_frame_ms.max(interval_secs * 1e3);
             report.frames_while_loading += 1;
         }
-        let compare_busy = self.lab.as_ref().is_some_and(|lab| !lab.has_rounds(SCRIPT_COMPARE_ROUNDS));
+        // The comparison's rounds, and the popping readout's first count, are waited for.
+        let compare_busy = self.lab.as_ref().is_some_and(|lab| !lab.has_rounds(SCRIPT_COMPARE_ROUNDS))
+            || self.popping.as_ref().is_some_and(|p| p.latest.is_none());
         let loading = self.loader.is_some() || script.open_during.is_some();
         let mut step = script.step(
             self.frames,
