@@ -11,6 +11,7 @@ pub mod popping;
 pub mod readback;
 pub mod render;
 pub mod sequence;
+pub mod video;
 /// Scenes and their file formats: the `splatsort-scene` crate.
 pub use splatsort_scene as scene;
 /// The GPU sorts: the `splatsort-sort` crate.

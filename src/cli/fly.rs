@@ -1,7 +1,8 @@
-//! `render --path` and `render --orbit`: a camera path (`splatsort::path`) or a turntable rendered headless into a
-//! folder of numbered PNG frames, with a progress bar; Ctrl-C stops after the frame in hand and leaves every frame
-//! written so far whole (each is written to a temporary file and renamed). The PNGs are encoded and written on a
-//! thread of their own while the GPU draws the next frame.
+//! `render --path` and `render --orbit`: a camera path (`splatsort::path`) or a turntable rendered headless into an
+//! MP4 (`--out NAME.mp4`, `splatsort::video`) or a folder of numbered PNG frames, with a progress bar; Ctrl-C stops
+//! after the frame in hand and leaves a playable MP4 of the frames so far, or every PNG written whole (each is
+//! written to a temporary file and renamed). The frames are encoded and written on a thread of their own while the
+//! GPU draws the next.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -16,6 +17,7 @@ use splatsort::path::CameraPath;
 use splatsort::render::{FrameParams, Image, SceneBuffers, render_image};
 use splatsort::scene::Scene;
 use splatsort::sequence::{Orbit, orbit, orbit_target};
+use splatsort::video::VideoWriter;
 
 use super::render::RenderArgs;
 use super::{camera_for, write_file};
@@ -23,13 +25,13 @@ use super::{camera_for, write_file};
 /// Frames a second of an orbit, and of a trainer's cameras.json taken as a path, unless --fps says otherwise.
 const DEFAULT_FPS: f64 = 30.0;
 
-/// The cameras of `args`' path or turntable.
-pub(crate) fn cameras(args: &RenderArgs, scene: &Scene) -> anyhow::Result<Vec<Camera>> {
+/// The cameras of `args`' path or turntable, and their frames a second.
+pub(crate) fn cameras(args: &RenderArgs, scene: &Scene) -> anyhow::Result<(Vec<Camera>, f64)> {
     if let Some(file) = &args.path {
         let path = CameraPath::load(file, args.seconds_per_key)?;
         let size = args.camera.size_override(path.size());
         let path = path.with(args.fps, size).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
-        return Ok((0..path.frame_count()).map(|n| path.frame(n)).collect());
+        return Ok(((0..path.frame_count()).map(|n| path.frame(n)).collect(), path.fps));
     }
     let seconds = args.orbit.context("--path or --orbit")?;
     let start = camera_for(&args.camera, scene)?;
@@ -41,21 +43,25 @@ pub(crate) fn cameras(args: &RenderArgs, scene: &Scene) -> anyhow::Result<Vec<Ca
     let target = orbit_target(&start, scene)?;
     // A full turn: the frame after the last would be the first again, so the frames loop.
     let step = 360.0 / frames as f32;
-    Ok(orbit(&start, target, Vec3::NEG_Y, Orbit::Turn, step, frames as u32)?)
+    Ok((orbit(&start, target, Vec3::NEG_Y, Orbit::Turn, step, frames as u32)?, fps))
 }
 
-/// Renders `cameras` into numbered PNGs in the folder `out`.
+/// Renders `cameras` into an MP4 at `fps` (`out` ends with .mp4) or numbered PNGs in the folder `out`.
 pub(crate) fn render_frames(
     ctx: &GpuContext,
     buffers: &mut SceneBuffers,
-    cameras: &[Camera],
+    (cameras, fps): (&[Camera], f64),
     params: &FrameParams,
     out: &Path,
 ) -> anyhow::Result<()> {
-    if out.extension().is_some_and(|e| e.eq_ignore_ascii_case("mp4")) {
-        bail!("{}: video output is not built yet; give a folder for the PNG frames", out.display());
-    }
-    std::fs::create_dir_all(out).with_context(|| format!("cannot make the folder {}", out.display()))?;
+    let video = out.extension().is_some_and(|e| e.eq_ignore_ascii_case("mp4"));
+    let first = cameras.first().context("no frames to render")?;
+    let mut sink = if video {
+        Sink::Video(Box::new(VideoWriter::create(out, first.width, first.height, fps)?))
+    } else {
+        std::fs::create_dir_all(out).with_context(|| format!("cannot make the folder {}", out.display()))?;
+        Sink::Frames(out.to_path_buf())
+    };
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);
     // Only the first handler a process sets takes: a second call (another command in the same process) keeps it.
@@ -67,10 +73,16 @@ pub(crate) fn render_frames(
     let digits = cameras.len().saturating_sub(1).max(1).to_string().len().max(5);
     // Two frames in flight: the writer encodes one while the GPU draws the next.
     let (send, receive) = mpsc::sync_channel::<(usize, Image)>(2);
-    let folder = out.to_path_buf();
     let writer = std::thread::spawn(move || -> anyhow::Result<()> {
         for (n, image) in receive {
-            write_file(&frame_path(&folder, n, digits), |w| image.write_png(w))?;
+            match &mut sink {
+                Sink::Frames(folder) => write_file(&frame_path(folder, n, digits), |w| image.write_png(w))?,
+                Sink::Video(video) => video.push(&image.rgba)?,
+            }
+        }
+        // Whatever came, the video ends playable (an interrupted render's too).
+        if let Sink::Video(video) = sink {
+            video.finish()?;
         }
         Ok(())
     });
@@ -104,11 +116,18 @@ pub(crate) fn render_frames(
     }
     let secs = started.elapsed().as_secs_f64();
     let rate = drawn as f64 / secs.max(1e-9);
+    let whole = if video { "a playable MP4" } else { "whole PNGs" };
     if drawn < cameras.len() {
-        bail!("interrupted: {drawn} of {} frames written to {} (whole PNGs)", cameras.len(), out.display());
+        bail!("interrupted: {drawn} of {} frames written to {} ({whole})", cameras.len(), out.display());
     }
     println!("wrote {drawn} frames to {} in {secs:.2} s ({rate:.1} frames a second)", out.display());
     Ok(())
+}
+
+/// Where the frames go.
+enum Sink {
+    Frames(PathBuf),
+    Video(Box<VideoWriter>),
 }
 
 /// Frame `n` of a sequence written to `folder`: frame-00042.png (at least five digits).

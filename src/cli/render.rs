@@ -26,7 +26,8 @@ pub(crate) struct RenderArgs {
     pub(crate) lod: Option<usize>,
     #[command(flatten)]
     pub(crate) camera: CameraArgs,
-    /// Output PNG; with --path or --orbit, a folder for the numbered frames (frame-00000.png, ...).
+    /// Output PNG; with --path or --orbit, an MP4 (NAME.mp4: H.264) or a folder for the numbered frames
+    /// (frame-00000.png, ...).
     #[arg(long)]
     pub(crate) out: PathBuf,
     /// Render along a camera path: splatsort's path file (README, "Camera paths") or a 3DGS trainer's
@@ -120,7 +121,7 @@ pub(crate) fn render_command(args: RenderArgs) -> anyhow::Result<()> {
         let renderer = Renderer::new(&ctx.device);
         let mut buffers = SceneBuffers::new(&renderer, &ctx.queue, &scene, args.sort.gpu_format, options)
             .with_context(|| format!("cannot put {} on the GPU", args.scene.display()))?;
-        return super::fly::render_frames(&ctx, &mut buffers, &cameras, &params, &args.out);
+        return super::fly::render_frames(&ctx, &mut buffers, (&cameras.0, cameras.1), &params, &args.out);
     }
     let camera = camera_for(&args.camera, &scene)?;
     let ctx = GpuContext::headless(AdapterPreference::Hardware)?;

@@ -635,7 +635,7 @@ fn path_section(ui: &mut egui::Ui, state: &mut PanelState, info: &PanelInfo<'_>,
             ui.button("Import cameras.json").on_hover_text("its views as keys, a second apart").clicked();
         ui.text_edit_singleline(&mut editor.file);
     });
-    ui.small("splatsort render SCENE --path FILE --out FOLDER renders it headless (PNG frames); video export is not built yet");
+    ui.small("splatsort render SCENE --path FILE --out fly.mp4 renders it headless (or --out FOLDER for PNG frames)");
 }
 
 /// The sorts to compare, how often, and what they measured: a table (fastest marked), a bar chart, the export.
