@@ -15,7 +15,9 @@
 //! reference, as popping says how much it jumps.
 
 use crate::camera::Camera;
-use crate::render::{BlendOrder, DrawPath, FrameParams, Image, RenderError, SceneBuffers, SceneOptions, render_image};
+use crate::render::{
+    BlendOrder, DrawPath, FrameParams, Image, RenderError, SceneBuffers, SceneOptions, render_image_whole,
+};
 
 /// A pixel pops when a channel changes by more than this many levels of 255, by default: above the few levels
 /// that f16 accumulation and the blit's rounding move a pixel, far below a visible jump.
@@ -56,20 +58,6 @@ pub struct OrderReport {
     pub mean_psnr_vs_exact: Option<f64>,
 }
 
-/// Why the popping could not be measured.
-#[derive(Debug, thiserror::Error)]
-pub enum PoppingError {
-    #[error(transparent)]
-    Render(#[from] RenderError),
-    /// A frame needs more (tile, splat) entries than the device allows: it would be drawn with quads, in the depth
-    /// order, whatever order was asked for.
-    #[error(
-        "a frame needs {needed} tile-splat entries, more than this device holds ({cap}): it would be drawn with \
-         quads in the depth order; use a smaller image or scene"
-    )]
-    TooManyTileEntries { needed: u32, cap: u32 },
-}
-
 /// Measures each of `options.orders` along `cameras` (all of one image size), drawn with `params` (its
 /// `order_from` is set per frame) and `base`'s sort and window. The buffers are left with the options they had.
 pub fn measure(
@@ -80,7 +68,7 @@ pub fn measure(
     params: &FrameParams,
     base: SceneOptions,
     options: &PoppingOptions,
-) -> Result<Vec<OrderReport>, PoppingError> {
+) -> Result<Vec<OrderReport>, RenderError> {
     let before = buffers.options();
     let measured = measure_orders(device, queue, buffers, cameras, params, base, options);
     buffers.set_options(queue, before)?;
@@ -95,7 +83,7 @@ fn measure_orders(
     params: &FrameParams,
     base: SceneOptions,
     options: &PoppingOptions,
-) -> Result<Vec<OrderReport>, PoppingError> {
+) -> Result<Vec<OrderReport>, RenderError> {
     let orders = &options.orders;
     let exact = orders.iter().position(|&o| o == BlendOrder::Exact);
     let mut pops: Vec<Vec<u32>> = vec![Vec::with_capacity(cameras.len().saturating_sub(1)); orders.len()];
@@ -155,7 +143,7 @@ pub fn frame_pair(
     params: &FrameParams,
     base: SceneOptions,
     order: BlendOrder,
-) -> Result<(Image, Image), PoppingError> {
+) -> Result<(Image, Image), RenderError> {
     let before = buffers.options();
     let pair = set_order(queue, buffers, base, order)
         .and_then(|()| draw_pair(device, queue, buffers, cameras[1], Some(cameras[0]), params));
@@ -169,7 +157,7 @@ fn set_order(
     buffers: &mut SceneBuffers,
     base: SceneOptions,
     order: BlendOrder,
-) -> Result<(), PoppingError> {
+) -> Result<(), RenderError> {
     let options = SceneOptions { blend_order: order, draw: DrawPath::Compute, ..base };
     if buffers.options() != options {
         buffers.set_options(queue, options)?;
@@ -185,32 +173,12 @@ fn draw_pair(
     camera: &Camera,
     held: Option<&Camera>,
     params: &FrameParams,
-) -> Result<(Image, Option<Image>), PoppingError> {
-    let drawn = draw(device, queue, buffers, camera, &FrameParams { order_from: None, ..*params })?;
-    let twin =
-        held.map(|held| draw(device, queue, buffers, camera, &FrameParams { order_from: Some(*held), ..*params }));
+) -> Result<(Image, Option<Image>), RenderError> {
+    let drawn = render_image_whole(device, queue, buffers, camera, &FrameParams { order_from: None, ..*params })?;
+    let twin = held.map(|held| {
+        render_image_whole(device, queue, buffers, camera, &FrameParams { order_from: Some(*held), ..*params })
+    });
     Ok((drawn, twin.transpose()?))
-}
-
-/// One frame on the compute path, drawn again with a larger cap when its entries passed the cap (a frame past it
-/// is drawn with quads, in the depth order, which would measure the wrong order).
-fn draw(
-    device: &wgpu::Device,
-    queue: &wgpu::Queue,
-    buffers: &mut SceneBuffers,
-    camera: &Camera,
-    params: &FrameParams,
-) -> Result<Image, PoppingError> {
-    let image = render_image(device, queue, buffers, camera, params, None)?;
-    let needed = buffers.counts_blocking(device, queue).tile_entries;
-    let Some(cap) = buffers.tile_entry_cap().filter(|&cap| needed > cap) else { return Ok(image) };
-    log::info!("a frame needs {needed} tile-splat entries, over the cap of {cap}; growing it and drawing again");
-    buffers.grow_tile_entries(queue, needed)?;
-    let cap = buffers.tile_entry_cap().unwrap_or(0);
-    if needed > cap {
-        return Err(PoppingError::TooManyTileEntries { needed, cap });
-    }
-    Ok(render_image(device, queue, buffers, camera, params, None)?)
 }
 
 fn mean(values: impl ExactSizeIterator<Item = f64>) -> f64 {

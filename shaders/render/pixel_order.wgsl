@@ -146,10 +146,7 @@ fn rasterize_pixel(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
             break;
         }
         let count = min(GROUP, end - t.range.x);
-        if (tid < count) {
-            load_splat(tid, end - 1u - tid, vec2<f32>(t.origin));
-            load_ray(tid, end - 1u - tid);
-        }
+        load_batch(tid, count, end, t.origin);
         workgroupBarrier();
         for (var j = 0u; j < count && !done && !overflowed; j++) {
             let alpha = coverage_alpha(batch_a[j], batch_b[j], centre, block);
@@ -234,10 +231,7 @@ fn rasterize_pixel(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
                 break;
             }
             let count = min(GROUP, end - t.range.x);
-            if (tid < count) {
-                load_splat(tid, end - 1u - tid, vec2<f32>(t.origin));
-                load_ray(tid, end - 1u - tid);
-            }
+            load_batch(tid, count, end, t.origin);
             workgroupBarrier();
             for (var j = 0u; j < count && !complete; j++) {
                 if (n == window && held[n - 1u].x <= batch_ray1[j].z) {
@@ -257,16 +251,7 @@ fn rasterize_pixel(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
                 if (n == window && !before(key, place, held[n - 1u], held_place[n - 1u])) {
                     continue;
                 }
-                // Insert in order; when full, the farthest falls off the end.
-                var i = min(n, window - 1u);
-                while (i > 0u && before(key, place, held[i - 1u], held_place[i - 1u])) {
-                    held[i] = held[i - 1u];
-                    held_place[i] = held_place[i - 1u];
-                    i -= 1u;
-                }
-                held[i] = key;
-                held_place[i] = place;
-                n = min(n + 1u, window);
+                n = insert_nearest(&held, &held_place, n, window, key, place);
             }
             // The pass also ends for a pixel whose nearest held splats are final (nearer than the floor of the
             // batch's last splat: nothing later comes before them) and stop it: the splats after them are never
@@ -303,6 +288,36 @@ fn rasterize_pixel(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
     end_ordered_tile(t, px);
 }
 
+// Puts the splat of `key` (t, alpha) at `place` into the window `held` of `n` splats, nearest first, which keeps
+// the `window` nearest (the farthest falls off the end when it is full); returns the splats it holds. (The caller
+// has checked that a full window's farthest comes after it.)
+fn insert_nearest(
+    held: ptr<function, array<vec2<f32>, WINDOW_CAP>>,
+    held_place: ptr<function, array<u32, WINDOW_CAP>>,
+    n: u32,
+    window: u32,
+    key: vec2<f32>,
+    place: u32,
+) -> u32 {
+    var i = min(n, window - 1u);
+    while (i > 0u && before(key, place, (*held)[i - 1u], (*held_place)[i - 1u])) {
+        (*held)[i] = (*held)[i - 1u];
+        (*held_place)[i] = (*held_place)[i - 1u];
+        i -= 1u;
+    }
+    (*held)[i] = key;
+    (*held_place)[i] = place;
+    return min(n + 1u, window);
+}
+
+// Loads the batch of `count` entries that ends at `end` (the walk's next, nearest first) into workgroup memory.
+fn load_batch(tid: u32, count: u32, end: u32, origin: vec2<u32>) {
+    if (tid < count) {
+        load_splat(tid, end - 1u - tid, vec2<f32>(origin));
+        load_ray(tid, end - 1u - tid);
+    }
+}
+
 // (t, place) before (t', place')?
 fn before(a: vec2<f32>, a_place: u32, b: vec2<f32>, b_place: u32) -> bool {
     return a.x < b.x || (a.x == b.x && a_place < b_place);
@@ -318,10 +333,9 @@ fn rasterize_exact(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
     if (finished) {
         atomicAdd(&group_finished, 1u);
     }
-    // The pass's nearest splats after the last blended, nearest first: (t, alpha), (place, colour).
+    // The pass's nearest splats after the last blended, nearest first: (t, alpha) and place.
     var held: array<vec2<f32>, WINDOW_CAP>;
     var held_place: array<u32, WINDOW_CAP>;
-    var held_colour: array<vec2<u32>, WINDOW_CAP>;
     var last = vec2<f32>(0.0);
     var last_place = 0u;
     var first_pass = true;
@@ -338,10 +352,7 @@ fn rasterize_exact(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
                 break;
             }
             let count = min(GROUP, end - t.range.x);
-            if (tid < count) {
-                load_splat(tid, end - 1u - tid, vec2<f32>(t.origin));
-                load_ray(tid, end - 1u - tid);
-            }
+            load_batch(tid, count, end, t.origin);
             workgroupBarrier();
             for (var j = 0u; j < count && !finished; j++) {
                 let alpha = coverage_alpha(batch_a[j], batch_b[j], centre, block);
@@ -357,25 +368,14 @@ fn rasterize_exact(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
                 if (n == WINDOW_CAP && !before(key, place, held[n - 1u], held_place[n - 1u])) {
                     continue;
                 }
-                // Insert in order; when full, the farthest falls off the end.
-                var i = min(n, WINDOW_CAP - 1u);
-                while (i > 0u && before(key, place, held[i - 1u], held_place[i - 1u])) {
-                    held[i] = held[i - 1u];
-                    held_place[i] = held_place[i - 1u];
-                    held_colour[i] = held_colour[i - 1u];
-                    i -= 1u;
-                }
-                held[i] = key;
-                held_place[i] = place;
-                held_colour[i] = batch_color[j];
-                n = min(n + 1u, WINDOW_CAP);
+                n = insert_nearest(&held, &held_place, n, WINDOW_CAP, key, place);
             }
             end -= count;
         }
         if (!finished) {
             var stopped = false;
             for (var i = 0u; i < n && !stopped; i++) {
-                stopped = blend_held(&px, held[i].y, held_colour[i]);
+                stopped = blend_held(&px, held[i].y, placed_colour(t.range.y, held_place[i]));
             }
             // Stopped, or fewer than a full window left: nothing more to blend.
             finished = stopped || n < WINDOW_CAP;

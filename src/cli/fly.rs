@@ -14,7 +14,7 @@ use glam::Vec3;
 use splatsort::camera::Camera;
 use splatsort::gpu::GpuContext;
 use splatsort::path::CameraPath;
-use splatsort::render::{FrameParams, Image, SceneBuffers, render_image};
+use splatsort::render::{FrameParams, Image, SceneBuffers, render_image_whole};
 use splatsort::scene::Scene;
 use splatsort::sequence::{Orbit, orbit, orbit_target};
 use splatsort::video::VideoWriter;
@@ -93,7 +93,7 @@ pub(crate) fn render_frames(
         if stop.load(Ordering::SeqCst) {
             break;
         }
-        match draw(ctx, buffers, camera, params) {
+        match render_image_whole(&ctx.device, &ctx.queue, buffers, camera, params) {
             Ok(image) => {
                 if send.send((n, image)).is_err() {
                     break;
@@ -102,7 +102,7 @@ pub(crate) fn render_frames(
                 bar.inc(1);
             }
             Err(error) => {
-                failure = Some(error);
+                failure = Some(anyhow::Error::from(error));
                 break;
             }
         }
@@ -133,15 +133,4 @@ enum Sink {
 /// Frame `n` of a sequence written to `folder`: frame-00042.png (at least five digits).
 pub(crate) fn frame_path(folder: &Path, n: usize, digits: usize) -> PathBuf {
     folder.join(format!("frame-{n:0digits$}.png"))
-}
-
-/// One frame, drawn again with room for every tile entry where it passed the cap (as `render` does).
-fn draw(ctx: &GpuContext, buffers: &mut SceneBuffers, camera: &Camera, params: &FrameParams) -> anyhow::Result<Image> {
-    let image = render_image(&ctx.device, &ctx.queue, buffers, camera, params, None)?;
-    let entries = buffers.counts_blocking(&ctx.device, &ctx.queue).tile_entries;
-    if buffers.tile_entry_cap().is_some_and(|cap| entries > cap) {
-        buffers.grow_tile_entries(&ctx.queue, entries)?;
-        return Ok(render_image(&ctx.device, &ctx.queue, buffers, camera, params, None)?);
-    }
-    Ok(image)
 }

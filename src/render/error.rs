@@ -40,6 +40,12 @@ pub enum RenderError {
     TooManySplats(u64),
     #[error("an image of {width}x{height} is past this GPU's largest texture side, {limit} pixels")]
     ImageTooBig { width: u32, height: u32, limit: u32 },
+    /// A frame needs more (tile, splat) entries than the device holds: it would be drawn with quads.
+    #[error(
+        "a frame needs {needed} tile-splat entries, more than this device holds ({cap}): it would be drawn with \
+         quads in the depth order; use a smaller image or scene"
+    )]
+    TileEntries { needed: u32, cap: u32 },
     /// Options that cannot draw together (a per-pixel blend order on the quad path, a window out of range).
     #[error("{0}")]
     BlendOrder(String),

@@ -103,6 +103,28 @@ impl ImageReadback {
     }
 }
 
+/// `render_image` on the compute path with room for every (tile, splat) entry: a frame whose entries passed the
+/// cap (drawn with quads, in the depth order) is drawn again with the cap grown to hold them; past what the device
+/// holds, an error, rather than a frame in another order than asked.
+pub fn render_image_whole(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    scene: &mut SceneBuffers,
+    camera: &Camera,
+    params: &FrameParams,
+) -> Result<Image, RenderError> {
+    let image = render_image(device, queue, scene, camera, params, None)?;
+    let needed = scene.counts_blocking(device, queue).tile_entries;
+    let Some(cap) = scene.tile_entry_cap().filter(|&cap| needed > cap) else { return Ok(image) };
+    log::info!("a frame needs {needed} tile-splat entries, over the cap of {cap}; growing it and drawing again");
+    scene.grow_tile_entries(queue, needed)?;
+    let cap = scene.tile_entry_cap().unwrap_or(0);
+    if needed > cap {
+        return Err(RenderError::TileEntries { needed, cap });
+    }
+    render_image(device, queue, scene, camera, params, None)
+}
+
 /// Renders one frame headless and reads it back (blocking: for the CLI and tests, never a frame loop).
 pub fn render_image(
     device: &wgpu::Device,
