@@ -12,7 +12,7 @@
 
 use std::path::Path;
 
-use glam::{DVec3, Mat3, Quat, Vec3};
+use glam::{DVec3, Mat3, Quat};
 
 use crate::camera::{Camera, CameraError, CameraFile, DEFAULT_FAR, DEFAULT_NEAR, InvalidCamera, TrainerCamera};
 
@@ -249,14 +249,15 @@ fn centripetal_catmull_rom(p: [DVec3; 4], s: f64) -> DVec3 {
     mix(b1, b2, t1, t2)
 }
 
-/// The forward axis (view direction) of a camera in world space.
-pub fn forward(camera: &Camera) -> Vec3 {
-    camera.camera_from_world.row(2)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use glam::Vec3;
+
+    /// The forward axis (view direction) of a camera in world space.
+    fn forward(camera: &Camera) -> Vec3 {
+        camera.camera_from_world.row(2)
+    }
 
     fn key(time: f64, position: [f32; 3], look_at: [f32; 3]) -> Keyframe {
         Keyframe { time, position, look_at, up: [0.0, -1.0, 0.0], fov_y_degrees: 50.0, near: None, far: None }

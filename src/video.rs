@@ -144,11 +144,6 @@ impl VideoWriter {
         Ok(())
     }
 
-    /// Frames encoded so far.
-    pub fn frames(&self) -> u64 {
-        self.frames
-    }
-
     /// Ends the file (with the frames pushed so far) and renames it over the output.
     pub fn finish(mut self) -> Result<u64, VideoError> {
         let name = self.path.display().to_string();
