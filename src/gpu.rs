@@ -23,7 +23,7 @@ pub enum AdapterPreference {
 pub enum GpuError {
     #[error(
         "no GPU adapter found (backends: {backends}). On Debian, install a Vulkan driver: \
-         `bash .ci/install-lavapipe.sh` (software rendering; needs root) or your GPU vendor's driver"
+         `bash .ci/install.sh` (software rendering; needs root) or your GPU vendor's driver"
     )]
     NoAdapter { backends: String },
     #[error("WGPU_ADAPTER_NAME={wanted:?} matches no adapter; found: {found}")]

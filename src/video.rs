@@ -1,8 +1,9 @@
 //! H.264 video in an MP4 file, for `render --path ... --out fly.mp4`: each frame encoded by Cisco's OpenH264 (the
 //! `openh264` crate builds its C++ source, so there is no system library to install) at a constant quantizer
-//! (`QP`, no rate control: every frame as good as the next, and none skipped), into one video track of the `mp4` crate's muxer (the H.264 NAL units
-//! from the encoder's Annex B stream to the length-prefixed form MP4 stores, the sequence and picture parameter
-//! sets of the first frame into the track's configuration).
+//! (`QP`, no rate control: every frame as good as the next, and none skipped) on up to four threads (a slice each),
+//! into one video track of the `mp4` crate's muxer (the H.264 NAL units from the encoder's Annex B stream to the
+//! length-prefixed form MP4 stores, the sequence and picture parameter sets of the first frame into the track's
+//! configuration).
 //!
 //! The file is written beside the output under a temporary name and renamed over it by `finish`, so an output is
 //! either a whole, playable MP4 or not there: an interrupted render calls `finish` with the frames it has.
@@ -40,6 +41,18 @@ pub struct VideoWriter {
     frames: u64,
 }
 
+/// The most threads OpenH264 encodes a frame on (`MAX_THREADS_NUM` in its source).
+const MAX_ENCODER_THREADS: u16 = 4;
+
+/// The most bytes of a slice (a NAL unit): far above what a slice of a frame up to 3840x2160 takes at `QP`.
+const MAX_SLICE_BYTES: u32 = 4 << 20;
+
+/// Threads for the encoder: the machine's, up to OpenH264's most.
+pub fn encoder_threads() -> u16 {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    u16::try_from(cores).unwrap_or(u16::MAX).min(MAX_ENCODER_THREADS)
+}
+
 /// Ticks of the track's timescale per frame (timescale = fps x this: exact for 29.97 as for 30).
 const FRAME_TICKS: u32 = 1000;
 const TRACK: u32 = 1;
@@ -55,7 +68,12 @@ impl VideoWriter {
             .max_frame_rate(FrameRate::from_hz(fps as f32))
             .rate_control_mode(RateControlMode::Off)
             .qp(QpRange::new(QP, QP))
-            .skip_frames(false);
+            .skip_frames(false)
+            // OpenH264 encodes a frame on up to four threads, one per slice: the size-limited slice mode is the one
+            // the crate offers that lets it cut a frame into a slice per thread (the limit is far above a slice's
+            // size, so the threads set the slices).
+            .num_threads(encoder_threads())
+            .max_slice_len(MAX_SLICE_BYTES);
         let encoder = Encoder::with_api_config(openh264::OpenH264API::from_source(), config)
             .map_err(|e| VideoError::Encoder { path: name.clone(), message: e.to_string() })?;
         let file_name = path.file_name().map_or_else(|| "video".into(), |n| n.to_string_lossy().into_owned());
@@ -91,7 +109,7 @@ impl VideoWriter {
     /// Encodes one RGBA8 frame of the writer's size.
     pub fn push(&mut self, rgba: &[u8]) -> Result<(), VideoError> {
         let (width, height) = (self.size.0 as usize, self.size.1 as usize);
-        let yuv = YUVBuffer::from_rgb_source(RgbaSliceU8::new(rgba, (width, height)));
+        let yuv = YUVBuffer::from_rgba8_source(RgbaSliceU8::new(rgba, (width, height)));
         let stream = self
             .encoder
             .encode(&yuv)

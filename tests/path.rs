@@ -239,6 +239,30 @@ fn png_rgb(file: &Path) -> Vec<u8> {
     buf
 }
 
+/// What ffprobe reads of `file`'s video stream: (codec, width, height, frame rate, frames decoded), or None where
+/// ffprobe is not installed (an error under `SPLATSORT_NEED_FFPROBE`, which `.ci/test.sh` sets).
+fn ffprobe(file: &Path) -> Option<(String, u32, u32, String, u32)> {
+    let output = Command::new("ffprobe")
+        .args(["-v", "error", "-select_streams", "v:0", "-count_frames", "-of", "csv=p=0", "-show_entries"])
+        .arg("stream=codec_name,width,height,r_frame_rate,nb_read_frames")
+        .arg(file)
+        .output();
+    let output = match output {
+        Ok(output) => output,
+        Err(error) if std::env::var_os("SPLATSORT_NEED_FFPROBE").is_some() => panic!("ffprobe: {error}"),
+        Err(error) => {
+            eprintln!("ffprobe not run ({error}): its check of {} is skipped", file.display());
+            return None;
+        }
+    };
+    let text = String::from_utf8_lossy(&output.stdout).trim().to_string();
+    assert!(output.status.success(), "ffprobe {}: {}", file.display(), String::from_utf8_lossy(&output.stderr));
+    let fields: Vec<&str> = text.split(',').collect();
+    let [codec, width, height, rate, frames] = fields[..] else { panic!("ffprobe said {text:?}") };
+    let number = |s: &str| s.parse::<u32>().unwrap_or_else(|_| panic!("ffprobe said {text:?}"));
+    Some((codec.to_string(), number(width), number(height), rate.to_string(), number(frames)))
+}
+
 fn psnr(a: &[u8], b: &[u8]) -> f64 {
     let mse = a.iter().zip(b).map(|(x, y)| (f64::from(*x) - f64::from(*y)).powi(2)).sum::<f64>() / a.len() as f64;
     10.0 * (255.0f64.powi(2) / mse.max(1e-12)).log10()
@@ -259,6 +283,9 @@ fn a_path_renders_to_an_mp4_of_its_frames() {
     let ((width, height, fps, samples), decoded) = decode_mp4(&video);
     assert_eq!((width, height, samples), (160, 96, 6));
     assert!((fps - 4.0).abs() < 1e-6, "{fps} fps");
+    if let Some(probed) = ffprobe(&video) {
+        assert_eq!(probed, ("h264".into(), 160, 96, "4/1".into(), 6));
+    }
     let mut worst = f64::INFINITY;
     for (n, (rgb, png)) in decoded.iter().zip(frames(&pngs)).enumerate() {
         let db = psnr(rgb, &png_rgb(&png));
@@ -317,6 +344,9 @@ fn ctrl_c_leaves_a_playable_mp4() {
         .unwrap_or_else(|| panic!("how many frames: {stderr}"));
     let ((width, height, _, samples), decoded) = decode_mp4(&video);
     assert_eq!((width, height), (32, 24));
+    if let Some(probed) = ffprobe(&video) {
+        assert_eq!(probed, ("h264".into(), 32, 24, "10/1".into(), written));
+    }
     assert!(
         written > 0 && samples == written && decoded.len() == written as usize,
         "{samples} samples, {written} said"

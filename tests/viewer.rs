@@ -21,7 +21,7 @@ fn run_viewer(args: &[&std::ffi::OsStr], runtime: &Path) -> serde_json::Value {
         .env("XDG_RUNTIME_DIR", runtime)
         .env("RUST_LOG", "warn")
         .output()
-        .expect("xvfb-run or a display is needed: install xvfb (bash .ci/install-lavapipe.sh)");
+        .expect("xvfb-run or a display is needed: install xvfb (bash .ci/install.sh)");
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "viewer failed: {}\nstdout: {stdout}\nstderr: {stderr}", output.status);

@@ -1,20 +1,20 @@
 //! `render --path` and `render --orbit`: a camera path (`splatsort::path`) or a turntable rendered headless into an
 //! MP4 (`--out NAME.mp4`, `splatsort::video`) or a folder of numbered PNG frames, with a progress bar; Ctrl-C stops
 //! after the frame in hand and leaves a playable MP4 of the frames so far, or every PNG written whole (each is
-//! written to a temporary file and renamed). The frames are encoded and written on a thread of their own while the
-//! GPU draws the next.
+//! written to a temporary file and renamed). The frames are encoded and written on a thread of their own, and the GPU
+//! draws each frame while the one before it is read back (`render::ImageStream`): no stall a frame.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use glam::Vec3;
 use splatsort::camera::Camera;
 use splatsort::gpu::GpuContext;
 use splatsort::path::CameraPath;
-use splatsort::render::{FrameParams, Image, SceneBuffers, render_image_whole};
+use splatsort::render::{FrameParams, Image, ImageStream, SceneBuffers};
 use splatsort::scene::Scene;
 use splatsort::sequence::{Orbit, orbit, orbit_target};
 use splatsort::video::VideoWriter;
@@ -71,56 +71,87 @@ pub(crate) fn render_frames(
             .expect("a valid template"),
     );
     let digits = cameras.len().saturating_sub(1).max(1).to_string().len().max(5);
-    // Two frames in flight: the writer encodes one while the GPU draws the next.
-    let (send, receive) = mpsc::sync_channel::<(usize, Image)>(2);
-    let writer = std::thread::spawn(move || -> anyhow::Result<()> {
-        for (n, image) in receive {
+    // The writer encodes (or writes) frame n-1 while the GPU draws frame n+1 and frame n is read back.
+    let (send, receive) = mpsc::sync_channel::<Image>(2);
+    let writer = std::thread::spawn(move || -> anyhow::Result<Duration> {
+        let mut busy = Duration::ZERO;
+        for (n, image) in receive.into_iter().enumerate() {
+            let began = Instant::now();
             match &mut sink {
                 Sink::Frames(folder) => write_file(&frame_path(folder, n, digits), |w| image.write_png(w))?,
                 Sink::Video(video) => video.push(&image.rgba)?,
             }
+            busy += began.elapsed();
         }
         // Whatever came, the video ends playable (an interrupted render's too).
         if let Sink::Video(video) = sink {
             video.finish()?;
         }
-        Ok(())
+        Ok(busy)
     });
     let started = Instant::now();
+    let mut stream = ImageStream::default();
     let mut drawn = 0;
+    let mut blocked = Duration::ZERO;
     let mut failure = None;
-    for (n, camera) in cameras.iter().enumerate() {
+    let mut hand_on = |image: Image| {
+        let began = Instant::now();
+        let sent = send.send(image).is_ok();
+        blocked += began.elapsed();
+        drawn += usize::from(sent);
+        bar.inc(u64::from(sent));
+        sent
+    };
+    for camera in cameras {
         if stop.load(Ordering::SeqCst) {
             break;
         }
-        match render_image_whole(&ctx.device, &ctx.queue, buffers, camera, params) {
-            Ok(image) => {
-                if send.send((n, image)).is_err() {
+        match stream.push(&ctx.device, &ctx.queue, buffers, camera, params) {
+            Ok(Some(image)) => {
+                if !hand_on(image) {
                     break;
                 }
-                drawn += 1;
-                bar.inc(1);
             }
+            Ok(None) => {}
             Err(error) => {
                 failure = Some(anyhow::Error::from(error));
                 break;
             }
         }
     }
+    // The frame still in flight (an interrupted render's too: it was drawn).
+    match stream.finish(&ctx.device, &ctx.queue, buffers, params) {
+        Ok(Some(image)) => _ = hand_on(image),
+        Ok(None) => {}
+        Err(error) => failure = failure.or(Some(anyhow::Error::from(error))),
+    }
+    drop(hand_on);
     drop(send);
     bar.finish_and_clear();
-    let written = writer.join().map_err(|_| anyhow::anyhow!("the PNG writer panicked"))?;
-    written?;
+    let busy = writer.join().map_err(|_| anyhow::anyhow!("the frame writer panicked"))??;
     if let Some(error) = failure {
         return Err(error.context(format!("after {drawn} frames written to {}", out.display())));
     }
     let secs = started.elapsed().as_secs_f64();
-    let rate = drawn as f64 / secs.max(1e-9);
     let whole = if video { "a playable MP4" } else { "whole PNGs" };
     if drawn < cameras.len() {
         bail!("interrupted: {drawn} of {} frames written to {} ({whole})", cameras.len(), out.display());
     }
-    println!("wrote {drawn} frames to {} in {secs:.2} s ({rate:.1} frames a second)", out.display());
+    let per_frame = |d: Duration| d.as_secs_f64() * 1e3 / drawn.max(1) as f64;
+    let writing = if video { "encoding" } else { "writing PNG" };
+    println!("wrote {drawn} frames to {} in {secs:.2} s ({:.1} frames a second)", out.display(), drawn as f64 / secs);
+    println!(
+        "  per frame: {:.2} ms recording and submitting, {:.2} ms waiting for the GPU, {:.2} ms copying the readback; \
+         {:.2} ms {writing} on the writer's thread, {:.2} ms of it waited for",
+        per_frame(stream.submit),
+        per_frame(stream.gpu_wait),
+        per_frame(stream.readback),
+        per_frame(busy),
+        per_frame(blocked),
+    );
+    if stream.redrawn > 0 {
+        println!("  {} frames drawn again with room for their tile entries", stream.redrawn);
+    }
     Ok(())
 }
 

@@ -157,3 +157,114 @@ pub fn render_image(
     image.buffer.unmap();
     Ok(Image { width: image.width, height: image.height, rgba })
 }
+
+/// Frames of a sequence, rendered headless two at a time: the GPU draws frame n+1 while frame n is mapped and handed
+/// on (`render --path`, whose writer encodes it on a thread of its own). Each frame is `render_image_whole`'s: one
+/// whose (tile, splat) entries passed the cap it was drawn with is drawn again, blocking, with the cap grown.
+#[derive(Default)]
+pub struct ImageStream {
+    /// Two slots, used in turn: a frame's target, its readback and a copy of its counts.
+    slots: [Option<StreamSlot>; 2],
+    /// Frames pushed.
+    pushed: usize,
+    /// Time spent recording and submitting the frames' commands (on a CPU driver, drawing them too).
+    pub submit: std::time::Duration,
+    /// Time the CPU spent waiting for the GPU (a frame's draw and copies not done when its turn came).
+    pub gpu_wait: std::time::Duration,
+    /// Time spent copying the mapped frames out (the readback's CPU side).
+    pub readback: std::time::Duration,
+    /// Frames drawn a second time with a grown cap on entries.
+    pub redrawn: u32,
+}
+
+struct StreamSlot {
+    image: ImageReadback,
+    counts: crate::readback::AsyncReadback,
+    frame: Option<InFlight>,
+}
+
+/// A frame submitted and not yet read.
+struct InFlight {
+    submission: wgpu::SubmissionIndex,
+    /// The cap on entries it was drawn with (None off the compute path).
+    cap: Option<u32>,
+    camera: Camera,
+}
+
+impl ImageStream {
+    /// Submits the next frame, for `camera`, and returns the one before it once it is read back (None after the
+    /// first). `finish` returns the last.
+    pub fn push(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        scene: &mut SceneBuffers,
+        camera: &Camera,
+        params: &FrameParams,
+    ) -> Result<Option<Image>, RenderError> {
+        let began = std::time::Instant::now();
+        let format = wgpu::TextureFormat::Rgba8Unorm;
+        let at = self.pushed % 2;
+        let slot = match self.slots[at].take() {
+            Some(s) if s.image.width == camera.width && s.image.height == camera.height => s,
+            _ => StreamSlot {
+                image: ImageReadback::new(device, camera.width, camera.height, format),
+                counts: crate::readback::AsyncReadback::new(device, "stream counts", super::DRAW_ARGS_BYTES),
+                frame: None,
+            },
+        };
+        let mut encoder = device.create_command_encoder(&Default::default());
+        scene.encode_frame(queue, &mut encoder, camera, params, None, 0)?;
+        scene.blit(&mut encoder, &slot.image.view(), format);
+        slot.image.copy(&mut encoder);
+        encoder.copy_buffer_to_buffer(scene.draw_args(), 0, &slot.counts.buffer, 0, super::DRAW_ARGS_BYTES);
+        let submission = queue.submit([encoder.finish()]);
+        slot.image.buffer.map_async(wgpu::MapMode::Read, .., |_| {});
+        slot.counts.map();
+        self.submit += began.elapsed();
+        let frame = InFlight { submission, cap: scene.tile_entry_cap(), camera: *camera };
+        self.slots[at] = Some(StreamSlot { frame: Some(frame), ..slot });
+        self.pushed += 1;
+        self.take(1 - at, device, queue, scene, params)
+    }
+
+    /// The last frame pushed, read back (None when there is none left).
+    pub fn finish(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        scene: &mut SceneBuffers,
+        params: &FrameParams,
+    ) -> Result<Option<Image>, RenderError> {
+        let last = (self.pushed + 1) % 2;
+        self.take(last, device, queue, scene, params)
+    }
+
+    /// Waits for slot `at`'s frame, if it holds one, and reads it (or draws it again with room for its entries).
+    fn take(
+        &mut self,
+        at: usize,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        scene: &mut SceneBuffers,
+        params: &FrameParams,
+    ) -> Result<Option<Image>, RenderError> {
+        let Some(slot) = self.slots[at].as_mut() else { return Ok(None) };
+        let Some(frame) = slot.frame.take() else { return Ok(None) };
+        let waited = std::time::Instant::now();
+        let wait = wgpu::PollType::Wait { submission_index: Some(frame.submission), timeout: None };
+        device.poll(wait).expect("device lost while rendering");
+        self.gpu_wait += waited.elapsed();
+        let counts = slot.counts.take_with(super::FrameCounts::from_bytes).unwrap_or_default();
+        let copied = std::time::Instant::now();
+        let image = &slot.image;
+        let rgba = image.unpad(&image.buffer.get_mapped_range(..).expect("mapped"));
+        image.buffer.unmap();
+        self.readback += copied.elapsed();
+        if frame.cap.is_some_and(|cap| counts.tile_entries > cap) {
+            self.redrawn += 1;
+            return render_image_whole(device, queue, scene, &frame.camera, params).map(Some);
+        }
+        Ok(Some(Image { width: image.width, height: image.height, rgba }))
+    }
+}

@@ -126,7 +126,7 @@ mod scene;
 pub mod split;
 pub mod tile;
 
-pub use image::{Image, ImageReadback, render_image, render_image_whole};
+pub use image::{Image, ImageReadback, ImageStream, render_image, render_image_whole};
 pub use memory::GpuMemory;
 pub use pack::{f16_bits_to_f32, f32_to_f16_bits, pack_rotation};
 pub use scene::{DcRange, GpuFormat, GpuScene, covariance, sh_words};

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what splatsort's tests need on a Debian 12 machine without a GPU: lavapipe (Mesa's CPU Vulkan driver)
-# from bookworm-backports (Mesa 25; Debian's own Mesa 22 silently cuts every shader loop at 65,535 iterations) and
-# Xvfb for the windowed smoke test. Does nothing when they are already there. Needs root (or sudo).
+# from bookworm-backports (Mesa 25; Debian's own Mesa 22 silently cuts every shader loop at 65,535 iterations), Xvfb
+# for the windowed smoke test, and ffmpeg's ffprobe, which reads the MP4s of `render --path` back. Does nothing when
+# they are already there. Needs root (or sudo).
 set -euo pipefail
 
 need_mesa() {
@@ -12,18 +13,19 @@ need_mesa() {
     return 1
 }
 need_xvfb() { ! command -v xvfb-run >/dev/null 2>&1; }
+need_ffprobe() { ! command -v ffprobe >/dev/null 2>&1; }
 
-if ! need_mesa && ! need_xvfb; then
+if ! need_mesa && ! need_xvfb && ! need_ffprobe; then
     exit 0
 fi
 if ! command -v apt-get >/dev/null 2>&1; then
-    echo "install-lavapipe: not a Debian system; install a Vulkan driver (Mesa >= 25 lavapipe or a GPU driver) and Xvfb yourself" >&2
+    echo "install: not a Debian system; install a Vulkan driver (Mesa >= 25 lavapipe or a GPU driver), Xvfb and ffmpeg yourself" >&2
     exit 1
 fi
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then
     if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
-        echo "install-lavapipe: needs root to install mesa-vulkan-drivers and xvfb" >&2; exit 1
+        echo "install: needs root to install mesa-vulkan-drivers, xvfb and ffmpeg" >&2; exit 1
     fi
 fi
 export DEBIAN_FRONTEND=noninteractive
@@ -42,4 +44,8 @@ if need_xvfb; then
     [ -n "$(find /var/lib/apt/lists -maxdepth 1 -name '*Packages*' -print -quit 2>/dev/null)" ] || $SUDO apt-get update -q >/dev/null
     $SUDO apt-get install -y -q xvfb xauth >/dev/null
 fi
-echo "install-lavapipe: mesa-vulkan-drivers $(dpkg-query -W -f='${Version}' mesa-vulkan-drivers), xvfb installed"
+if need_ffprobe; then
+    [ -n "$(find /var/lib/apt/lists -maxdepth 1 -name '*Packages*' -print -quit 2>/dev/null)" ] || $SUDO apt-get update -q >/dev/null
+    $SUDO apt-get install -y -q --no-install-recommends ffmpeg >/dev/null
+fi
+echo "install: mesa-vulkan-drivers $(dpkg-query -W -f='${Version}' mesa-vulkan-drivers), xvfb and ffmpeg installed"
