@@ -125,7 +125,6 @@ pub(crate) fn render_frames(
         Ok(None) => {}
         Err(error) => failure = failure.or(Some(anyhow::Error::from(error))),
     }
-    drop(hand_on);
     drop(send);
     bar.finish_and_clear();
     let busy = writer.join().map_err(|_| anyhow::anyhow!("the frame writer panicked"))??;
