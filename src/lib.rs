@@ -4,6 +4,7 @@
 
 pub mod bench;
 pub mod camera;
+pub mod export;
 pub mod gpu;
 pub mod lab;
 pub mod path;

@@ -4,6 +4,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::video::{decode_mp4, ffprobe, png_rgb, psnr};
+
+mod common;
+
 /// Runs the viewer with `args` under the display there is, or a virtual one (CI installs xvfb), and returns its JSON
 /// summary.
 fn run_viewer(args: &[&std::ffi::OsStr], runtime: &Path) -> serde_json::Value {
@@ -245,9 +249,11 @@ fn the_viewer_draws_a_per_pixel_order_with_the_popping_readout() {
 }
 
 #[test]
-fn the_viewer_plays_a_camera_path() {
-    // `view --path`: the Path section loads the file and plays it (a thirtieth of a second a frame in a scripted
-    // run), and the view follows it from the first key to the last.
+fn the_viewer_plays_a_camera_path_and_exports_it() {
+    // `view --path --export-video`: the Path section loads the file and plays it (a thirtieth of a second a frame
+    // in a scripted run), and the view follows it from the first key to the last; meanwhile Export video writes
+    // the path at the window's size on its own thread: 0.2 s at 30 frames a second is 7 frames, each the frame
+    // `render --path` draws (within the MP4's loss: 28 dB, as tests/path.rs).
     let dir = std::env::temp_dir().join(format!("splatsort-viewer-path-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("scratch dir");
     let path = dir.join("path.json");
@@ -256,10 +262,11 @@ fn the_viewer_plays_a_camera_path() {
         { "time": 0.2, "position": [-4.8, -2.9, -5.2], "look_at": [0.6, -0.9, 0.9], "up": [0, -1, 0], "fov_y_degrees": 50 }
     ]});
     std::fs::write(&path, json.to_string()).expect("path file");
+    let video = dir.join("fly.mp4");
     let args: Vec<&std::ffi::OsStr> = ["view", "demo", "--frames", "12", "--width", "320", "--height", "180", "--path"]
         .iter()
         .map(std::ffi::OsStr::new)
-        .chain([path.as_os_str()])
+        .chain([path.as_os_str(), "--export-video".as_ref(), video.as_os_str()])
         .collect();
     let summary = run_viewer(&args, &dir);
     let played = summary["path_seconds"].as_f64().expect("path_seconds");
@@ -269,5 +276,24 @@ fn the_viewer_plays_a_camera_path() {
     let last = [-4.8, -2.9, -5.2];
     assert!(position.iter().zip(last).all(|(p, q)| (p - q).abs() < 0.05), "at the last key: {position:?}");
     assert_eq!(summary["errors"], serde_json::json!([]), "{summary}");
+    assert_eq!(summary["export_frames"], serde_json::json!(7), "{summary}");
+    let ((width, height, fps, samples), decoded) = decode_mp4(&video);
+    assert_eq!((width, height, samples), (320, 180, 7));
+    assert!((fps - 30.0).abs() < 1e-6, "{fps} fps");
+    if let Some(probed) = ffprobe(&video) {
+        assert_eq!(probed, ("h264".into(), 320, 180, "30/1".into(), 7));
+    }
+    let frames = dir.join("frames");
+    let output = Command::new(env!("CARGO_BIN_EXE_splatsort"))
+        .args(["render", "demo", "--draw", "compute", "--path"])
+        .args([path.as_os_str(), "--out".as_ref(), frames.as_os_str()])
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("run splatsort");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    for (n, rgb) in decoded.iter().enumerate() {
+        let db = psnr(rgb, &png_rgb(&frames.join(format!("frame-{n:05}.png"))));
+        assert!(db >= 28.0, "exported frame {n} is {db:.1} dB from render --path's");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

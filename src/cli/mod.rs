@@ -10,7 +10,7 @@ pub(crate) mod view;
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use glam::Vec3;
 
 use splatsort::camera::{Camera, frame_bounds};
@@ -212,40 +212,7 @@ pub(crate) fn load(path: &Path, lod: Option<usize>) -> anyhow::Result<Scene> {
     Ok(scene)
 }
 
-/// Writes a file whole or not at all: into a new temporary file beside `path`, through a buffer, flushed and synced
-/// (a full disk may only say so then), then renamed over `path`. A failed write leaves what was at `path` (the
-/// input itself, when a scene is converted in place) as it was, and removes the temporary file. Only a regular file
-/// (or a new path) is written: a FIFO would block, and a directory or device is no place for a scene. (std's
-/// `create_new` and `rename` are all this needs: a temporary-file crate would add random names and drop guards.)
-pub(crate) fn write_file(
-    path: &Path,
-    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
-) -> anyhow::Result<()> {
-    if let Ok(metadata) = std::fs::metadata(path)
-        && !metadata.is_file()
-    {
-        let kind = if metadata.is_dir() { "a directory" } else { "a pipe, socket or device" };
-        bail!("cannot write {}: it is {kind}, not a regular file", path.display());
-    }
-    let name = path.file_name().with_context(|| format!("cannot write {}: it names no file", path.display()))?;
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let temp = dir.join(format!(".{}.{}.splatsort-tmp", name.to_string_lossy(), std::process::id()));
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&temp)
-        .with_context(|| format!("cannot create {} (to write {})", temp.display(), path.display()))?;
-    let mut out = std::io::BufWriter::new(file);
-    let written = write(&mut out)
-        .and_then(|()| std::io::Write::flush(&mut out))
-        .and_then(|()| out.get_ref().sync_all())
-        .and_then(|()| std::fs::rename(&temp, path));
-    if let Err(error) = written {
-        let _ = std::fs::remove_file(&temp);
-        return Err(error).with_context(|| format!("cannot write {}", path.display()));
-    }
-    Ok(())
-}
+pub(crate) use splatsort::export::write_file;
 
 pub(crate) fn write_scene(scene: &Scene, path: &Path) -> anyhow::Result<()> {
     write_file(path, |out| scene::write_ply(scene, out, PlyEncoding::BinaryLittleEndian))

@@ -36,6 +36,10 @@ pub(crate) struct ViewArgs {
     /// Start playing this camera path (a path file: README, "Camera paths"); the panel's Path section edits it.
     #[arg(long)]
     pub(crate) path: Option<PathBuf>,
+    /// With --frames and --path: export the path into this MP4 (or folder of PNG frames) as the Path section's
+    /// Export video does, at the window's size, and run until it is written.
+    #[arg(long, requires_all = ["frames", "path"])]
+    pub(crate) export_video: Option<PathBuf>,
     /// Close after this many frames (1 to 1000000) and print a JSON summary (FPS, timings, the sort check).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub(crate) frames: Option<u32>,
@@ -79,6 +83,7 @@ pub(crate) fn view(args: ViewArgs) -> anyhow::Result<()> {
         open_during: args.open_during,
         popping: args.popping,
         path: args.path,
+        export_video: args.export_video,
     };
     let scripted = options.frames.is_some();
     let summary = splatsort::viewer::run(options)?;

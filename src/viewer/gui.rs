@@ -63,6 +63,7 @@ impl Running {
             compare: report.as_ref(),
             popping: self.popping.as_ref().and_then(|p| p.latest),
             view_size: (self.surface.config.width, self.surface.config.height),
+            export: self.export.as_ref().map(|e| (e.done(), e.total)),
         };
         let (width, height) = (self.surface.config.width, self.surface.config.height);
         let overlay = path_overlay(&mut self.panel.path, &self.input.orbit.camera(width, height));

@@ -48,6 +48,7 @@
 //!   triangles again, since egui's layout is most of the viewer's CPU time.
 
 pub mod controls;
+pub mod export;
 mod gui;
 pub mod input;
 pub mod loader;
@@ -122,6 +123,8 @@ pub struct ViewerOptions {
     pub popping: bool,
     /// Start playing this camera path (the panel's Path section).
     pub path: Option<PathBuf>,
+    /// With `frames`: export the path into this file (or folder) at frame 1, as *Export video* does, and wait for it.
+    pub export_video: Option<PathBuf>,
 }
 
 /// What a run with `--frames` measured, printed as JSON for tests and scripts.
@@ -133,6 +136,8 @@ pub struct ViewerSummary {
     /// Seconds of the camera path played (the Path section), and the camera's position at the end.
     pub path_seconds: f64,
     pub camera_position: [f32; 3],
+    /// `export_video`: the frames the export wrote.
+    pub export_frames: Option<usize>,
     pub fps: Option<f64>,
     pub cpu_ms_per_frame: Option<f64>,
     /// Medians of [panel (egui), recording + submission, waiting for the surface texture] in ms.
@@ -275,6 +280,8 @@ struct Running {
     /// The live popping readout, while the panel's box is ticked.
     popping: Option<popping::LivePopping>,
     loader: Option<SceneLoader>,
+    /// The Path section's Export video, while it runs.
+    export: Option<export::VideoExport>,
     script: Option<Script>,
     last_frame: Instant,
     frames: u64,
@@ -329,6 +336,8 @@ impl Running {
             finishing: None,
             load: None,
             path_seconds: 0.0,
+            export_video: options.export_video.clone(),
+            export_frames: None,
         });
         let mut running = Self {
             surface,
@@ -356,6 +365,7 @@ impl Running {
             lab: None,
             popping: None,
             loader: None,
+            export: None,
             script,
             last_frame: Instant::now(),
             frames: 0,
@@ -376,6 +386,7 @@ impl Running {
             frames: self.frames,
             popping: self.popping.as_ref().and_then(|p| p.latest),
             path_seconds: self.script.as_ref().map_or(0.0, |s| s.path_seconds),
+            export_frames: self.script.as_ref().and_then(|s| s.export_frames),
             camera_position: self.input.orbit.to_file(1, 1).position,
             fps: self.timings.cpu.fps(),
             cpu_ms_per_frame: self.timings.cpu.cpu_ms(),
@@ -580,6 +591,7 @@ impl Running {
         let frame_start = Instant::now();
         let interval = frame_start - self.last_frame;
         self.poll_loader();
+        self.poll_export();
         self.collect();
         self.input.fly(interval.as_secs_f32().min(0.1), self.gui.ctx.egui_wants_keyboard_input());
         if std::mem::take(&mut self.input.frame_requested) {
@@ -710,6 +722,14 @@ impl Running {
                 Err(e) => self.toasts.error(format!("{}: {e}", file.display())),
             }
         }
+        if actions.export_video {
+            self.start_export(PathBuf::from(self.panel.path.export_file.trim()));
+        }
+        if actions.export_cancel
+            && let Some(export) = &self.export
+        {
+            export.cancel();
+        }
         if actions.path_load
             && let Err(e) = self.load_path(&file)
         {
@@ -726,6 +746,52 @@ impl Running {
                 Err(e) => self.toasts.error(e.to_string()),
             }
         }
+    }
+
+    /// Starts exporting the Path section's path into `out` at the view's size (made even, as H.264 needs) and the
+    /// path's rate, on a thread of its own.
+    fn start_export(&mut self, out: PathBuf) {
+        if let Some(export) = &self.export {
+            self.toasts.error(format!("{}: still exporting {}", out.display(), export.out.display()));
+            return;
+        }
+        let (width, height) = (self.surface.config.width & !1, self.surface.config.height & !1);
+        let (cameras, fps) = match self.panel.path.path(width.max(2), height.max(2)) {
+            Ok(path) => ((0..path.frame_count()).map(|n| path.frame(n)).collect(), path.fps),
+            Err(reason) => {
+                self.toasts.error(format!("{}: no path to export: {reason}", out.display()));
+                return;
+            }
+        };
+        let job = export::ExportJob {
+            scene: (self.scene.path.clone(), self.scene.lod),
+            cameras,
+            fps,
+            format: self.scene.buffers.format(),
+            options: self.scene.buffers.options(),
+            params: self.panel.frame,
+        };
+        let (renderer, queue) = (self.scene.buffers.renderer().clone(), self.ctx.queue.clone());
+        let in_use = self.scene.buffers.memory().total();
+        self.export = Some(export::VideoExport::start(job, out, renderer, queue, in_use));
+    }
+
+    /// A finished export says so (or why it failed).
+    fn poll_export(&mut self) {
+        let Some(outcome) = self.export.as_ref().and_then(export::VideoExport::poll) else { return };
+        let export = self.export.take().expect("polled above");
+        match outcome {
+            Ok(report) => {
+                let first = report.summary(&export.out).lines().next().unwrap_or_default().to_string();
+                let stopped = if report.frames < export.total { " (cancelled)" } else { "" };
+                self.toasts.note(format!("{first}{stopped}"));
+                if let Some(script) = self.script.as_mut() {
+                    script.export_frames = Some(report.frames);
+                }
+            }
+            Err(message) => self.toasts.error(message),
+        }
+        self.gui.dirty = true;
     }
 
     /// Loads a path file into the Path section; the error names the file.
@@ -777,9 +843,10 @@ impl Running {
         let compare_busy = self.lab.as_ref().is_some_and(|lab| !lab.has_rounds(SCRIPT_COMPARE_ROUNDS))
             || self.popping.as_ref().is_some_and(|p| p.latest.is_none());
         let loading = self.loader.is_some() || script.open_during.is_some();
+        let exporting = self.export.is_some() || script.export_video.is_some();
         let mut step = script.step(
             self.frames,
-            compare_busy || loading,
+            compare_busy || loading || exporting,
             self.readbacks.images_pending(),
             self.readbacks.verify_pending(),
         );
@@ -794,6 +861,9 @@ impl Running {
             script.load =
                 Some(LoadReport { path: path.clone(), opened_at: Some(Instant::now()), ..Default::default() });
             self.open(path);
+        }
+        if let Some(out) = step.export.take() {
+            self.start_export(out);
         }
         Ok(step)
     }

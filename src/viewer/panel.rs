@@ -251,6 +251,8 @@ pub struct PanelInfo<'a> {
     pub view_size: (u32, u32),
     /// The live popping readout's newest count: pixels that popped in a frame, of how many.
     pub popping: Option<(u32, u32)>,
+    /// Export video, while it runs: frames written, of how many.
+    pub export: Option<(usize, usize)>,
 }
 
 /// Buttons pressed this frame.
@@ -276,6 +278,9 @@ pub struct PanelActions {
     pub path_load: bool,
     pub path_import: bool,
     pub path_scrubbed: bool,
+    /// Export the path to `PathEditor::export_file`, or stop the export running.
+    pub export_video: bool,
+    pub export_cancel: bool,
 }
 
 fn mib(bytes: u64) -> String {
@@ -634,6 +639,19 @@ fn path_section(ui: &mut egui::Ui, state: &mut PanelState, info: &PanelInfo<'_>,
         actions.path_import =
             ui.button("Import cameras.json").on_hover_text("its views as keys, a second apart").clicked();
         ui.text_edit_singleline(&mut editor.file);
+    });
+    ui.horizontal(|ui| {
+        if let Some((done, total)) = info.export {
+            let bar = egui::ProgressBar::new(done as f32 / total.max(1) as f32).text(format!("{done}/{total} frames"));
+            ui.add(bar.desired_width(180.0));
+            actions.export_cancel = ui.button("Cancel").clicked();
+        } else {
+            let hint = "at the view's size, 30 frames a second, on a thread of its own (a second copy of the scene \
+                        on the GPU); a name without .mp4 is a folder of PNG frames";
+            let button = ui.add_enabled(editor.keys.len() >= 2, egui::Button::new("Export video"));
+            actions.export_video = button.on_hover_text(hint).clicked();
+            ui.text_edit_singleline(&mut editor.export_file);
+        }
     });
     ui.small("splatsort render SCENE --path FILE --out fly.mp4 renders it headless (or --out FOLDER for PNG frames)");
 }

@@ -13,6 +13,8 @@ pub struct PathEditor {
     pub keys: Vec<Keyframe>,
     /// The path file to save to and load from.
     pub file: String,
+    /// Where Export video writes (an .mp4, or a folder for PNG frames).
+    pub export_file: String,
     pub playing: bool,
     pub looped: bool,
     /// Seconds from the first key's time.
@@ -23,7 +25,7 @@ pub struct PathEditor {
 
 impl PathEditor {
     pub fn new() -> Self {
-        Self { file: "path.json".into(), ..Self::default() }
+        Self { file: "path.json".into(), export_file: "fly.mp4".into(), ..Self::default() }
     }
 
     /// Appends the view `file` as a key a second after the last (at 0 for the first).

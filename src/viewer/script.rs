@@ -9,6 +9,7 @@ use super::LoadReport;
 pub struct ScriptStep {
     pub verify: bool,
     pub open: Option<PathBuf>,
+    pub export: Option<PathBuf>,
     pub window_screenshot: Option<PathBuf>,
     pub exit: bool,
 }
@@ -23,6 +24,9 @@ pub struct Script {
     pub load: Option<LoadReport>,
     /// Seconds of the camera path played so far.
     pub path_seconds: f64,
+    /// Exported at frame 1 (`view --export-video`), and the frames it wrote once done.
+    pub export_video: Option<PathBuf>,
+    pub export_frames: Option<usize>,
 }
 
 /// Rounds every compared sort must have before a scripted run ends.
@@ -35,6 +39,9 @@ impl Script {
         let mut step = ScriptStep::default();
         if frames == self.total / 2 && !verify_pending {
             step.verify = true;
+        }
+        if frames == 1 {
+            step.export = self.export_video.take();
         }
         if frames == 2 {
             step.open = self.open_during.take();

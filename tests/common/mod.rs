@@ -4,6 +4,8 @@
 
 use std::sync::OnceLock;
 
+pub mod video;
+
 use splatsort::gpu::{AdapterPreference, GpuContext};
 use splatsort::scene::Scene;
 
