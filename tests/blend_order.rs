@@ -111,12 +111,13 @@ fn demo_crop() -> Scene {
 fn the_pixel_order_is_the_exact_order_at_any_window() {
     // The merge gives way to exact passes where a pixel's window fills, so the window sets the speed and never the
     // image: every window draws the brute-force order's image to the bit, on the crossing splats (a few deep) and on
-    // the demo's crop (glass panes over a sphere, hundreds of splats a pixel).
+    // the demo's crop (glass panes over a sphere, hundreds of splats a pixel). The merge's window is a ring of
+    // `window` slots: 13 wraps it at no power of two.
     let crossing = (crossing_splats(), common::camera_at(128, 96, [0.3, -0.4, -3.5], [0.0, 0.0, 0.2]));
     let crop = (demo_crop(), common::camera_at(128, 96, [1.5, -1.3, -4.1], [1.4, -0.8, -1.5]));
     for (what, (scene, cam)) in [("crossing splats", crossing), ("demo crop", crop)] {
         let exact = gpu_render(&scene, &cam, in_order(BlendOrder::Exact));
-        for window in [1, 4, render::DEFAULT_BLEND_WINDOW, render::MAX_BLEND_WINDOW] {
+        for window in [1, 4, 8, 13, render::DEFAULT_BLEND_WINDOW, render::MAX_BLEND_WINDOW] {
             let pixel = gpu_render(&scene, &cam, Setup { blend_window: window, ..in_order(BlendOrder::Pixel) });
             assert_eq!(differing(&pixel, &exact, 0), 0, "{what}: the pixel order at window {window} is the exact one");
         }

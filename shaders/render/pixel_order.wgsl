@@ -9,7 +9,8 @@
 //   t <= l is in its final place (nothing later can come before it) and is blended. A pixel whose window is full
 //   when it must take another goes on by passes, as `rasterize_exact` does, from the last splat it blended, each
 //   pass ending for it once its window is full and the walk's floor has passed the window's farthest splat. The
-//   window (`blend_window`) sets the speed, never the image: it is the exact order's, to the bit.
+//   window (`blend_window`) sets the speed, never the image: it is the exact order's, to the bit. A window of w
+//   touches only the first w slots of its private array (WINDOW_CAP long), 16 bytes a splat (`held_splat`).
 // - `rasterize_exact`: the reference, by brute force. Each pass walks the whole list and keeps, per pixel, the
 //   WINDOW_CAP nearest splats (by t, then by place in the list) after the last one blended; blends them; again until
 //   the pixel stops or runs out.
@@ -17,10 +18,12 @@
 // The most splats a window holds (`MAX_BLEND_WINDOW` in render/params.rs).
 const WINDOW_CAP: u32 = 64u;
 
-// Each batch splat's ray-depth record (render/project.wgsl): (centre, z, least), (g, floor, most), (H, -).
+// Each batch splat's ray-depth record (render/project.wgsl): (centre, z, least), (g, floor, most), (H, -); and its
+// colour as the projection stores it (RGB9E5), which a held splat keeps.
 var<workgroup> batch_ray0: array<vec4<f32>, GROUP>;
 var<workgroup> batch_ray1: array<vec4<f32>, GROUP>;
 var<workgroup> batch_ray2: array<vec4<f32>, GROUP>;
+var<workgroup> batch_rgb9e5: array<u32, GROUP>;
 var<workgroup> group_finished: atomic<u32>;
 var<workgroup> pass_done: atomic<u32>;
 
@@ -29,6 +32,17 @@ fn load_ray(slot: u32, entry: u32) {
     batch_ray0[slot] = rays_at(splat, 0u);
     batch_ray1[slot] = rays_at(splat, 1u);
     batch_ray2[slot] = rays_at(splat, 2u);
+    batch_rgb9e5[slot] = projected_at(splat, 0u).color;
+}
+
+// Batch splat `j` as a window holds it, a word each: t and alpha (as bits), its place in the walk, its colour
+// (RGB9E5): one access per splat to a window in private memory, and no read of the projection to blend it.
+fn held_splat(t: f32, alpha: f32, place: u32, j: u32) -> vec4<u32> {
+    return vec4<u32>(bitcast<u32>(t), bitcast<u32>(alpha), place, batch_rgb9e5[j]);
+}
+
+fn held_t(h: vec4<u32>) -> f32 {
+    return bitcast<f32>(h.x);
 }
 
 // The depth along the ray through `centre` of batch splat `j`: t(d) = z (1 + d.g) / (1 + 2 d.g + d^T H d), d the
@@ -61,21 +75,20 @@ fn coverage_alpha(a: vec4<f32>, b: vec4<f32>, centre: vec2<f32>, block: u32) -> 
     return min(0.99, exp2(q));
 }
 
-// Blends a splat of `alpha` and colour `c` (f16 pairs) into the pixel; true when the pixel stops before it.
-fn blend_held(px: ptr<function, Pixel>, alpha: f32, c: vec2<u32>) -> bool {
+// Blends the held splat `h` into the pixel, in its colour as `load_splat` keeps it (f16); true when the pixel
+// stops before it.
+fn blend_held(px: ptr<function, Pixel>, h: vec4<u32>) -> bool {
+    let alpha = bitcast<f32>(h.y);
     let next = (*px).transmittance * (1.0 - alpha);
     if (next < STOP_TRANSMITTANCE) {
         return true;
     }
-    (*px).colour += (*px).transmittance * alpha * vec3<f32>(unpack2x16float(c.x), unpack2x16float(c.y).x);
+    let c = unpack_rgb9e5(h.w);
+    let b = unpack2x16float(pack2x16float(vec2<f32>(c.b, 0.0))).x;
+    let colour = vec3<f32>(unpack2x16float(pack2x16float(c.rg)), b);
+    (*px).colour += (*px).transmittance * alpha * colour;
     (*px).transmittance = next;
     return false;
-}
-
-// The colour (f16, as `load_splat` keeps it) of the splat at `place` in the walk of a list ending at `end`.
-fn placed_colour(end: u32, place: u32) -> vec2<u32> {
-    let colour = stored_color(projected_at(entry_splats[end - 1u - place], 0u));
-    return vec2<u32>(pack2x16float(colour.rg), pack2x16float(vec2<f32>(colour.b, 0.0)));
 }
 
 // The setup both rasterizers share: the tile's range (zeroed behind it), the pixel, the counters.
@@ -127,17 +140,19 @@ fn rasterize_pixel(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
     if (done) {
         atomicAdd(&pixels_done, 1u);
     }
-    // The window, a ring nearest first: (t, alpha) and place of entry i at (head + i) % WINDOW_CAP (the colour is
-    // read when the splat is blended: a smaller window per pixel stays nearer in the caches). The walk meets the
-    // splats roughly in depth order, so a new one goes at or near the far end, and the nearest leaves from the near
-    // end: a step or two per splat, not a shift of the whole window.
-    var held: array<vec2<f32>, WINDOW_CAP>;
-    var held_place: array<u32, WINDOW_CAP>;
+    // The window, a ring of `window` slots nearest first: entry i at head + i, less `window` past its end, so a
+    // window touches only its own slots. The walk meets the splats roughly in depth order, so a new one goes at or
+    // near the far end, and the nearest leaves from the near end: a step or two per splat, not a shift of the whole
+    // window. The nearest and the farthest's t are kept in registers too: a splat that neither blends nor passes
+    // the farthest reads nothing of the ring.
+    var held: array<vec4<u32>, WINDOW_CAP>;
     var head = 0u;
     var n = 0u;
-    // The last splat blended (t, place), once there is one.
-    var last = vec2<f32>(0.0);
-    var last_place = 0u;
+    // held[head] and the farthest's t, while n > 0.
+    var near = vec4<u32>(0u);
+    var far = 0.0;
+    // The last splat blended, once there is one.
+    var last = vec4<u32>(0u);
     var any_blended = false;
     var end = t.range.y;
     loop {
@@ -155,13 +170,13 @@ fn rasterize_pixel(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
             }
             // What no later splat, this one included, can come before.
             let floor = batch_ray1[j].z;
-            while (!done && n > 0u && held[head].x <= floor) {
-                done = blend_held(&px, held[head].y, placed_colour(t.range.y, held_place[head]));
-                last = held[head];
-                last_place = held_place[head];
+            while (!done && n > 0u && held_t(near) <= floor) {
+                done = blend_held(&px, near);
+                last = near;
                 any_blended = true;
-                head = (head + 1u) % WINDOW_CAP;
+                head = select(head + 1u, 0u, head + 1u == window);
                 n -= 1u;
+                near = held[head];
             }
             if (done) {
                 break;
@@ -172,23 +187,33 @@ fn rasterize_pixel(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
             }
             // Insert after the held splats at least as near (the list's order among equals).
             let depth = ray_depth(j, centre);
-            var i = n;
-            loop {
-                if (i == 0u) {
-                    break;
-                }
-                let before = (head + i - 1u) % WINDOW_CAP;
-                if (!(held[before].x > depth)) {
-                    break;
-                }
-                let at = (head + i) % WINDOW_CAP;
-                held[at] = held[before];
-                held_place[at] = held_place[before];
-                i -= 1u;
+            let splat = held_splat(depth, alpha, t.range.y - end + j, j);
+            var at = head + n;
+            if (at >= window) {
+                at -= window;
             }
-            let at = (head + i) % WINDOW_CAP;
-            held[at] = vec2<f32>(depth, alpha);
-            held_place[at] = t.range.y - end + j;
+            var i = n;
+            if (n > 0u && far > depth) {
+                loop {
+                    let prev = select(at, window, at == 0u) - 1u;
+                    let h = held[prev];
+                    if (!(held_t(h) > depth)) {
+                        break;
+                    }
+                    held[at] = h;
+                    at = prev;
+                    i -= 1u;
+                    if (i == 0u) {
+                        break;
+                    }
+                }
+            } else {
+                far = depth;
+            }
+            held[at] = splat;
+            if (i == 0u) {
+                near = splat;
+            }
             n += 1u;
         }
         if ((done || overflowed) && !inactive) {
@@ -199,17 +224,20 @@ fn rasterize_pixel(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
     }
     // The list is spent: the rest, nearest first.
     while (!done && !overflowed && n > 0u) {
-        done = blend_held(&px, held[head].y, placed_colour(t.range.y, held_place[head]));
-        head = (head + 1u) % WINDOW_CAP;
+        done = blend_held(&px, near);
+        head = select(head + 1u, 0u, head + 1u == window);
         n -= 1u;
+        near = held[head];
     }
     // A pixel whose window filled goes on by passes over the whole list, each keeping the `window` nearest
-    // splats after the last blended, and ending, for the pixel, once the window is full and the walk's floor has
-    // passed its farthest (nothing later can enter it). Exact, as the merge before it.
+    // splats after the last blended (in the window's first slots, its farthest in `far_held` too), and ending,
+    // for the pixel, once the window is full and the walk's floor has passed its farthest (nothing later can enter
+    // it). Exact, as the merge before it.
     var finished = !overflowed;
     if (finished) {
         atomicAdd(&group_finished, 1u);
     }
+    var far_held = vec4<u32>(0u);
     loop {
         workgroupBarrier();
         if (workgroupUniformLoad(&group_finished) == GROUP) {
@@ -234,7 +262,7 @@ fn rasterize_pixel(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
             load_batch(tid, count, end, t.origin);
             workgroupBarrier();
             for (var j = 0u; j < count && !complete; j++) {
-                if (n == window && held[n - 1u].x <= batch_ray1[j].z) {
+                if (n == window && held_t(far_held) <= batch_ray1[j].z) {
                     complete = true;
                     atomicAdd(&pass_done, 1u);
                     break;
@@ -243,15 +271,15 @@ fn rasterize_pixel(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
                 if (alpha == 0.0) {
                     continue;
                 }
-                let place = t.range.y - end + j;
-                let key = vec2<f32>(ray_depth(j, centre), alpha);
-                if (any_blended && !before(last, last_place, key, place)) {
+                let splat = held_splat(ray_depth(j, centre), alpha, t.range.y - end + j, j);
+                if (any_blended && !before(last, splat)) {
                     continue;
                 }
-                if (n == window && !before(key, place, held[n - 1u], held_place[n - 1u])) {
+                if (n == window && !before(splat, far_held)) {
                     continue;
                 }
-                n = insert_nearest(&held, &held_place, n, window, key, place);
+                n = insert_nearest(&held, n, window, splat);
+                far_held = held[n - 1u];
             }
             // The pass also ends for a pixel whose nearest held splats are final (nearer than the floor of the
             // batch's last splat: nothing later comes before them) and stop it: the splats after them are never
@@ -259,8 +287,12 @@ fn rasterize_pixel(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
             if (!complete && n > 0u) {
                 let floor = batch_ray1[count - 1u].z;
                 var transmittance = px.transmittance;
-                for (var i = 0u; i < n && held[i].x <= floor; i++) {
-                    transmittance *= 1.0 - held[i].y;
+                for (var i = 0u; i < n; i++) {
+                    let h = held[i];
+                    if (!(held_t(h) <= floor)) {
+                        break;
+                    }
+                    transmittance *= 1.0 - bitcast<f32>(h.y);
                     if (transmittance < STOP_TRANSMITTANCE) {
                         complete = true;
                         atomicAdd(&pass_done, 1u);
@@ -273,14 +305,13 @@ fn rasterize_pixel(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
         if (!finished) {
             var stopped = false;
             for (var i = 0u; i < n && !stopped; i++) {
-                stopped = blend_held(&px, held[i].y, placed_colour(t.range.y, held_place[i]));
+                stopped = blend_held(&px, held[i]);
             }
             finished = stopped || n < window;
             if (finished) {
                 atomicAdd(&group_finished, 1u);
             } else {
-                last = held[n - 1u];
-                last_place = held_place[n - 1u];
+                last = far_held;
                 any_blended = true;
             }
         }
@@ -288,25 +319,23 @@ fn rasterize_pixel(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
     end_ordered_tile(t, px);
 }
 
-// Puts the splat of `key` (t, alpha) at `place` into the window `held` of `n` splats, nearest first, which keeps
-// the `window` nearest (the farthest falls off the end when it is full); returns the splats it holds. (The caller
-// has checked that a full window's farthest comes after it.)
-fn insert_nearest(
-    held: ptr<function, array<vec2<f32>, WINDOW_CAP>>,
-    held_place: ptr<function, array<u32, WINDOW_CAP>>,
-    n: u32,
-    window: u32,
-    key: vec2<f32>,
-    place: u32,
-) -> u32 {
+// Puts the splat `h` into the window `held` of `n` splats, nearest first, which keeps the `window` nearest (the
+// farthest falls off the end when it is full); returns the splats it holds. (The caller has checked that a full
+// window's farthest comes after it.)
+fn insert_nearest(held: ptr<function, array<vec4<u32>, WINDOW_CAP>>, n: u32, window: u32, h: vec4<u32>) -> u32 {
     var i = min(n, window - 1u);
-    while (i > 0u && before(key, place, (*held)[i - 1u], (*held_place)[i - 1u])) {
-        (*held)[i] = (*held)[i - 1u];
-        (*held_place)[i] = (*held_place)[i - 1u];
+    loop {
+        if (i == 0u) {
+            break;
+        }
+        let prev = (*held)[i - 1u];
+        if (!before(h, prev)) {
+            break;
+        }
+        (*held)[i] = prev;
         i -= 1u;
     }
-    (*held)[i] = key;
-    (*held_place)[i] = place;
+    (*held)[i] = h;
     return min(n + 1u, window);
 }
 
@@ -318,9 +347,9 @@ fn load_batch(tid: u32, count: u32, end: u32, origin: vec2<u32>) {
     }
 }
 
-// (t, place) before (t', place')?
-fn before(a: vec2<f32>, a_place: u32, b: vec2<f32>, b_place: u32) -> bool {
-    return a.x < b.x || (a.x == b.x && a_place < b_place);
+// Held splat `a` before `b`: by t, then by place?
+fn before(a: vec4<u32>, b: vec4<u32>) -> bool {
+    return held_t(a) < held_t(b) || (held_t(a) == held_t(b) && a.z < b.z);
 }
 
 @compute @workgroup_size(GROUP)
@@ -333,11 +362,9 @@ fn rasterize_exact(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
     if (finished) {
         atomicAdd(&group_finished, 1u);
     }
-    // The pass's nearest splats after the last blended, nearest first: (t, alpha) and place.
-    var held: array<vec2<f32>, WINDOW_CAP>;
-    var held_place: array<u32, WINDOW_CAP>;
-    var last = vec2<f32>(0.0);
-    var last_place = 0u;
+    // The pass's nearest splats after the last blended, nearest first.
+    var held: array<vec4<u32>, WINDOW_CAP>;
+    var last = vec4<u32>(0u);
     var first_pass = true;
     loop {
         workgroupBarrier();
@@ -360,22 +387,21 @@ fn rasterize_exact(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
                     continue;
                 }
                 // Places count from the nearest key (the walk's order), so ties keep the splat order's.
-                let place = t.range.y - end + j;
-                let key = vec2<f32>(ray_depth(j, centre), alpha);
-                if (!first_pass && !before(last, last_place, key, place)) {
+                let splat = held_splat(ray_depth(j, centre), alpha, t.range.y - end + j, j);
+                if (!first_pass && !before(last, splat)) {
                     continue;
                 }
-                if (n == WINDOW_CAP && !before(key, place, held[n - 1u], held_place[n - 1u])) {
+                if (n == WINDOW_CAP && !before(splat, held[n - 1u])) {
                     continue;
                 }
-                n = insert_nearest(&held, &held_place, n, WINDOW_CAP, key, place);
+                n = insert_nearest(&held, n, WINDOW_CAP, splat);
             }
             end -= count;
         }
         if (!finished) {
             var stopped = false;
             for (var i = 0u; i < n && !stopped; i++) {
-                stopped = blend_held(&px, held[i].y, placed_colour(t.range.y, held_place[i]));
+                stopped = blend_held(&px, held[i]);
             }
             // Stopped, or fewer than a full window left: nothing more to blend.
             finished = stopped || n < WINDOW_CAP;
@@ -383,7 +409,6 @@ fn rasterize_exact(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
                 atomicAdd(&group_finished, 1u);
             } else {
                 last = held[n - 1u];
-                last_place = held_place[n - 1u];
                 first_pass = false;
             }
         }
