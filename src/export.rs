@@ -26,19 +26,21 @@ pub struct ExportReport {
     pub submit: Duration,
     pub gpu_wait: Duration,
     pub readback: Duration,
-    /// Encoding or writing PNGs on the writer's thread, and the rendering thread's wait for it.
+    /// Writing PNGs, or converting the frames to YUV and queueing them for the encoders, on the writer's thread,
+    /// and the rendering thread's wait for it.
     pub writing: Duration,
     pub writer_waited: Duration,
+    /// An MP4's encoders and their time, all frames together.
+    pub video: Option<crate::video::VideoStats>,
     /// Frames drawn a second time with room for their (tile, splat) entries.
     pub redrawn: u32,
-    pub video: bool,
 }
 
 impl ExportReport {
     /// Two lines: the frames and their rate, then the time a frame takes on each side.
     pub fn summary(&self, out: &Path) -> String {
         let per_frame = |d: Duration| d.as_secs_f64() * 1e3 / self.frames.max(1) as f64;
-        let writing = if self.video { "encoding" } else { "writing PNG" };
+        let writing = if self.video.is_some() { "converting to YUV and queueing" } else { "writing PNG" };
         let mut text = format!(
             "wrote {} frames to {} in {:.2} s ({:.1} frames a second)\n  per frame: {:.2} ms recording and \
              submitting, {:.2} ms waiting for the GPU, {:.2} ms copying the readback; {:.2} ms {writing} on the \
@@ -53,6 +55,13 @@ impl ExportReport {
             per_frame(self.writing),
             per_frame(self.writer_waited),
         );
+        if let Some(video) = &self.video {
+            let (encoders, threads) = (video.encoders.encoders, video.encoders.threads);
+            text += &format!(
+                "\n  H.264: {:.2} ms a frame on an encoder of {threads} threads, {encoders} encoders at once",
+                per_frame(video.encoding)
+            );
+        }
         if self.redrawn > 0 {
             text += &format!("\n  {} frames drawn again with room for their tile entries", self.redrawn);
         }
@@ -82,7 +91,7 @@ pub fn export(
     };
     let digits = cameras.len().saturating_sub(1).max(1).to_string().len().max(5);
     let (send, receive) = mpsc::sync_channel::<Image>(2);
-    let writer = std::thread::spawn(move || -> anyhow::Result<Duration> {
+    let writer = std::thread::spawn(move || -> anyhow::Result<(Duration, Option<crate::video::VideoStats>)> {
         let mut busy = Duration::ZERO;
         for (n, image) in receive.into_iter().enumerate() {
             let began = Instant::now();
@@ -93,14 +102,15 @@ pub fn export(
             busy += began.elapsed();
         }
         // Whatever came, the video ends playable (a stopped export's too).
-        if let Sink::Video(video) = sink {
-            video.finish()?;
-        }
-        Ok(busy)
+        let stats = match sink {
+            Sink::Video(video) => Some(video.finish()?),
+            Sink::Frames(_) => None,
+        };
+        Ok((busy, stats))
     });
     let started = Instant::now();
     let mut stream = ImageStream::default();
-    let mut report = ExportReport { video, ..ExportReport::default() };
+    let mut report = ExportReport::default();
     let mut failure = None;
     let mut hand_on = |image: Image| {
         let began = Instant::now();
@@ -140,7 +150,7 @@ pub fn export(
     if let Some(error) = failure {
         return Err(error.context(format!("after {} frames written to {}", report.frames, out.display())));
     }
-    report.writing = written?;
+    (report.writing, report.video) = written?;
     report.secs = started.elapsed().as_secs_f64();
     (report.submit, report.gpu_wait, report.readback, report.redrawn) =
         (stream.submit, stream.gpu_wait, stream.readback, stream.redrawn);

@@ -285,3 +285,50 @@ fn ctrl_c_leaves_a_playable_mp4() {
     assert_eq!(leftovers.len(), 1, "only the MP4 is left: {leftovers:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn an_mp4_is_the_same_from_one_encoder_or_several() {
+    // splatsort::video cuts the video into groups of a second (4 frames at 4 fps), each a fresh encoder's from a key
+    // frame, and deals them to its encoders: 11 frames from one encoder and from three are the same bytes, key
+    // frames at 0, 4 and 8, and decode to the frames given (a moving gradient: over 30 dB).
+    use splatsort::video::{Encoders, VideoWriter};
+    let dir = scratch("encoders");
+    let (width, height) = (96u32, 64u32);
+    let frames: Vec<Vec<u8>> = (0..11)
+        .map(|n| {
+            let pixel = |i: usize| {
+                let (x, y) = ((i % width as usize) as u32, (i / width as usize) as u32);
+                [(x * 2 + n * 5) as u8, (y * 3) as u8, ((x + y) * 2) as u8, 255]
+            };
+            (0..(width * height) as usize).flat_map(pixel).collect()
+        })
+        .collect();
+    let write = |name: &str, encoders: usize| {
+        let file = dir.join(name);
+        let mut video = VideoWriter::with_encoders(&file, (width, height), 4.0, Encoders { encoders, threads: 1 })
+            .expect("a writer");
+        for frame in &frames {
+            video.push(frame).expect("a frame");
+        }
+        assert_eq!(video.finish().expect("finished").frames, 11);
+        file
+    };
+    let (one, three) = (write("one.mp4", 1), write("three.mp4", 3));
+    assert!(std::fs::read(&one).unwrap() == std::fs::read(&three).unwrap(), "the same bytes");
+    let bytes = std::fs::read(&three).unwrap();
+    let size = bytes.len() as u64;
+    let mut reader = mp4::Mp4Reader::read_header(std::io::Cursor::new(bytes), size).expect("an MP4");
+    let keys: Vec<u32> = (1..=11)
+        .filter(|&n| reader.read_sample(1, n).expect("sample").expect("present").is_sync)
+        .map(|n| n - 1)
+        .collect();
+    assert_eq!(keys, [0, 4, 8]);
+    let (_, decoded) = decode_mp4(&three);
+    assert_eq!(decoded.len(), 11);
+    for (n, (rgb, rgba)) in decoded.iter().zip(&frames).enumerate() {
+        let source: Vec<u8> = rgba.chunks_exact(4).flat_map(|p| [p[0], p[1], p[2]]).collect();
+        let db = psnr(rgb, &source);
+        assert!(db > 30.0, "frame {n}: {db:.1} dB");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

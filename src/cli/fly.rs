@@ -64,7 +64,7 @@ pub(crate) fn render_frames(
     bar.finish_and_clear();
     let report = exported?;
     if report.frames < cameras.len() {
-        let whole = if report.video { "a playable MP4" } else { "whole PNGs" };
+        let whole = if report.video.is_some() { "a playable MP4" } else { "whole PNGs" };
         bail!("interrupted: {} of {} frames written to {} ({whole})", report.frames, cameras.len(), out.display());
     }
     println!("{}", report.summary(out));

@@ -94,12 +94,12 @@ impl ImageReadback {
     /// The pixels (4 bytes each, rows packed) from the mapped buffer's bytes.
     pub fn unpad(&self, mapped: &[u8]) -> Vec<u8> {
         let row = (self.width * 4) as usize;
-        mapped
-            .chunks_exact(self.padded_row as usize)
-            .take(self.height as usize)
-            .flat_map(|r| &r[..row])
-            .copied()
-            .collect()
+        let mut pixels = Vec::with_capacity(row * self.height as usize);
+        // A row at a time (a memcpy each): mapped memory read byte by byte is several times slower.
+        for r in mapped.chunks_exact(self.padded_row as usize).take(self.height as usize) {
+            pixels.extend_from_slice(&r[..row]);
+        }
+        pixels
     }
 }
 
