@@ -4,12 +4,12 @@
 //! track of the `mp4` crate's muxer (the H.264 NAL units from the encoder's Annex B stream to the length-prefixed
 //! form MP4 stores, the sequence and picture parameter sets into the track's configuration).
 //!
-//! Speed: OpenH264 encodes a frame on at most four threads (a slice each), about 40 frames a second at 1080p, so the
-//! video is cut into groups of pictures of a second (`GOP_SECONDS`), each starting with a key frame and encoded
-//! whole by a fresh encoder, and the groups are dealt in turn to several encoders on threads of their own
-//! (`Encoders`); the muxer writes their frames back in order. The file is the same on any machine: a group's
-//! frames never depend on which thread encoded them, nor on how many there were. What waits to be encoded is
-//! bounded (`MAX_QUEUED_BYTES`).
+//! Speed: OpenH264 encodes a frame on at most four threads (a slice each), about 40 frames a second at 1080p, so
+//! the video is cut into groups of pictures of half a second (`GOP_SECONDS`), each starting with a key frame and
+//! encoded whole by a fresh encoder, and the groups are dealt in turn to several encoders on threads of their own
+//! (`Encoders`); the muxer writes their frames back in order. The file does not depend on how many encoders there
+//! were (a group's frames are the same whichever encoder took it), only on the threads of each (a frame is cut
+//! into a slice per thread). What waits to be encoded is bounded (`MAX_QUEUED_BYTES`).
 //!
 //! The file is written beside the output under a temporary name and renamed over it by `finish`, so an output is
 //! either a whole, playable MP4 or not there: an interrupted render calls `finish` with the frames it has.
@@ -26,8 +26,10 @@ use openh264::formats::{RgbaSliceU8, YUVBuffer};
 /// states the PSNR it gives and the size it takes).
 pub const QP: u8 = 20;
 
-/// Seconds of video between key frames: each group of pictures is encoded on its own.
-pub const GOP_SECONDS: f64 = 1.0;
+/// Seconds of video between key frames: each group of pictures is encoded on its own. Half a second keeps four
+/// encoders busy within `MAX_QUEUED_BYTES` at 1080p (a group waits whole in its encoder's queue while the encoder
+/// works through it), for a few percent more bytes than a second (docs/BENCHMARKS.md).
+pub const GOP_SECONDS: f64 = 0.5;
 
 /// The most threads OpenH264 encodes a frame on (`MAX_THREADS_NUM` in its source).
 const MAX_ENCODER_THREADS: usize = 4;

@@ -288,7 +288,7 @@ fn ctrl_c_leaves_a_playable_mp4() {
 
 #[test]
 fn an_mp4_is_the_same_from_one_encoder_or_several() {
-    // splatsort::video cuts the video into groups of a second (4 frames at 4 fps), each a fresh encoder's from a key
+    // splatsort::video cuts the video into groups of half a second (4 frames at 8 fps), each a fresh encoder's from a key
     // frame, and deals them to its encoders: 11 frames from one encoder and from three are the same bytes, key
     // frames at 0, 4 and 8, and decode to the frames given (a moving gradient: over 30 dB).
     use splatsort::video::{Encoders, VideoWriter};
@@ -305,7 +305,7 @@ fn an_mp4_is_the_same_from_one_encoder_or_several() {
         .collect();
     let write = |name: &str, encoders: usize| {
         let file = dir.join(name);
-        let mut video = VideoWriter::with_encoders(&file, (width, height), 4.0, Encoders { encoders, threads: 1 })
+        let mut video = VideoWriter::with_encoders(&file, (width, height), 8.0, Encoders { encoders, threads: 1 })
             .expect("a writer");
         for frame in &frames {
             video.push(frame).expect("a frame");

@@ -8,9 +8,12 @@
 //   it takes in a small window sorted by t (a ring); at a splat of key floor l (`key_floor`), every held splat with
 //   t <= l is in its final place (nothing later can come before it) and is blended. A pixel whose window is full
 //   when it must take another goes on by passes, as `rasterize_exact` does, from the last splat it blended, each
-//   pass ending for it once its window is full and the walk's floor has passed the window's farthest splat. The
-//   window (`blend_window`) sets the speed, never the image: it is the exact order's, to the bit. A window of w
-//   touches only the first w slots of its private array (WINDOW_CAP long), 16 bytes a splat (`held_splat`).
+//   keeping the WINDOW_CAP nearest and ending for the pixel once they are all found (its window full and the walk's
+//   floor past its farthest splat). The merge's window (`blend_window`) sets the speed, never the image: it is the
+//   exact order's, to the bit. The merge touches only the first w slots of its private array (WINDOW_CAP long),
+//   16 bytes a splat (`held_splat`); the passes hold the whole array, as each walks the list from its start (on the
+//   H100 at 1080p, windows of 64 in the passes made the 1M and 5M frames 1.1-3.7x faster than passes of the merge's
+//   window at windows 8 to 32: docs/BENCHMARKS.md).
 // - `rasterize_exact`: the reference, by brute force. Each pass walks the whole list and keeps, per pixel, the
 //   WINDOW_CAP nearest splats (by t, then by place in the list) after the last one blended; blends them; again until
 //   the pixel stops or runs out.
@@ -229,7 +232,7 @@ fn rasterize_pixel(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
         n -= 1u;
         near = held[head];
     }
-    // A pixel whose window filled goes on by passes over the whole list, each keeping the `window` nearest
+    // A pixel whose window filled goes on by passes over the whole list, each keeping the WINDOW_CAP nearest
     // splats after the last blended (in the window's first slots, its farthest in `far_held` too), and ending,
     // for the pixel, once the window is full and the walk's floor has passed its farthest (nothing later can enter
     // it). Exact, as the merge before it.
@@ -262,7 +265,7 @@ fn rasterize_pixel(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
             load_batch(tid, count, end, t.origin);
             workgroupBarrier();
             for (var j = 0u; j < count && !complete; j++) {
-                if (n == window && held_t(far_held) <= batch_ray1[j].z) {
+                if (n == WINDOW_CAP && held_t(far_held) <= batch_ray1[j].z) {
                     complete = true;
                     atomicAdd(&pass_done, 1u);
                     break;
@@ -275,10 +278,10 @@ fn rasterize_pixel(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
                 if (any_blended && !before(last, splat)) {
                     continue;
                 }
-                if (n == window && !before(splat, far_held)) {
+                if (n == WINDOW_CAP && !before(splat, far_held)) {
                     continue;
                 }
-                n = insert_nearest(&held, n, window, splat);
+                n = insert_nearest(&held, n, WINDOW_CAP, splat);
                 far_held = held[n - 1u];
             }
             // The pass also ends for a pixel whose nearest held splats are final (nearer than the floor of the
@@ -307,7 +310,7 @@ fn rasterize_pixel(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
             for (var i = 0u; i < n && !stopped; i++) {
                 stopped = blend_held(&px, held[i]);
             }
-            finished = stopped || n < window;
+            finished = stopped || n < WINDOW_CAP;
             if (finished) {
                 atomicAdd(&group_finished, 1u);
             } else {

@@ -203,10 +203,10 @@ impl BlendOrder {
 
 /// The most splats a pixel's window holds (`BlendOrder::Pixel`; `WINDOW_CAP` in `render/tiles.wgsl`).
 pub const MAX_BLEND_WINDOW: u32 = 64;
-/// The window by default, by measurement (docs/BENCHMARKS.md, on the H200 at 1080p): the only one within 50 dB of
-/// the exact order on a real street-level view (50.3 dB, and an eighth of the splat order's popping there; 16: 32 dB,
-/// and more popping than the splat order), at twice the rasterizer time of 16.
-pub const DEFAULT_BLEND_WINDOW: u32 = 32;
+/// The merge's window by default, by measurement (docs/BENCHMARKS.md, on the H100 at 1080p): the image is the exact
+/// order's at any window, and 8 was the fastest at 1M and 5M splats (9-21% faster than 32), within 3% of the
+/// fastest on the demo scene.
+pub const DEFAULT_BLEND_WINDOW: u32 = 8;
 
 /// How a scene's GPU state is built: changing any of these rebuilds something (`SceneBuffers::set_options` says
 /// what). The scene's layout on the GPU (`GpuFormat`) is not among them: it is fixed when the scene is uploaded.
