@@ -202,7 +202,7 @@
 //!   bytes (the lab's checks).
 //! - `sort::kernels`: `SortKernels`, the device's compiled sort pipelines (see above).
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 /// The README's example, compiled as a doctest so that it stays true.
 #[cfg(doctest)]
