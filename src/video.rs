@@ -6,10 +6,9 @@
 //!
 //! Speed: OpenH264 encodes a frame on at most four threads (a slice each), about 40 frames a second at 1080p, so
 //! the video is cut into groups of pictures of half a second (`GOP_SECONDS`), each starting with a key frame and
-//! encoded whole by a fresh encoder, and the groups are dealt in turn to several encoders on threads of their own
-//! (`Encoders`); the muxer writes their frames back in order. The file does not depend on how many encoders there
-//! were (a group's frames are the same whichever encoder took it), only on the threads of each (a frame is cut
-//! into a slice per thread). What waits to be encoded is bounded (`MAX_QUEUED_BYTES`).
+//! encoded whole by one encoder, and the groups are dealt in turn to several encoders on threads of their own
+//! (`Encoders`); the muxer writes their frames back in order. What waits to be encoded is bounded
+//! (`MAX_QUEUED_BYTES`).
 //!
 //! The file is written beside the output under a temporary name and renamed over it by `finish`, so an output is
 //! either a whole, playable MP4 or not there: an interrupted render calls `finish` with the frames it has.
@@ -323,27 +322,26 @@ impl Drop for VideoWriter {
     }
 }
 
-/// An encoder's thread: each group of `gop` frames by a fresh encoder (so it starts with a key frame and its
-/// frames are the same whichever thread encodes it), until the queue closes or the writer is gone.
+/// An encoder's thread: one encoder for every group dealt to it (OpenH264 prints a warning each time one starts:
+/// once a thread, not once a group), each group begun with a key frame, until the queue closes or the writer is gone.
 fn encode_groups(
     config: &EncoderConfig,
     gop: u64,
     frames: &mpsc::Receiver<(u64, YUVBuffer)>,
     results: &mpsc::Sender<Result<Encoded, String>>,
 ) {
-    let mut encoder: Option<(u64, Encoder)> = None;
-    for (frame, yuv) in frames {
-        let group = frame / gop;
-        if encoder.as_ref().is_none_or(|(g, _)| *g != group) {
-            match Encoder::with_api_config(openh264::OpenH264API::from_source(), *config) {
-                Ok(made) => encoder = Some((group, made)),
-                Err(e) => {
-                    let _ = results.send(Err(e.to_string()));
-                    return;
-                }
-            }
+    let mut encoder = match Encoder::with_api_config(openh264::OpenH264API::from_source(), *config) {
+        Ok(encoder) => encoder,
+        Err(e) => {
+            let _ = results.send(Err(e.to_string()));
+            return;
         }
-        let (_, encoder) = encoder.as_mut().expect("made above");
+    };
+    let mut group = None;
+    for (frame, yuv) in frames {
+        if group.replace(frame / gop) != Some(frame / gop) {
+            encoder.force_intra_frame();
+        }
         let began = std::time::Instant::now();
         let encoded = encoder.encode(&yuv).map(|stream| split_nal_units(frame, &stream.to_vec(), began.elapsed()));
         if results.send(encoded.map_err(|e| format!("frame {frame}: {e}"))).is_err() {
