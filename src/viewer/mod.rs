@@ -755,6 +755,10 @@ impl Running {
             self.toasts.error(format!("{}: still exporting {}", out.display(), export.out.display()));
             return;
         }
+        if out.as_os_str().is_empty() {
+            self.toasts.error("Export video: name the file (an .mp4) or the folder for PNG frames");
+            return;
+        }
         let (width, height) = (self.surface.config.width & !1, self.surface.config.height & !1);
         let (cameras, fps) = match self.panel.path.path(width.max(2), height.max(2)) {
             Ok(path) => ((0..path.frame_count()).map(|n| path.frame(n)).collect(), path.fps),
