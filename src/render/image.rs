@@ -179,7 +179,9 @@ pub struct ImageStream {
 
 struct StreamSlot {
     image: ImageReadback,
-    counts: crate::readback::AsyncReadback,
+    /// The frame's counts, mapped with its image: both read right after the wait for its submission (a state set
+    /// by the map callback would not do: in the viewer, its frame loop's poll may run that callback later).
+    counts: wgpu::Buffer,
     frame: Option<InFlight>,
 }
 
@@ -209,7 +211,12 @@ impl ImageStream {
             Some(s) if s.image.width == camera.width && s.image.height == camera.height => s,
             _ => StreamSlot {
                 image: ImageReadback::new(device, camera.width, camera.height, format),
-                counts: crate::readback::AsyncReadback::new(device, "stream counts", super::DRAW_ARGS_BYTES),
+                counts: device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("stream counts"),
+                    size: super::DRAW_ARGS_BYTES,
+                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                }),
                 frame: None,
             },
         };
@@ -217,10 +224,10 @@ impl ImageStream {
         scene.encode_frame(queue, &mut encoder, camera, params, None, 0)?;
         scene.blit(&mut encoder, &slot.image.view(), format);
         slot.image.copy(&mut encoder);
-        encoder.copy_buffer_to_buffer(scene.draw_args(), 0, &slot.counts.buffer, 0, super::DRAW_ARGS_BYTES);
+        encoder.copy_buffer_to_buffer(scene.draw_args(), 0, &slot.counts, 0, super::DRAW_ARGS_BYTES);
         let submission = queue.submit([encoder.finish()]);
         slot.image.buffer.map_async(wgpu::MapMode::Read, .., |_| {});
-        slot.counts.map();
+        slot.counts.map_async(wgpu::MapMode::Read, .., |_| {});
         self.submit += began.elapsed();
         let frame = InFlight { submission, cap: scene.tile_entry_cap(), camera: *camera };
         self.slots[at] = Some(StreamSlot { frame: Some(frame), ..slot });
@@ -255,7 +262,8 @@ impl ImageStream {
         let wait = wgpu::PollType::Wait { submission_index: Some(frame.submission), timeout: None };
         device.poll(wait).expect("device lost while rendering");
         self.gpu_wait += waited.elapsed();
-        let counts = slot.counts.take_with(super::FrameCounts::from_bytes).unwrap_or_default();
+        let counts = super::FrameCounts::from_bytes(&slot.counts.get_mapped_range(..).expect("mapped"));
+        slot.counts.unmap();
         let copied = std::time::Instant::now();
         let image = &slot.image;
         let rgba = image.unpad(&image.buffer.get_mapped_range(..).expect("mapped"));

@@ -42,27 +42,31 @@ impl VideoExport {
         let (counter, flag, file) = (Arc::clone(&done), Arc::clone(&stop), out.clone());
         std::thread::spawn(move || {
             let (path, lod) = &job.scene;
-            let exported = crate::scene::load_level(path, *lod, &mut |_| {})
-                .map_err(|e| e.to_string())
-                .and_then(|scene| {
-                    SceneBuffers::new_beside(&renderer, &queue, &scene, job.format, job.options, in_use)
-                        .map_err(|e| format!("{}: cannot export: {e}", path.display()))
-                })
-                .and_then(|mut buffers| {
-                    let device = renderer.device().clone();
-                    let sequence = (job.cameras.as_slice(), job.fps);
-                    let mut on_frame = |n| counter.store(n, Ordering::Relaxed);
-                    crate::export::export(
-                        &device,
-                        &queue,
-                        &mut buffers,
-                        sequence,
-                        &job.params,
-                        &file,
-                        (&flag, &mut on_frame),
-                    )
-                    .map_err(|e| format!("{e:#}"))
-                });
+            // A panic (a GPU error wgpu reports by one) is the export's error, said in the viewer, not a lost thread.
+            let run = std::panic::AssertUnwindSafe(|| {
+                crate::scene::load_level(path, *lod, &mut |_| {})
+                    .map_err(|e| e.to_string())
+                    .and_then(|scene| {
+                        SceneBuffers::new_beside(&renderer, &queue, &scene, job.format, job.options, in_use)
+                            .map_err(|e| format!("{}: cannot export: {e}", path.display()))
+                    })
+                    .and_then(|mut buffers| {
+                        let device = renderer.device().clone();
+                        let sequence = (job.cameras.as_slice(), job.fps);
+                        let mut on_frame = |n| counter.store(n, Ordering::Relaxed);
+                        let control = (flag.as_ref(), &mut on_frame as &mut dyn FnMut(usize));
+                        crate::export::export(&device, &queue, &mut buffers, sequence, &job.params, &file, control)
+                            .map_err(|e| format!("{e:#}"))
+                    })
+            });
+            let exported = std::panic::catch_unwind(run).unwrap_or_else(|panic| {
+                let reason = panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_else(|| "a panic".into());
+                Err(format!("{}: the export failed: {reason}", file.display()))
+            });
             // The viewer may have closed: nobody to tell.
             let _ = send.send(exported);
         });
