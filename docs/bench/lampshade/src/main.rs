@@ -70,7 +70,7 @@ async fn run(exponents: Vec<u32>) {
         });
         let mut expected = keys.clone();
         expected.sort_unstable();
-        assert!(read(&device, &queue, &output, bytes) == expected, "keys 2^{exponent}: not sorted");
+        assert!(read_words(&device, &queue, &output, bytes) == expected, "keys 2^{exponent}: not sorted");
 
         // Pairs, in place: the input restored before each sort, outside its timestamps.
         pairs_sorter.prepare_sort(&work_keys, &work_values, n).expect("a pairs plan");
@@ -83,8 +83,8 @@ async fn run(exponents: Vec<u32>) {
         });
         let mut stable: Vec<(u32, u32)> = keys.iter().copied().zip(values.iter().copied()).collect();
         stable.sort_by_key(|&(k, _)| k);
-        let got_keys = read(&device, &queue, &work_keys, bytes);
-        let got_values = read(&device, &queue, &work_values, bytes);
+        let got_keys = read_words(&device, &queue, &work_keys, bytes);
+        let got_values = read_words(&device, &queue, &work_values, bytes);
         let ok = got_keys.iter().zip(&got_values).zip(&stable).all(|((k, v), (ek, ev))| k == ek && v == ev);
         assert!(ok, "pairs 2^{exponent}: not the stable order");
         println!("n = 2^{exponent}: keys only {keys_ms:.3} ms, pairs {pairs_ms:.3} ms (medians of {REPEAT}, checked)");
@@ -145,10 +145,6 @@ fn time_restored(
     let mut spans: Vec<f64> = stamps.chunks_exact(2).map(|s| (s[1] - s[0]) as f64 * period / 1e6).collect();
     spans.sort_by(f64::total_cmp);
     spans[spans.len() / 2]
-}
-
-fn read(device: &wgpu::Device, queue: &wgpu::Queue, buffer: &wgpu::Buffer, bytes: u64) -> Vec<u32> {
-    read_words(device, queue, buffer, bytes)
 }
 
 fn read_words(device: &wgpu::Device, queue: &wgpu::Queue, buffer: &wgpu::Buffer, bytes: u64) -> Vec<u32> {
