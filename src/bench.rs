@@ -539,7 +539,7 @@ pub fn run_render_bench(
     // the cap grows to the view's needs before timing (outside the timed frames), then the GPU warms up again.
     let counts = buffers.counts_blocking(device, queue);
     if buffers.tile_entry_cap().is_some_and(|cap| counts.tile_entries > cap) {
-        buffers.grow_tile_entries(queue, counts.tile_entries)?;
+        buffers.grow_tile_entries(counts.tile_entries)?;
         warm_up(device, queue, warmup_secs, 256, |e| buffers.encode_frame(queue, e, camera, params, None, 0))?;
     }
     let run = timed_run(device, queue, frames, buffers.timed_passes(), |encoder, timer, frame| {

@@ -71,7 +71,7 @@ pub fn measure(
 ) -> Result<Vec<OrderReport>, RenderError> {
     let before = buffers.options();
     let measured = measure_orders(device, queue, buffers, cameras, params, base, options);
-    buffers.set_options(queue, before)?;
+    buffers.set_options(before)?;
     measured
 }
 
@@ -95,7 +95,7 @@ fn measure_orders(
         }
         let mut frames: Vec<Option<Image>> = (0..orders.len()).map(|_| None).collect();
         for k in visits {
-            set_order(queue, buffers, base, orders[k])?;
+            set_order(buffers, base, orders[k])?;
             let held = t.checked_sub(1).map(|previous| &cameras[previous]);
             let (drawn, twin) = draw_pair(device, queue, buffers, camera, held, params)?;
             if let Some(twin) = twin {
@@ -145,22 +145,17 @@ pub fn frame_pair(
     order: BlendOrder,
 ) -> Result<(Image, Image), RenderError> {
     let before = buffers.options();
-    let pair = set_order(queue, buffers, base, order)
+    let pair = set_order(buffers, base, order)
         .and_then(|()| draw_pair(device, queue, buffers, cameras[1], Some(cameras[0]), params));
-    buffers.set_options(queue, before)?;
+    buffers.set_options(before)?;
     let (drawn, twin) = pair?;
     Ok((drawn, twin.expect("a held order draws a twin")))
 }
 
-fn set_order(
-    queue: &wgpu::Queue,
-    buffers: &mut SceneBuffers,
-    base: SceneOptions,
-    order: BlendOrder,
-) -> Result<(), RenderError> {
+fn set_order(buffers: &mut SceneBuffers, base: SceneOptions, order: BlendOrder) -> Result<(), RenderError> {
     let options = SceneOptions { blend_order: order, draw: DrawPath::Compute, ..base };
     if buffers.options() != options {
-        buffers.set_options(queue, options)?;
+        buffers.set_options(options)?;
     }
     Ok(())
 }

@@ -20,10 +20,10 @@ pub enum PassKind {
     Sort(SortPass),
     /// The splat draw (quads through the raster pipeline; with the compute path, only the clear).
     Draw,
-    /// Compute draw path: tiles touched per splat.
-    TileCount,
-    /// Compute draw path: scan of the tile counts and the (tile, splat) entries written.
-    TileScan,
+    /// Compute draw path: tiles touched per splat and their scan, in one pass.
+    TileBin,
+    /// Compute draw path: the next passes' arguments and the (tile, splat) entries written.
+    TileEmit,
     /// Compute draw path: the entries sorted by tile (every pass of that sort).
     TileSort,
     /// Compute draw path: each tile's range of entries.
@@ -45,8 +45,8 @@ impl PassKind {
             Self::Sort(sort[4]),
             Self::Sort(sort[5]),
             Self::Sort(sort[6]),
-            Self::TileCount,
-            Self::TileScan,
+            Self::TileBin,
+            Self::TileEmit,
             Self::TileSort,
             Self::TileRanges,
             Self::Draw,
@@ -55,8 +55,7 @@ impl PassKind {
     };
 
     /// The compute draw path's passes, in order.
-    pub const TILES: [PassKind; 5] =
-        [Self::TileCount, Self::TileScan, Self::TileSort, Self::TileRanges, Self::Rasterize];
+    pub const TILES: [PassKind; 5] = [Self::TileBin, Self::TileEmit, Self::TileSort, Self::TileRanges, Self::Rasterize];
 
     /// A description for lists and traces.
     pub fn name(self) -> &'static str {
@@ -64,8 +63,8 @@ impl PassKind {
             Self::DepthKeys => "depth keys",
             Self::Sort(pass) => pass.name(),
             Self::Draw => "draw",
-            Self::TileCount => "tiles: count per splat",
-            Self::TileScan => "tiles: scan and entries",
+            Self::TileBin => "tiles: count and scan",
+            Self::TileEmit => "tiles: entries",
             Self::TileSort => "tiles: sort entries by tile",
             Self::TileRanges => "tiles: ranges",
             Self::Rasterize => "tiles: rasterize",
@@ -78,8 +77,8 @@ impl PassKind {
             Self::DepthKeys => "depth",
             Self::Sort(pass) => pass.short_name(),
             Self::Draw => "draw",
-            Self::TileCount => "tile count",
-            Self::TileScan => "tile scan",
+            Self::TileBin => "tile bin",
+            Self::TileEmit => "tile emit",
             Self::TileSort => "tile sort",
             Self::TileRanges => "tile ranges",
             Self::Rasterize => "rasterize",

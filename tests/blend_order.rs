@@ -189,7 +189,7 @@ fn an_order_the_draw_path_cannot_do_is_refused_before_any_gpu_work() {
     let mut buffers = Setup::default().upload_alone(ctx, &swapping_discs()).expect("upload");
     let before = buffers.options();
     let bad = SceneOptions { blend_order: BlendOrder::Exact, draw: DrawPath::Raster, ..before };
-    assert!(matches!(buffers.set_options(&ctx.queue, bad), Err(RenderError::BlendOrder(_))));
+    assert!(matches!(buffers.set_options(bad), Err(RenderError::BlendOrder(_))));
     assert_eq!(buffers.options(), before);
 }
 

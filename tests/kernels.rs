@@ -51,7 +51,7 @@ fn a_second_scene_on_the_same_kernels_compiles_no_shader() {
                     draw,
                     ..Setup::default()
                 };
-                settings.apply(&mut renderer, queue).unwrap();
+                settings.apply(&mut renderer).unwrap();
                 render_image(device, queue, &mut renderer, &camera, &settings.params(), None).unwrap();
             }
         }
@@ -67,7 +67,7 @@ fn a_second_scene_on_the_same_kernels_compiles_no_shader() {
             for draw in [DrawPath::Raster, DrawPath::Compute] {
                 let sort = algorithm.config(algorithm.default_radix_bits(), 32).unwrap();
                 let settings = Setup { algorithm, sort, draw, ..Setup::default() };
-                settings.apply(&mut second_renderer, queue).unwrap();
+                settings.apply(&mut second_renderer).unwrap();
                 render_image(device, queue, &mut second_renderer, &camera, &settings.params(), None).unwrap();
                 assert_eq!(
                     pipelines(device),

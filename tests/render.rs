@@ -483,7 +483,7 @@ fn capped_frame_then_grown(ctx: &splatsort::gpu::GpuContext, scene: &Scene, cam:
     assert!(counts.tile_entries > 16, "{what}: the frame needed more entries than the cap: {counts:?}");
     let (mean, p99, _) = compare(&image, &reference);
     assert!(mean <= REAL.0 && p99 <= REAL.1, "{what}: the quad fallback matches: mean {mean:.3}, p99 {p99:.3}");
-    renderer.grow_tile_entries(&ctx.queue, counts.tile_entries).expect("grows");
+    renderer.grow_tile_entries(counts.tile_entries).expect("grows");
     assert!(renderer.tile_entry_cap().expect("compute path") >= counts.tile_entries);
     let image =
         render::render_image(&ctx.device, &ctx.queue, &mut renderer, cam, &settings.params(), None).expect("frame");
@@ -493,9 +493,9 @@ fn capped_frame_then_grown(ctx: &splatsort::gpu::GpuContext, scene: &Scene, cam:
     assert!(mean <= REAL.0 && p99 <= REAL.1, "{what}: the grown compute path matches: mean {mean:.3}, p99 {p99:.3}");
     // A frame within 1/16 of the cap grows it ahead; one well under it does not.
     let cap = renderer.tile_entry_cap().expect("compute path");
-    renderer.grow_tile_entries(&ctx.queue, cap / 2).expect("no change");
+    renderer.grow_tile_entries(cap / 2).expect("no change");
     assert_eq!(renderer.tile_entry_cap(), Some(cap), "{what}: half the cap leaves it");
-    renderer.grow_tile_entries(&ctx.queue, cap - cap / 32).expect("grows ahead");
+    renderer.grow_tile_entries(cap - cap / 32).expect("grows ahead");
     assert!(renderer.tile_entry_cap().expect("compute path") > cap, "{what}: near the cap, it grows ahead");
 }
 
@@ -561,7 +561,7 @@ fn the_compute_path_follows_a_live_change_of_the_depth_sorts_output_set() {
             let mut renderer = settings.upload_alone(ctx, &scene).expect("renderer");
             let mut images = Vec::new();
             for sort in [even, odd, even] {
-                Setup { sort, ..settings }.apply(&mut renderer, queue).expect("settings");
+                Setup { sort, ..settings }.apply(&mut renderer).expect("settings");
                 let slot = renderer.sorter().output_set();
                 let image =
                     render::render_image(device, queue, &mut renderer, &cam, &settings.params(), None).expect("frame");
@@ -907,6 +907,87 @@ fn only_visible_splats_are_sorted_in_a_stable_order() {
     }
 }
 
+/// 3,000 faint splats over a few tiles of a 96x64 image from (0, 0, -2): a long list in one tile (many batches, no
+/// pixel stops early).
+fn heavy_tile_splats() -> Vec<Splat> {
+    let mut heavy = Vec::new();
+    for i in 0..3000u32 {
+        let t = i as f32;
+        let (x, y) = ((t * 0.618).fract() - 0.5, (t * 0.414).fract() - 0.5);
+        let colour = [(t * 0.13).fract(), (t * 0.29).fract(), (t * 0.71).fract()];
+        heavy.push(splat([0.3 * x, 0.3 * y, 0.01 * t], 0.02 + 0.04 * (t * 0.37).fract(), 0.04, colour));
+    }
+    heavy
+}
+
+#[test]
+fn a_tile_of_thousands_of_splats_matches_the_reference() {
+    // One dense tile: 3,000 splats over a few 16x16 tiles, so a bin tile's entries (256 sorted positions) pass what
+    // it writes a thread per position and it writes them a thread per entry, and each tile's list is a dozen
+    // rasterizer batches.
+    let scene = scene_of(&heavy_tile_splats(), 0, |_, _| [0.0; 3]);
+    let cam = camera(96, 64, [0.0, 0.0, -2.0], [0.0, 0.0, 0.0]);
+    let settings = Setup { draw: DrawPath::Compute, ..Default::default() };
+    let image = assert_matches_reference("3,000 splats over a few tiles", &scene, &cam, settings, SYNTHETIC);
+    assert!(lit_pixels(&image) > 100, "the view shows them ({} lit pixels)", lit_pixels(&image));
+}
+
+#[test]
+fn the_binning_look_back_fallback_draws_the_same_image() {
+    // The compute path's binning is one pass with a look-back over earlier bin tiles (`tile_bin`); where an earlier
+    // one has not published its entries in time, a bin tile counts them from its splats (the fallback). Forced on
+    // every bin tile's first step back, the fallback must find the same entries and draw the same image, byte for
+    // byte, counting one sorted position an invocation or eight (the scene's size picks one), for frames whose
+    // entries are then written a thread per position (the demo from above) and a thread per entry (from inside,
+    // and the dense tile).
+    let ctx = common::context();
+    let inside = Camera::look_at(&CameraFile {
+        width: 240,
+        height: 136,
+        ..CameraFile::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/cameras/inside.json")).expect("camera")
+    })
+    .expect("camera");
+    let cases = [
+        ("the demo scene from above", demo_scene(), common::demo_camera()),
+        ("the demo scene from inside", demo_scene(), inside),
+        ("3,000 splats over a few tiles", scene_of(&heavy_tile_splats(), 0, |_, _| [0.0; 3]), {
+            camera(96, 64, [0.0, 0.0, -2.0], [0.0, 0.0, 0.0])
+        }),
+    ];
+    let settings = Setup { draw: DrawPath::Compute, ..Default::default() };
+    for (what, scene, cam) in cases {
+        for items in [1, 8] {
+            let what = format!("{what}, {items} positions an invocation");
+            let bin_tiles = scene.len().div_ceil(256 * items) as u32;
+            let (plain, forced) = common::checked(ctx, "forced binning fallback", || {
+                let mut renderer = settings.upload_alone(ctx, &scene).expect("renderer");
+                let frame = |renderer: &mut render::SceneBuffers| {
+                    let params = settings.params();
+                    let image =
+                        render::render_image(&ctx.device, &ctx.queue, renderer, &cam, &params, None).expect("frame");
+                    (image, renderer.counts_blocking(&ctx.device, &ctx.queue))
+                };
+                renderer.force_bin_items(Some(items as u32));
+                let plain = frame(&mut renderer);
+                renderer.force_bin_fallback(true);
+                let forced = frame(&mut renderer);
+                (plain, forced)
+            });
+            let reference = render_on(&render::Renderer::new(&ctx.device), &scene, &cam, settings);
+            assert!(lit_pixels(&plain.0) > 100, "{what}: the view shows it");
+            assert!(bin_tiles > 1, "{what}: several bin tiles ({bin_tiles})");
+            assert!(
+                forced.1.bin_fallbacks >= bin_tiles - 1,
+                "{what}: every bin tile but the first took the fallback: {} of {bin_tiles}",
+                forced.1.bin_fallbacks
+            );
+            assert_eq!(forced.1.tile_entries, plain.1.tile_entries, "{what}: the same entries");
+            assert!(plain.0.rgba == reference.rgba, "{what}: the image of the default binning");
+            assert!(forced.0.rgba == plain.0.rgba, "{what}: the same image with the fallback");
+        }
+    }
+}
+
 #[test]
 fn both_rasterizer_walks_draw_the_same_image() {
     // The compute path's rasterizer walks each batch either with every pixel reading every splat, or (devices with
@@ -924,14 +1005,6 @@ fn both_rasterizer_walks_draw_the_same_image() {
         render::RendererOptions { ballot_walk_max_entries_per_splat: u32::MAX, ..Default::default() },
     );
     let default = render::Renderer::new(&ctx.device);
-    // A long list in one tile: 3,000 faint splats (many batches, no pixel stops early), in a few tiles' pixels.
-    let mut heavy = Vec::new();
-    for i in 0..3000u32 {
-        let t = i as f32;
-        let (x, y) = ((t * 0.618).fract() - 0.5, (t * 0.414).fract() - 0.5);
-        let colour = [(t * 0.13).fract(), (t * 0.29).fract(), (t * 0.71).fract()];
-        heavy.push(splat([0.3 * x, 0.3 * y, 0.01 * t], 0.02 + 0.04 * (t * 0.37).fract(), 0.04, colour));
-    }
     let inside = Camera::look_at(&CameraFile {
         width: 240,
         height: 136,
@@ -944,7 +1017,7 @@ fn both_rasterizer_walks_draw_the_same_image() {
         ("thin, rotated and edge splats", scene_of(&binning_splats(), 0, |_, _| [0.0; 3]), {
             camera(203, 141, [0.0, 0.0, -3.0], [0.0, 0.0, 0.0])
         }),
-        ("3,000 splats over a few tiles", scene_of(&heavy, 0, |_, _| [0.0; 3]), {
+        ("3,000 splats over a few tiles", scene_of(&heavy_tile_splats(), 0, |_, _| [0.0; 3]), {
             camera(96, 64, [0.0, 0.0, -2.0], [0.0, 0.0, 0.0])
         }),
     ];

@@ -114,7 +114,7 @@ fn begin_ordered_tile(tid: u32, workgroup_id: vec3<u32>) -> OrderedTile {
     }
     workgroupBarrier();
     var range = tile_range;
-    if (overflow_flag[14] != 0u) {
+    if (overflow_flag[15] != 0u) {
         range = vec2<u32>(0u);
     }
     let inside = pixel.x < u32(frame.viewport.x) && pixel.y < u32(frame.viewport.y);

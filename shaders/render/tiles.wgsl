@@ -3,9 +3,9 @@
 // render/walk_subgroup.wgsl or render/walk_plain.wgsl (the rasterizer's entry point). Fed by the depth sort
 // (`depth_order`: splat indices, farthest first). Entry points, in the order a frame records them:
 //
-// - `tile_count`: for the splat at each sorted position, the number of tiles its ellipse touches
-//   (`ellipse_tile_count` in render/common.wgsl);
-// - (the renderer's shared scan turns the counts into each position's first entry);
+// - `tile_bin`: one pass (a scan with decoupled look-back): for the splat at each sorted position, the number of
+//   tiles its ellipse touches (`ellipse_tile_count` in render/common.wgsl), and their prefix sum over the
+//   positions, each position's first entry;
 // - `tile_prepare` (one thread): the number of entries and the indirect arguments of what follows; past the cap on
 //   entries, none are written and the frame goes to the quad draw;
 // - `tile_emit`: the (tile id, splat) entries in sorted-position order, from a thread per entry or per position;
@@ -32,8 +32,6 @@ struct TileSettings {
     background_r: f32,
     background_g: f32,
     background_b: f32,
-    // Where the scan leaves the total of all counts.
-    total_index: u32,
     // The rasterizer walks only the splats that touch a subgroup's pixel blocks (`walk_touching`) in frames of at
     // most this many entries per visible splat; 0: never (a device without 32-lane ballots has no such pipeline).
     ballot_max_entries_per_splat: u32,
@@ -42,11 +40,13 @@ struct TileSettings {
     blend_order: u32,
     // The pixel order's window: splats a pixel holds back, 1 to WINDOW_CAP.
     blend_window: u32,
+    // 1: every bin tile's look-back takes the fallback on its first step back (tests).
+    bin_force: u32,
     _pad0: u32,
     _pad1: u32,
 }
 
-// Indirect arguments and counters the emit pass writes (`TileArgs` in render/tile.rs).
+// Indirect arguments and counts `tile_prepare` writes (`TileArgs` in render/tile.rs).
 struct TileArgs {
     // The quad draw's arguments: instances = the visible splats when the entries overflow the cap, else 0.
     draw_vertices: u32,
@@ -66,14 +66,13 @@ struct TileArgs {
     emit_x: u32,
     emit_y: u32,
     emit_z: u32,
-    // Entries the frame needed (may pass the cap), and 1 when it did.
+    // Entries the frame needed (may pass the cap; saturated at 2^29 - 1), the look-back fallbacks `tile_bin` took,
+    // and 1 when the entries passed the cap (word 15, read through `overflow_flag`).
     entries: u32,
+    bin_fallbacks: u32,
     overflow: u32,
-    // 1: `tile_emit` runs a thread per sorted position (word 15, read through `overflow_flag`).
+    // 1: `tile_emit` runs a thread per sorted position (word 16, read through `overflow_flag`).
     emit_by_position: u32,
-    // The frame's entries in units of 1024, rounded up per workgroup (`tile_count`): where the u32 scan's total could
-    // have wrapped (2^22 units: 2^32 entries), the frame is past any cap and overflows.
-    pairs_kib: atomic<u32>,
     // The ballot rasterizer's workgroups: every tile in the frames it takes (then the other gets none).
     ballot_x: u32,
     ballot_y: u32,
@@ -85,6 +84,7 @@ struct TileArgs {
 @group(0) @binding(3) var<storage, read> depth_order: array<u32>;
 // The depth sort's count: its first word is the number of visible (sorted) splats.
 @group(0) @binding(4) var<storage, read> visible: array<u32>;
+// Each sorted position's first entry (`tile_bin`; in the depth sort's spent keys).
 @group(0) @binding(5) var<storage, read_write> counts: array<u32>;
 @group(0) @binding(6) var<storage, read_write> entry_tiles: array<u32>;
 // Each entry's splat index (the sort's values).
@@ -94,8 +94,8 @@ struct TileArgs {
 @group(0) @binding(9) var<storage, read_write> args: TileArgs;
 @group(0) @binding(10) var<storage, read_write> ranges: array<vec2<u32>>;
 @group(0) @binding(11) var accumulation: texture_storage_2d<rgba16float, write>;
-// What `rasterize` and `tile_emit` read of `args` (bound alone, read-only): word 14, 1 when the frame's entries
-// passed the cap; word 15, the emit's choice.
+// What the rasterizers and `tile_emit` read of `args` (bound alone, read-only): word 15, 1 when the frame's
+// entries passed the cap; word 16, the emit's choice.
 @group(0) @binding(12) var<storage, read> overflow_flag: array<u32>;
 
 fn linear_id(workgroup_id: vec3<u32>, num_workgroups: vec3<u32>, tid: u32) -> u32 {
@@ -109,29 +109,196 @@ fn sentinel_tile() -> u32 {
     return tiles.tiles_x * tiles.tiles_y;
 }
 
-var<workgroup> group_entries: atomic<u32>;
+// The binning state, its own buffer (`TileRaster::bin_state`): the frame's bin-tile tickets, the generation that
+// tags this frame's status words, the total of the frame's entries, the fallbacks taken, then one status word per
+// bin tile. `tile_prepare` resets the tickets and the total and moves the generation on for the next frame.
+const BIN_TICKET: u32 = 0u;
+const BIN_GENERATION: u32 = 1u;
+const BIN_TOTAL: u32 = 2u;
+const BIN_FALLBACKS: u32 = 3u;
+const BIN_STATUS: u32 = 4u;
+// A status word, written whole by one atomic store:
+//   bits 30-31  tag, 1 to 3: the frame's generation (mod 3) + 1; anything else: not yet written this frame;
+//   bit 29      1 = inclusive (this bin tile's entries and every earlier one's), 0 = this bin tile's alone;
+//   bits 0-28   the entries, saturated at BIN_COUNT_MASK (past every cap: such a frame overflows).
+const BIN_TAG_SHIFT: u32 = 30u;
+const BIN_TAG_MASK: u32 = 0xc0000000u;
+const BIN_INCLUSIVE: u32 = 0x20000000u;
+const BIN_COUNT_MASK: u32 = 0x1fffffffu;
+// Status words a look-back step reads at once (one an invocation).
+const BIN_WINDOW: u32 = 32u;
+// Sorted positions a bin tile counts, BIN_ITEMS an invocation, 1 to 8 (set by the pipeline: `bin_items` in
+// render/tile/mod.rs): 8 in large scenes, so that each invocation has several records in flight and the
+// look-back's wait is shared by many positions; 1 in small ones, so that the bin tiles fill the GPU.
+override BIN_ITEMS: u32 = 8u;
+override BIN_POSITIONS: u32 = GROUP * BIN_ITEMS;
+// Steps that find the nearest earlier bin tile's word unwritten before the look-back counts that bin tile's
+// entries itself.
+const BIN_SPIN_LIMIT: u32 = 1024u;
 
+@group(0) @binding(13) var<storage, read_write> bin_state: array<atomic<u32>>;
+
+// `tile_bin`'s workgroup: its ticket; a look-back step's nearest inclusive word and nearest unwritten one (their
+// place in the window, BIN_WINDOW for none) and the sum it takes; a fallback's count.
+var<workgroup> bin_ticket: u32;
+var<workgroup> bin_inclusive_at: atomic<u32>;
+var<workgroup> bin_unwritten_at: atomic<u32>;
+var<workgroup> bin_sum: atomic<u32>;
+// The bin tile's counts, then their exclusive prefix sums within it, by position (padded by one word in 32, so
+// that an invocation's BIN_ITEMS consecutive positions fall into different banks).
+var<workgroup> bin_counts: array<u32, 2112>; // BIN_POSITIONS + BIN_POSITIONS / 32
+
+const WORKGROUP_SIZE: u32 = GROUP;
+
+fn saturating_add(a: u32, b: u32) -> u32 {
+    return select(a + b, BIN_COUNT_MASK, a >= BIN_COUNT_MASK - min(b, BIN_COUNT_MASK));
+}
+
+fn bin_slot(i: u32) -> u32 {
+    return i + i / 32u;
+}
+
+// The entries of the bin tile `bin` (its BIN_POSITIONS positions' tiles, summed over the workgroup), with each
+// position's exclusive prefix within it left in `bin_counts`. Workgroup-uniform; ends with a barrier.
+fn bin_tile_counts(tid: u32, bin: u32) -> u32 {
+    // Read a position an invocation at a time (coalesced), then summed BIN_ITEMS consecutive positions an
+    // invocation, then scanned over the workgroup.
+    for (var i = 0u; i < BIN_ITEMS; i++) {
+        let at = i * GROUP + tid;
+        bin_counts[bin_slot(at)] = position_tiles(bin * BIN_POSITIONS + at);
+    }
+    workgroupBarrier();
+    var sum = 0u;
+    for (var j = 0u; j < BIN_ITEMS; j++) {
+        let slot = bin_slot(tid * BIN_ITEMS + j);
+        let count = bin_counts[slot];
+        bin_counts[slot] = sum;
+        sum = saturating_add(sum, count);
+    }
+    let scanned = workgroup_exclusive_scan(tid, sum);
+    for (var j = 0u; j < BIN_ITEMS; j++) {
+        let slot = bin_slot(tid * BIN_ITEMS + j);
+        bin_counts[slot] = saturating_add(bin_counts[slot], scanned.x);
+    }
+    workgroupBarrier();
+    return min(scanned.y, BIN_COUNT_MASK);
+}
+
+// The tiles the splat at sorted position `position` touches (0 past the visible splats).
+fn position_tiles(position: u32) -> u32 {
+    if (position >= min(frame.num_splats, visible[0])) {
+        return 0u;
+    }
+    let e = ellipse_of(projected_at(depth_order[position], 0u));
+    return ellipse_tile_count(e, vec2<u32>(tiles.tiles_x, tiles.tiles_y));
+}
+
+// The count and its scan in one pass (a scan with decoupled look-back, Merrill & Garland 2016, as the sort's
+// OneSweep looks back): each workgroup takes the next bin tile of GROUP sorted positions by ticket, counts the
+// tiles each position's ellipse touches, scans the counts in workgroup memory, publishes its total at once, then
+// looks back over earlier bin tiles' status words, BIN_WINDOW at a time, adding their totals up to the nearest
+// inclusive one; publishes its own inclusive total, and writes each position's first entry into `counts` (the
+// last bin tile, the frame's total into the state). Every wait ends: a bin tile only waits on smaller tickets,
+// which have started, and after BIN_SPIN_LIMIT steps that find the nearest earlier word unwritten, the workgroup
+// counts that bin tile's entries from its positions (the fallback; forced on the first step back by `bin_force`
+// in tests).
 @compute @workgroup_size(GROUP)
-fn tile_count(
+fn tile_bin(
     @builtin(local_invocation_index) tid: u32,
     @builtin(workgroup_id) workgroup_id: vec3<u32>,
     @builtin(num_workgroups) num_workgroups: vec3<u32>,
 ) {
-    let position = linear_id(workgroup_id, num_workgroups, tid);
-    var n = 0u;
-    if (position < min(frame.num_splats, visible[0])) {
-        let e = ellipse_of(projected_at(depth_order[position], 0u));
-        n = ellipse_tile_count(e, vec2<u32>(tiles.tiles_x, tiles.tiles_y));
+    let bin_tiles = (frame.num_splats + BIN_POSITIONS - 1u) / BIN_POSITIONS;
+    // The grid's spare workgroups (2D past 65,535) take no ticket.
+    if (workgroup_id.x + workgroup_id.y * num_workgroups.x >= bin_tiles) {
+        return;
     }
-    if (position < frame.num_splats) {
-        counts[position] = n;
-    }
-    // The scan adds in u32; this coarse sum cannot wrap (2^32 KiB of entries), so `tile_prepare` can tell a total
-    // that wrapped.
-    atomicAdd(&group_entries, n);
-    workgroupBarrier();
     if (tid == 0u) {
-        atomicAdd(&args.pairs_kib, (atomicLoad(&group_entries) + 1023u) / 1024u);
+        bin_ticket = atomicAdd(&bin_state[BIN_TICKET], 1u);
+    }
+    let bin = workgroupUniformLoad(&bin_ticket);
+    let tag = (atomicLoad(&bin_state[BIN_GENERATION]) % 3u + 1u) << BIN_TAG_SHIFT;
+    let total = bin_tile_counts(tid, bin);
+    let own = BIN_STATUS + bin;
+    if (tid == 0u) {
+        atomicStore(&bin_state[own], tag | select(0u, BIN_INCLUSIVE, bin == 0u) | total);
+    }
+    // The look-back (workgroup-uniform): `next` is the nearest earlier bin tile not yet added, + 1.
+    var exclusive = 0u;
+    var next = bin;
+    var spins = 0u;
+    var fell_back = false;
+    while (next > 0u) {
+        if (tid == 0u) {
+            atomicStore(&bin_inclusive_at, BIN_WINDOW);
+            atomicStore(&bin_unwritten_at, BIN_WINDOW);
+            atomicStore(&bin_sum, 0u);
+        }
+        workgroupBarrier();
+        var word = 0u;
+        let reads = tid < min(BIN_WINDOW, next);
+        if (reads) {
+            word = atomicLoad(&bin_state[BIN_STATUS + next - 1u - tid]);
+            let forced = tiles.bin_force != 0u && next == bin && tid == 0u;
+            if ((word & BIN_TAG_MASK) != tag || forced) {
+                atomicMin(&bin_unwritten_at, tid);
+            } else if ((word & BIN_INCLUSIVE) != 0u) {
+                atomicMin(&bin_inclusive_at, tid);
+            }
+        }
+        workgroupBarrier();
+        let inclusive_at = atomicLoad(&bin_inclusive_at);
+        let unwritten_at = atomicLoad(&bin_unwritten_at);
+        // The words this step takes: up to the nearest inclusive one, or the whole window, but none from the
+        // nearest unwritten one on.
+        let take = min(min(inclusive_at + 1u, min(BIN_WINDOW, next)), unwritten_at);
+        if (reads && tid < take) {
+            atomicAdd(&bin_sum, word & BIN_COUNT_MASK);
+        }
+        let sum = workgroupUniformLoad(&bin_sum);
+        exclusive = saturating_add(exclusive, min(sum, BIN_COUNT_MASK));
+        if (take > 0u) {
+            spins = 0u;
+            next = select(next - take, 0u, inclusive_at < take);
+            continue;
+        }
+        spins++;
+        let forced = tiles.bin_force != 0u && next == bin;
+        if (spins <= BIN_SPIN_LIMIT && !forced) {
+            continue;
+        }
+        // The fallback: the workgroup counts bin tile next - 1's entries from its positions.
+        let counted = bin_tile_counts(tid, next - 1u);
+        fell_back = true;
+        exclusive = saturating_add(exclusive, min(counted, BIN_COUNT_MASK));
+        if (tid == 0u) {
+            atomicAdd(&bin_state[BIN_FALLBACKS], 1u);
+            // Later bin tiles stuck there need not count it again (only over the word read: its own may land).
+            let entry = &bin_state[BIN_STATUS + next - 1u];
+            let seen = atomicLoad(entry);
+            if ((seen & BIN_TAG_MASK) != tag) {
+                atomicCompareExchangeWeak(entry, seen, tag | min(counted, BIN_COUNT_MASK));
+            }
+        }
+        next -= 1u;
+        spins = 0u;
+    }
+    if (tid == 0u && bin > 0u) {
+        atomicStore(&bin_state[own], tag | BIN_INCLUSIVE | saturating_add(exclusive, total));
+    }
+    if (tid == 0u && bin + 1u == bin_tiles) {
+        atomicStore(&bin_state[BIN_TOTAL], saturating_add(exclusive, total));
+    }
+    // A fallback left another bin tile's prefix sums in `bin_counts`: this one's again.
+    if (fell_back) {
+        bin_tile_counts(tid, bin);
+    }
+    for (var i = 0u; i < BIN_ITEMS; i++) {
+        let at = i * GROUP + tid;
+        let position = bin * BIN_POSITIONS + at;
+        if (position < frame.num_splats) {
+            counts[position] = saturating_add(exclusive, bin_counts[bin_slot(at)]);
+        }
     }
 }
 
@@ -146,13 +313,15 @@ fn grid(groups: u32) -> vec3<u32> {
     return vec3<u32>(x, y, 1u);
 }
 
-// One thread: the entry count and every indirect argument of what follows, from the scan's total.
+// One thread: the entry count and every indirect argument of what follows, from the binning's total; then the
+// binning's tickets and total reset and its generation moved on for the next frame.
 @compute @workgroup_size(1)
 fn tile_prepare() {
-    let total = counts[tiles.total_index];
-    let wrapped = atomicLoad(&args.pairs_kib) >= (1u << 22u);
-    atomicStore(&args.pairs_kib, 0u);
-    let overflow = total > tiles.entry_cap || wrapped;
+    let total = atomicLoad(&bin_state[BIN_TOTAL]);
+    atomicStore(&bin_state[BIN_TOTAL], 0u);
+    atomicStore(&bin_state[BIN_TICKET], 0u);
+    atomicAdd(&bin_state[BIN_GENERATION], 1u);
+    let overflow = total > tiles.entry_cap || total >= BIN_COUNT_MASK;
     let entries = select(total, 0u, overflow);
     entry_count[0] = entries;
     args.draw_vertices = 4u;
@@ -167,7 +336,7 @@ fn tile_prepare() {
     args.ranges_y = per_entry.y;
     args.ranges_z = 1u;
     // The rasterizer, in one of two kernels (`walk_all`, `walk_touching`).
-    // (Entries per visible splat rounded up: entries < 2^30 and visible splats < 2^29, so nothing wraps.)
+    // (Entries per visible splat rounded up: entries < 2^29 and visible splats < 2^29, so nothing wraps.)
     let per_splat = select(0u, (entries + visible[0] - 1u) / max(visible[0], 1u), visible[0] > 0u);
     let by_ballot = !overflow && tiles.blend_order == 0u && tiles.ballot_max_entries_per_splat > 0u
         && per_splat <= tiles.ballot_max_entries_per_splat;
@@ -182,7 +351,8 @@ fn tile_prepare() {
     args.emit_y = emit.y;
     args.emit_z = 1u;
     args.emit_by_position = select(0u, 1u, by_position);
-    args.entries = select(total, 0xffffffffu, wrapped);
+    args.entries = total;
+    args.bin_fallbacks = atomicExchange(&bin_state[BIN_FALLBACKS], 0u);
     args.overflow = select(0u, 1u, overflow);
 }
 
@@ -201,7 +371,7 @@ fn tile_emit(
     @builtin(num_workgroups) num_workgroups: vec3<u32>,
 ) {
     let i = linear_id(workgroup_id, num_workgroups, tid);
-    if (overflow_flag[15] != 0u) {
+    if (overflow_flag[16] != 0u) {
         emit_position(i);
     } else {
         emit_entry(i);
@@ -259,7 +429,7 @@ fn emit_position(position: u32) {
     let first = counts[position];
     // Positions past the visible splats have no tiles, so the next position's first entry is this one's end; the
     // last position's end is the total.
-    let end = select(counts[tiles.total_index], counts[position + 1u], position + 1u < frame.num_splats);
+    let end = select(entry_count[0], counts[position + 1u], position + 1u < frame.num_splats);
     let count = end - first;
     if (count == 0u || first + count > entry_count[0]) {
         return;
@@ -280,6 +450,7 @@ fn emit_position(position: u32) {
         entry_splats[first + k] = splat;
     }
 }
+
 
 // Reads the sorted entries (the tile sort's output set, bound at the same bindings).
 @compute @workgroup_size(GROUP)
@@ -414,7 +585,7 @@ fn rasterize_tile(tid: u32, workgroup_id: vec3<u32>, lane: u32, sg_size: u32) {
     }
     workgroupBarrier();
     var range = tile_range;
-    if (overflow_flag[14] != 0u) {
+    if (overflow_flag[15] != 0u) {
         range = vec2<u32>(0u);
     }
     var px = Pixel(vec3<f32>(0.0), 1.0);

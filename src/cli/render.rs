@@ -147,7 +147,7 @@ pub(crate) fn render_command(args: RenderArgs) -> anyhow::Result<()> {
         eprintln!(
             "note: the view needs {entries} tile-splat entries, over the cap of {cap}; growing it and drawing again"
         );
-        buffers.grow_tile_entries(&ctx.queue, entries)?;
+        buffers.grow_tile_entries(entries)?;
         image = render_image(&ctx.device, &ctx.queue, &mut buffers, &camera, &params, None)?;
     }
     write_file(&args.out, |out| image.write_png(out))?;

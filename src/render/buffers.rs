@@ -69,15 +69,6 @@ fn depth_buffers(device: &wgpu::Device, num_splats: u32, entries: u32) -> Result
     Ok(SortBuffers::from_buffers(device, keys, values, num_splats.max(1), KeyType::U32)?)
 }
 
-/// The entries the depth sort's buffers take with the compute path: its cap on entries (which sort in them), and
-/// room for the per-position counts' scan table of `num_splats` in one of them (`TileRaster::counts_in`) where the
-/// device binds that much.
-fn compute_entries(device: &wgpu::Device, num_splats: u32, entry_cap: u32) -> u32 {
-    let table = ScanTable::bytes(num_splats.max(1)) / 4;
-    let binds = device.limits().max_storage_buffer_binding_size / 4;
-    entry_cap.max(if table <= binds { u32::try_from(table).unwrap_or(0) } else { 0 })
-}
-
 /// The entries each of `buffers`' key and value buffers holds (past their capacity, when made by `depth_buffers`).
 fn buffer_entries(buffers: &SortBuffers) -> u64 {
     buffers.values(0).size() / 4
@@ -138,7 +129,7 @@ impl SceneBuffers {
         // Long enough for the compute path's entries if it is the first path (no second allocation in
         // `set_options`).
         let n = gpu_scene.num_splats;
-        let entries = if options.draw == DrawPath::Compute { compute_entries(device, n, cap) } else { n };
+        let entries = if options.draw == DrawPath::Compute { cap } else { n };
         let sort_buffers = depth_buffers(device, gpu_scene.num_splats, entries)?;
         let sorter = GpuSort::with_kernels(renderer.sort(), options.algorithm, &sort_buffers, options.sort)?;
         let pipelines = renderer.pipelines();
@@ -216,7 +207,7 @@ impl SceneBuffers {
             tiles: None,
             max_workgroups_per_dim: device.limits().max_compute_workgroups_per_dimension,
         };
-        buffers.set_options(queue, options)?;
+        buffers.set_options(options)?;
         Ok(buffers)
     }
 
@@ -239,14 +230,14 @@ impl SceneBuffers {
     /// even those unless a larger count table is needed. The compute draw path is made when first chosen (and its
     /// tile sort follows the depth sort's algorithm); its entries take the depth sort's buffers, which it makes
     /// longer when its cap needs them to be. On an error the old options stay in force.
-    pub fn set_options(&mut self, queue: &wgpu::Queue, options: SceneOptions) -> Result<(), RenderError> {
+    pub fn set_options(&mut self, options: SceneOptions) -> Result<(), RenderError> {
         options.check()?;
         let device = &self.renderer.device().clone();
         let old = self.options;
         self.set_rays(device, options.blend_order.per_pixel())?;
         self.set_depth_sort(device, old, options)?;
         if options.draw == DrawPath::Compute
-            && let Err(error) = self.set_compute_path(device, queue, options)
+            && let Err(error) = self.set_compute_path(device, options)
         {
             // The depth sort back as it was, so its output buffer set is the one the compute path was laid out for.
             self.set_depth_sort(device, options, old)?;
@@ -318,24 +309,18 @@ impl SceneBuffers {
     }
 
     /// Makes or updates the compute path for `options`, after the depth sort follows them.
-    fn set_compute_path(
-        &mut self,
-        device: &wgpu::Device,
-        queue: &wgpu::Queue,
-        options: SceneOptions,
-    ) -> Result<(), RenderError> {
+    fn set_compute_path(&mut self, device: &wgpu::Device, options: SceneOptions) -> Result<(), RenderError> {
         let cap = self.entry_cap.unwrap_or(tile::default_entry_cap(device, self.scene.num_splats));
-        let entries = compute_entries(device, self.scene.num_splats, cap);
-        if u64::from(entries) > buffer_entries(&self.sort_buffers) {
-            self.grow_sort_buffers(device, entries, options)?;
+        if u64::from(cap) > buffer_entries(&self.sort_buffers) {
+            self.grow_sort_buffers(device, cap, options)?;
         }
         let sort = (options.algorithm, options.sort.radix_bits);
         let depth = (&self.sort_buffers, self.sorter.output_set());
         match self.tiles.as_mut() {
-            Some(tiles) if tiles.entry_cap() == cap => tiles.set_sort(device, queue, depth, sort.0, sort.1)?,
+            Some(tiles) if tiles.entry_cap() == cap => tiles.set_sort(device, depth, sort.0, sort.1)?,
             _ => {
                 let n = self.scene.num_splats;
-                self.tiles = Some(tile::TileRaster::new(&self.renderer, queue, n, depth, sort, cap)?);
+                self.tiles = Some(tile::TileRaster::new(&self.renderer, n, depth, sort, cap)?);
             }
         }
         Ok(())
@@ -365,7 +350,7 @@ impl SceneBuffers {
     /// Grows the compute path's cap on entries to a quarter more than `entries` (a frame's `FrameCounts::tile_entries`),
     /// within the device's limits, when they passed the cap (that frame was drawn with quads) or came within
     /// 1/16 of it (so that a camera moving on is not drawn with quads for a frame).
-    pub fn grow_tile_entries(&mut self, queue: &wgpu::Queue, entries: u32) -> Result<(), RenderError> {
+    pub fn grow_tile_entries(&mut self, entries: u32) -> Result<(), RenderError> {
         let device = self.renderer.device();
         let Some(tiles) = self.tiles.as_ref() else { return Ok(()) };
         let cap = tiles.entry_cap();
@@ -377,21 +362,38 @@ impl SceneBuffers {
         if grown <= cap {
             return Ok(());
         }
-        self.set_tile_entry_cap(queue, grown)
+        self.set_tile_entry_cap(grown)
     }
 
     /// Sets the compute path's cap on (tile, splat) entries, which makes its sort and buffers anew (and the depth
     /// sort's buffers longer where the cap needs them to be) when the path is in use. On an error the old cap stays.
-    pub fn set_tile_entry_cap(&mut self, queue: &wgpu::Queue, cap: u32) -> Result<(), RenderError> {
+    pub fn set_tile_entry_cap(&mut self, cap: u32) -> Result<(), RenderError> {
         let old = self.entry_cap.replace(cap);
         if self.options.draw == DrawPath::Compute {
             let device = &self.renderer.device().clone();
-            if let Err(error) = self.set_compute_path(device, queue, self.options) {
+            if let Err(error) = self.set_compute_path(device, self.options) {
                 self.entry_cap = old;
                 return Err(error);
             }
         }
         Ok(())
+    }
+
+    /// Makes every bin tile of the compute path's binning take its look-back's fallback on its first step back
+    /// (counting the bin tile before it from its splats), for tests of that path; false by default. No effect before
+    /// the compute path is made.
+    pub fn force_bin_fallback(&mut self, forced: bool) {
+        if let Some(tiles) = self.tiles.as_mut() {
+            tiles.force_bin_fallback(forced);
+        }
+    }
+
+    /// Makes the compute path's binning count `items` sorted positions an invocation (1 or 8; None: its own choice
+    /// by the scene's size), for tests of both; no effect before the compute path is made.
+    pub fn force_bin_items(&mut self, items: Option<u32>) {
+        if let Some(tiles) = self.tiles.as_mut() {
+            tiles.force_bin_items(items.map(|n| if n >= 8 { 8 } else { 1 }));
+        }
     }
 
     /// The compute path's cap on entries (None while it has not been made).

@@ -117,7 +117,7 @@ pub fn render_image_whole(
     let needed = scene.counts_blocking(device, queue).tile_entries;
     let Some(cap) = scene.tile_entry_cap().filter(|&cap| needed > cap) else { return Ok(image) };
     log::info!("a frame needs {needed} tile-splat entries, over the cap of {cap}; growing it and drawing again");
-    scene.grow_tile_entries(queue, needed)?;
+    scene.grow_tile_entries(needed)?;
     let cap = scene.tile_entry_cap().unwrap_or(0);
     if needed > cap {
         return Err(RenderError::TileEntries { needed, cap });

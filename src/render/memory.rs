@@ -55,8 +55,7 @@ impl GpuMemory {
     /// The depth sort takes its two key/value pairs (16 bytes an entry), as many entries as splats or, with the
     /// tile path, as its cap on entries (the entries are sorted in the same buffers), and its temporaries, counted at
     /// the largest: the tutorial sort's rank per key (4 bytes; the subgroup sort and OneSweep keep counts per
-    /// tile, far less). The tile path adds its sort's temporaries, the same way; its count per splat and their
-    /// scan are in the sort's buffers.
+    /// tile, far less). The tile path adds its sort's temporaries, the same way, and its binning's status words.
     pub fn estimate(num_splats: u64, sh_degree: u32, format: GpuFormat, draw: DrawPath, tile_entry_cap: u64) -> Self {
         const PAIR_BYTES: u64 = 16;
         const TEMP_BYTES_PER_KEY: u64 = 4;
@@ -64,8 +63,9 @@ impl GpuMemory {
         let scan = |count: u64| 4 * (count + count.div_ceil(256) + 64);
         let (entries, tiles) = match draw {
             DrawPath::Raster => (n, 0),
-            // The per-position counts and their scan live in one of the sort's buffers (`TileRaster::counts_in`).
-            DrawPath::Compute => (n.max(tile_entry_cap).max(scan(n) / 4), TEMP_BYTES_PER_KEY * tile_entry_cap),
+            DrawPath::Compute => {
+                (n.max(tile_entry_cap), TEMP_BYTES_PER_KEY * tile_entry_cap + crate::render::tile::bin_state_bytes(n))
+            }
         };
         Self {
             scene: n * format.scene_bytes(sh_degree),

@@ -55,10 +55,10 @@
 //! `i / len`, a switch). A device with fewer than 16 storage buffers per stage gets one part. The sort's buffers and
 //! the tile entries stay one binding each (4 B a key: 2 GiB holds the 2^29 keys the sort takes at most; the entry cap
 //! stays under both). **One set of sort buffers**: the compute path sorts its entries in the depth sort's four buffers
-//! (`TileRaster::entries_in`), which the renderer makes as long as the entry cap (`depth_buffers`, `compute_entries`): the
+//! (`TileRaster::entries_in`), which the renderer makes as long as the entry cap (`depth_buffers`): the
 //! emit writes the entries into the buffer set the depth sort left free while reading the depth order from the other, and
-//! the entries' sort ping-pongs between the two; the per-position tile counts and their scan are in the depth sort's
-//! sorted keys, spent by then (`TileRaster::counts_in`, `ScanTable::in_buffer`). The depth order is therefore read right after its sort (`HookPoint::AfterSort`: the
+//! the entries' sort ping-pongs between the two; each sorted position's first entry is in the depth sort's sorted
+//! keys, spent by then. The depth order is therefore read right after its sort (`HookPoint::AfterSort`: the
 //! viewer's sort check), and a frame past the cap sorts no entries, so the quad fallback still finds it. **Memory** (`render/memory.rs`): `GpuMemory` is the renderer's bytes by part (scene, frame,
 //! sort, tiles, image) from the buffers made (a test checks it against wgpu's own count), and `GpuMemory::estimate`
 //! the same from the sizes alone, which `info` prints and which is checked against the GPU's memory (its largest
@@ -69,21 +69,22 @@
 //! blit (`DrawPath`, chosen per adapter by `DrawPath::for_adapter`: the tiles on a GPU, the quads on a CPU driver):
 //! - the quad path (`render/draw.wgsl`): instanced quads through the raster pipeline, back to front;
 //! - `render::tile`, the compute path (`render/tiles.wgsl`, `TileRaster`: pipelines compiled when a renderer on the
-//!   device first takes the path, its entries and its count table in the depth sort's buffers, the tile
+//!   device first takes the path, its entries and its first entries per position in the depth sort's buffers, the tile
 //!   ranges once per resolution, bind groups when the depth sort's output buffer set or the image changes). It bins the depth-sorted splats to 16x16 tiles:
-//!   `tile_count` counts, in sorted order, the tiles each splat's ellipse touches (`ellipse_tile_count` in
+//!   `tile_bin` counts, in sorted order, the tiles each splat's ellipse touches (`ellipse_tile_count` in
 //!   `render/common.wgsl`: the exact ellipse-rectangle test, row of tiles by row: over a strip of pixel-centre rows
-//!   the ellipse's x range is found at its extreme points clamped into the strip), the shared scan turns the counts
-//!   into first entries, and the emit writes the (tile, splat) entries by walking the same rows with the
+//!   the ellipse's x range is found at its extreme points clamped into the strip) and turns the counts into first
+//!   entries in the same pass (a scan with decoupled look-back over bin tiles of 256 or 2048 positions, each
+//!   waiting only on bin tiles that took earlier tickets, with a bounded wait and a fallback that counts the
+//!   earlier bin tile itself), and the emit writes the (tile, splat) entries by walking the same rows with the
 //!   same function, in one of two ways (one kernel, `tile_emit`) that the one-thread `tile_prepare` picks on the GPU
 //!   from the frame's entries per visible splat: at most 3, one thread per sorted position writes its splat's entries (the 3DGS rasterizer's
 //!   duplicateWithKeys; no search); more, one thread per entry finds its sorted position by binary search over the
 //!   scanned counts (so a splat over a thousand tiles costs no thread more than a small one). The emit is another
 //!   pipeline than the count, so where a compiler rounds the two apart the missing entries get a sentinel tile id past the
-//!   last, which sorts last and no range includes, and extra tiles are left out. The scan of the counts adds in u32;
-//!   `tile_count` also adds each workgroup's entries in units of 1024 to a counter that cannot wrap, and a frame whose
-//!   total may have wrapped (2^32 entries: 100M splats from inside at 4K) overflows to the quads like any frame past
-//!   the cap. **splatsort's
+//!   last, which sorts last and no range includes, and extra tiles are left out. The scan saturates at 2^29 - 1
+//!   entries (past every cap), so a frame whose total would wrap u32 (2^32 entries: 100M splats from inside at 4K)
+//!   overflows to the quads like any frame past the cap. **splatsort's
 //!   own radix sort** orders the entries by tile id (13 bits at 1080p, with the sentinel), stably, so each tile's list
 //!   stays in depth order; `tile_ranges` writes the range of each tile that has entries (the rasterizer zeroes each
 //!   tile's range behind it, so no clear runs between passes). The rasterizer runs one 256-invocation workgroup per
@@ -175,6 +176,8 @@ mod tests {
         );
         // The look-back counters are copied in as two consecutive words.
         assert_eq!(draw_args_offset!(sort_table_free_tiles), draw_args_offset!(sort_fallbacks) + 4);
+        // So are the compute path's entries and binning fallbacks.
+        assert_eq!(draw_args_offset!(bin_fallbacks), draw_args_offset!(tile_entries) + 4);
     }
 
     #[test]

@@ -37,8 +37,9 @@ pub(super) struct DrawArgs {
     /// OneSweep's look-back counters, copied from the sort's state (`GpuSort::copy_lookback_stats`).
     pub(super) sort_fallbacks: u32,
     pub(super) sort_table_free_tiles: u32,
-    /// The compute path's pair count, copied from its arguments.
+    /// The compute path's pair count and its binning's look-back fallbacks, copied from its arguments.
     pub(super) tile_entries: u32,
+    pub(super) bin_fallbacks: u32,
 }
 
 /// Bytes of the draw-arguments buffer.
@@ -84,6 +85,9 @@ pub struct FrameCounts {
     pub culled_nonfinite: u32,
     /// Compute path: the (tile, splat) entries the frame needed (past the cap, the frame was drawn with quads).
     pub tile_entries: u32,
+    /// Compute path: look-back steps of the frame's binning that counted an earlier bin tile's entries (the
+    /// fallback); 0 unless a GPU ran the bin tiles out of order for long, or a test forced it.
+    pub bin_fallbacks: u32,
     /// OneSweep: look-back steps of the frame's sort that counted a tile's keys (the fallback); 0 otherwise.
     pub sort_fallbacks: u32,
     /// OneSweep: tiles of the frame's sort that could not use the status table.
@@ -102,6 +106,7 @@ impl FrameCounts {
             sort_fallbacks: args.sort_fallbacks,
             sort_table_free_tiles: args.sort_table_free_tiles,
             tile_entries: args.tile_entries,
+            bin_fallbacks: args.bin_fallbacks,
         }
     }
 

@@ -494,7 +494,7 @@ impl Running {
             );
             self.timings.trace.push(self.frames, timings);
         }
-        self.readbacks.collect(&self.ctx.queue, &mut self.scene.buffers, &mut self.toasts);
+        self.readbacks.collect(&mut self.scene.buffers, &mut self.toasts);
         if let Some(lab) = self.lab.as_mut() {
             lab.collect();
         }
@@ -509,7 +509,7 @@ impl Running {
         if self.panel.options != current {
             let sort_changed =
                 self.panel.options.sort != current.sort || self.panel.options.algorithm != current.algorithm;
-            if let Err(e) = self.scene.buffers.set_options(&self.ctx.queue, self.panel.options) {
+            if let Err(e) = self.scene.buffers.set_options(self.panel.options) {
                 // The frame keeps running with the options in force.
                 self.toasts.error(e.to_string());
                 self.panel.options = current;

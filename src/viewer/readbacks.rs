@@ -145,12 +145,12 @@ impl Readbacks {
     }
 
     /// Takes whatever has arrived (the caller polls the device). A frame whose tile entries passed the cap grows it.
-    pub fn collect(&mut self, queue: &wgpu::Queue, scene: &mut SceneBuffers, toasts: &mut Toasts) {
+    pub fn collect(&mut self, scene: &mut SceneBuffers, toasts: &mut Toasts) {
         for slot in &self.counts_ring {
             if let Some(counts) = slot.take_with(FrameCounts::from_bytes) {
                 self.counts = Some(counts);
                 // A frame whose entries passed the cap was drawn with quads: grow the cap for the next ones.
-                if let Err(e) = scene.grow_tile_entries(queue, counts.tile_entries) {
+                if let Err(e) = scene.grow_tile_entries(counts.tile_entries) {
                     toasts.error(e.to_string());
                 }
             }

@@ -137,7 +137,7 @@ impl Setup {
         let mut buffers =
             splatsort::render::SceneBuffers::new(renderer, queue, scene, self.gpu_format, self.options())?;
         if let Some(cap) = self.tile_entry_cap {
-            buffers.set_tile_entry_cap(queue, cap)?;
+            buffers.set_tile_entry_cap(cap)?;
         }
         Ok(buffers)
     }
@@ -152,14 +152,10 @@ impl Setup {
     }
 
     /// `buffers` changed to this set-up's options and cap (its layout stays the upload's).
-    pub fn apply(
-        &self,
-        buffers: &mut splatsort::render::SceneBuffers,
-        queue: &wgpu::Queue,
-    ) -> Result<(), splatsort::render::RenderError> {
-        buffers.set_options(queue, self.options())?;
+    pub fn apply(&self, buffers: &mut splatsort::render::SceneBuffers) -> Result<(), splatsort::render::RenderError> {
+        buffers.set_options(self.options())?;
         match self.tile_entry_cap {
-            Some(cap) => buffers.set_tile_entry_cap(queue, cap),
+            Some(cap) => buffers.set_tile_entry_cap(cap),
             None => Ok(()),
         }
     }

@@ -5,7 +5,8 @@ use super::*;
 /// The bind groups of one (depth slot, image) combination.
 pub(super) struct Groups {
     pub(super) key: (usize, u64, u64),
-    pub(super) count: wgpu::BindGroup,
+    pub(super) bin: wgpu::BindGroup,
+    pub(super) bin8: wgpu::BindGroup,
     pub(super) prepare: wgpu::BindGroup,
     pub(super) emit: wgpu::BindGroup,
     pub(super) ranges: wgpu::BindGroup,
@@ -47,7 +48,6 @@ impl TileRaster {
         let settings = || self.settings.as_entire_binding();
         let order = || inputs.depth.values(inputs.depth_set).as_entire_binding();
         let visible = || inputs.depth.count().as_entire_binding();
-        let counts = || self.counts.table().as_entire_binding();
         let view = || wgpu::BindingResource::TextureView(inputs.accumulation);
         let raster_entries = [
             (0, frame()),
@@ -62,43 +62,41 @@ impl TileRaster {
             entries.extend(rays.iter().map(|e| (e.binding, e.resource.clone())));
             entries
         };
-        let emit_entries = [
-            (0, frame()),
-            (1, settings()),
-            (3, order()),
-            (4, visible()),
-            (5, counts()),
-            (6, self.entries.keys(0).as_entire_binding()),
-            (7, self.entries.values(0).as_entire_binding()),
-            (8, self.entries.count().as_entire_binding()),
-            (12, self.args.as_entire_binding()),
-        ];
+        let bin_state = || self.bin_state.as_entire_binding();
+        // Each sorted position's first entry, in the depth sort's keys: spent once the depth order is sorted.
+        let counts = || inputs.depth.keys(inputs.depth_set).as_entire_binding();
+        let bin_entries =
+            [(0, frame()), (1, settings()), (3, order()), (4, visible()), (5, counts()), (13, bin_state())];
         Groups {
             key,
-            count: group(
-                &self.pipelines.count,
+            bin: group(&self.pipelines.bin, &bin_entries, true),
+            bin8: group(&self.pipelines.bin8, &bin_entries, true),
+            prepare: group(
+                &self.pipelines.prepare,
+                &[
+                    (1, settings()),
+                    (4, visible()),
+                    (8, self.entries.count().as_entire_binding()),
+                    (9, self.args.as_entire_binding()),
+                    (13, bin_state()),
+                ],
+                false,
+            ),
+            emit: group(
+                &self.pipelines.emit,
                 &[
                     (0, frame()),
                     (1, settings()),
                     (3, order()),
                     (4, visible()),
                     (5, counts()),
-                    (9, self.args.as_entire_binding()),
+                    (6, self.entries.keys(0).as_entire_binding()),
+                    (7, self.entries.values(0).as_entire_binding()),
+                    (8, self.entries.count().as_entire_binding()),
+                    (12, self.args.as_entire_binding()),
                 ],
                 true,
             ),
-            prepare: group(
-                &self.pipelines.prepare,
-                &[
-                    (1, settings()),
-                    (4, visible()),
-                    (5, counts()),
-                    (8, self.entries.count().as_entire_binding()),
-                    (9, self.args.as_entire_binding()),
-                ],
-                false,
-            ),
-            emit: group(&self.pipelines.emit, &emit_entries, true),
             ranges: group(
                 &self.pipelines.ranges,
                 &[

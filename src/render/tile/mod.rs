@@ -4,8 +4,9 @@
 //!
 //! Made when the compute path is first chosen: pipelines once, the tile ranges once per resolution, bind groups
 //! when the depth sort's output buffer set or the image changes. The entries, up to a cap, are sorted in the depth sort's
-//! own buffers, which the renderer makes large enough (`TileRaster::entries_in`), and the per-position counts are
-//! scanned in its spent keys (`TileRaster::counts_in`), both laid out again when its output buffer set changes.
+//! own buffers, which the renderer makes large enough (`TileRaster::entries_in`), and each sorted position's first
+//! entry goes into its spent keys, both laid out again when its output buffer set changes; the binning's look-back
+//! state is a small buffer of its own (`bin_state_bytes`).
 //! A frame whose entries pass the cap is drawn by the quad path instead, decided on the GPU (the emit pass writes
 //! both paths' indirect arguments), and the renderer grows the cap for later frames when the count comes back.
 
@@ -15,7 +16,6 @@ mod pipelines;
 use std::sync::Arc;
 
 use crate::render::{BlendOrder, RenderError, Renderer};
-use crate::sort::scan::ScanTable;
 use crate::sort::{GpuSort, KeyType, SortAlgorithm, SortBuffers, SortConfig, SortKernels};
 use crate::timing::{PassKind, Stages};
 use groups::Groups;
@@ -24,8 +24,6 @@ pub use pipelines::{TILES_WGSL, WALK_PLAIN_WGSL, WALK_SUBGROUP_WGSL, has_ballot_
 
 /// Tile side in pixels. Mirrors `TILE` in `render/tiles.wgsl`.
 pub const TILE: u32 = 16;
-/// Threads per workgroup of the per-splat and per-entry passes. Mirrors `GROUP`.
-const GROUP: u32 = 256;
 /// Bytes of `TileArgs`.
 const ARGS_BYTES: u64 = 80;
 /// Where `TileArgs` keeps the workgroups of the ranges pass, the rasterizer and the emit pass, and the entries (the
@@ -41,6 +39,29 @@ const ARGS_RASTER_BALLOT: u64 = 68;
 /// where nearly every splat touches every pixel block.
 pub const BALLOT_MAX_ENTRIES_PER_SPLAT: u32 = 8;
 pub const ARGS_ENTRIES: u64 = 52;
+/// Where `TileArgs` keeps the frame's look-back fallbacks in the binning, the word after the entries.
+const ARGS_BIN_FALLBACKS: u64 = 56;
+// The frame copies both words at once (`ARGS_ENTRIES`, 8 bytes).
+const _: () = assert!(ARGS_BIN_FALLBACKS == ARGS_ENTRIES + 4);
+
+/// Words of `tile_bin`'s state before its status words (`BIN_STATUS` in `render/tiles.wgsl`).
+const BIN_STATUS: u64 = 4;
+/// Threads per workgroup of the per-splat and per-entry passes. Mirrors `GROUP`.
+const GROUP: u32 = 256;
+
+/// Sorted positions each invocation of `tile_bin` counts for a scene of `num_splats` (its `BIN_ITEMS`): 8 from
+/// 2^19 splats, else 1. Measured on the H100 (BENCHMARKS.md): with 8, the pass took 0.034 ms at 1M splats framed
+/// and 0.134 at 5M against 0.052 and 0.211 with 1; with 1, 0.014-0.015 ms on the demo (103K) against 0.020-0.032
+/// with 8, whose 51 bin tiles leave most of the GPU idle.
+pub(crate) fn bin_items(num_splats: u32) -> u32 {
+    if num_splats >= 1 << 19 { 8 } else { 1 }
+}
+
+/// Bytes of the binning's state for `num_splats` splats: a status word per bin tile (at most one per 256 sorted
+/// positions).
+pub fn bin_state_bytes(num_splats: u64) -> u64 {
+    4 * (BIN_STATUS + num_splats.div_ceil(u64::from(GROUP)).max(1))
+}
 
 /// Mirrors `TileSettings` in `render/tiles.wgsl`.
 #[repr(C)]
@@ -52,10 +73,10 @@ struct TileSettings {
     background_r: f32,
     background_g: f32,
     background_b: f32,
-    total_index: u32,
     ballot_max_entries_per_splat: u32,
     blend_order: u32,
     blend_window: u32,
+    bin_force: u32,
     _pad0: u32,
     _pad1: u32,
 }
@@ -108,9 +129,12 @@ pub struct TileRaster {
     sort_kernels: SortKernels,
     settings: wgpu::Buffer,
     settings_written: Option<TileSettings>,
-    /// Tiles touched per sorted position, scanned into each position's first entry: in the depth sort's key buffer
-    /// of its output buffer set, spent until the next frame (`counts_in`).
-    counts: ScanTable,
+    /// `tile_bin`'s tickets, generation, total and status words (`bin_state_bytes`), zero when made.
+    bin_state: wgpu::Buffer,
+    /// Every bin tile's look-back takes its fallback on its first step back (tests).
+    bin_force: bool,
+    /// Positions an invocation of the binning counts, in place of `bin_items`' choice (tests).
+    bin_items: Option<u32>,
     /// The (tile, splat) entries and their ping-pong partners: the depth sort's own buffers (`entries_in`).
     entries: SortBuffers,
     /// The depth sort's output buffer set the entries were laid out for.
@@ -130,7 +154,6 @@ impl TileRaster {
     /// pipelines from `renderer`.
     pub(crate) fn new(
         renderer: &Renderer,
-        queue: &wgpu::Queue,
         num_splats: u32,
         depth: (&SortBuffers, usize),
         (algorithm, radix_bits): (SortAlgorithm, u32),
@@ -152,7 +175,13 @@ impl TileRaster {
                 wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             ),
             settings_written: None,
-            counts: Self::counts_in(&sort_kernels, queue, depth, num_splats),
+            bin_state: buffer(
+                "tile bin state",
+                bin_state_bytes(u64::from(num_splats)),
+                wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            ),
+            bin_force: false,
+            bin_items: None,
             entries,
             sorter,
             args: buffer(
@@ -185,19 +214,14 @@ impl TileRaster {
         Ok(SortBuffers::from_buffers(device, keys, values, entry_cap.max(1), KeyType::U32)?)
     }
 
-    /// The per-position counts' table, in the depth sort's keys of its output buffer set: the sorted depth keys are
-    /// spent once the sort is done (the depth order is in the values), and the counts once the entries are emitted,
-    /// before the entries' sort writes there. Where that buffer is too short for the table and its scan levels (a cap
-    /// on entries under the splats: `SceneBuffers` makes them long enough otherwise), a buffer of its own.
-    fn counts_in(
-        kernels: &SortKernels,
-        queue: &wgpu::Queue,
-        (depth, slot): (&SortBuffers, usize),
-        n: u32,
-    ) -> ScanTable {
-        let n = n.max(1);
-        ScanTable::in_buffer(kernels, queue, depth.keys(slot), n)
-            .unwrap_or_else(|| ScanTable::with_kernels(kernels, queue, n))
+    /// Every bin tile's look-back takes its fallback on its first step back (`SceneBuffers::force_bin_fallback`).
+    pub(crate) fn force_bin_fallback(&mut self, forced: bool) {
+        self.bin_force = forced;
+    }
+
+    /// The binning counts `items` positions an invocation (1 or 8), whatever the scene's size; None: its choice.
+    pub(crate) fn force_bin_items(&mut self, items: Option<u32>) {
+        self.bin_items = items;
     }
 
     /// Forgets the bind groups (the depth sort's buffers were made anew): the next frame makes them again.
@@ -229,7 +253,7 @@ impl TileRaster {
     pub fn allocated_bytes(&self) -> u64 {
         self.entries.count().size()
             + self.sorter.allocated_bytes()
-            + self.counts.allocated_bytes()
+            + self.bin_state.size()
             + self.ranges.size()
             + self.args.size()
             + self.settings.size()
@@ -250,7 +274,6 @@ impl TileRaster {
     pub fn set_sort(
         &mut self,
         device: &wgpu::Device,
-        queue: &wgpu::Queue,
         depth: (&SortBuffers, usize),
         algorithm: SortAlgorithm,
         radix_bits: u32,
@@ -260,7 +283,6 @@ impl TileRaster {
         if depth.1 != self.depth_set {
             let entries = Self::entries_in(device, depth, self.entries.capacity())?;
             self.sorter = GpuSort::with_kernels(&self.sort_kernels, algorithm, &entries, config)?;
-            self.counts = Self::counts_in(&self.sort_kernels, queue, depth, self.num_splats);
             (self.entries, self.depth_set, self.groups) = (entries, depth.1, None);
         } else if algorithm != self.sorter.algorithm() {
             self.sorter = GpuSort::with_kernels(&self.sort_kernels, algorithm, &self.entries, config)?;
@@ -302,10 +324,10 @@ impl TileRaster {
             background_r: inputs.background[0],
             background_g: inputs.background[1],
             background_b: inputs.background[2],
-            total_index: self.counts.total_index(),
             ballot_max_entries_per_splat: self.pipelines.ballot_max_entries_per_splat,
             blend_order: inputs.blend_order.index(),
             blend_window: inputs.blend_window,
+            bin_force: u32::from(self.bin_force),
             _pad0: 0,
             _pad1: 0,
         };
@@ -331,20 +353,22 @@ impl TileRaster {
         debug_assert_eq!(inputs.depth_set, self.depth_set, "the entries were laid out for the depth sort's slot");
         self.prepare(device, queue, inputs)?;
         let groups = self.groups.as_ref().expect("made by prepare");
-        let per_splat = crate::gpu::dispatch_grid(self.num_splats.max(1).div_ceil(GROUP), self.max_dim);
-        stages.stage("tile count", PassKind::TileCount, |pass| {
-            pass.set_pipeline(&self.pipelines.count);
-            pass.set_bind_group(0, &groups.count, &[]);
-            pass.dispatch_workgroups(per_splat.0, per_splat.1, 1);
+        let items = self.bin_items.unwrap_or(bin_items(self.num_splats));
+        let bins = crate::gpu::dispatch_grid(self.num_splats.max(1).div_ceil(GROUP * items), self.max_dim);
+        stages.stage("tile bin", PassKind::TileBin, |pass| {
+            let (pipeline, group) =
+                if items == 8 { (&self.pipelines.bin8, &groups.bin8) } else { (&self.pipelines.bin, &groups.bin) };
+            pass.set_pipeline(pipeline);
+            pass.set_bind_group(0, group, &[]);
+            pass.dispatch_workgroups(bins.0, bins.1, 1);
         });
-        stages.stage("tile scan", PassKind::TileScan, |pass| {
-            self.counts.record(pass);
+        stages.stage("tile prepare", PassKind::TileEmit, |pass| {
             pass.set_pipeline(&self.pipelines.prepare);
             pass.set_bind_group(0, &groups.prepare, &[]);
             pass.dispatch_workgroups(1, 1, 1);
         });
-        // Timed, its own pass (timed as part of the scan).
-        stages.stage("tile emit", PassKind::TileScan, |pass| {
+        // Timed, its own pass (timed with the prepare pass).
+        stages.stage("tile emit", PassKind::TileEmit, |pass| {
             pass.set_pipeline(&self.pipelines.emit);
             pass.set_bind_group(0, &groups.emit, &[]);
             pass.dispatch_workgroups_indirect(&self.args, ARGS_EMIT);
@@ -396,7 +420,15 @@ mod tests {
         assert_eq!(offset("raster_x"), ARGS_RASTER);
         assert_eq!(offset("emit_x"), ARGS_EMIT);
         assert_eq!(offset("entries"), ARGS_ENTRIES);
+        assert_eq!(offset("bin_fallbacks"), ARGS_BIN_FALLBACKS);
         assert_eq!(offset("ballot_x"), ARGS_RASTER_BALLOT);
+    }
+
+    #[test]
+    fn bin_tiles_match_the_shader() {
+        let source = shader_source(1, false);
+        assert_eq!(splatsort_wgsl_test::const_u32(&source, "GROUP"), Some(GROUP));
+        assert_eq!(splatsort_wgsl_test::const_u32(&source, "BIN_STATUS").map(u64::from), Some(BIN_STATUS));
     }
 
     #[test]
@@ -412,10 +444,10 @@ mod tests {
                 background_r,
                 background_g,
                 background_b,
-                total_index,
                 ballot_max_entries_per_splat,
                 blend_order,
                 blend_window,
+                bin_force,
                 _pad0,
                 _pad1,
             ]

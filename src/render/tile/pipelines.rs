@@ -16,22 +16,26 @@ pub fn has_ballot_walk(device: &wgpu::Device) -> bool {
 
 /// The tile path's shader as compiled for `parts` parts of the projection, with the ballot rasterizer or without:
 /// the common part, the projection's and the ray depths' split bindings, `render/tiles.wgsl`, then
-/// `render/walk_subgroup.wgsl` or `render/walk_plain.wgsl`, and `render/pixel_order.wgsl`.
+/// `render/walk_subgroup.wgsl` or `render/walk_plain.wgsl`, `render/pixel_order.wgsl`, and the workgroup scan.
 pub fn shader_source(parts: u32, ballot: bool) -> String {
     let walk = if ballot { WALK_SUBGROUP_WGSL } else { WALK_PLAIN_WGSL };
     format!(
-        "{}\n{}\n{}\n{TILES_WGSL}\n{walk}\n{PIXEL_ORDER_WGSL}",
+        "{}\n{}\n{}\n{TILES_WGSL}\n{walk}\n{PIXEL_ORDER_WGSL}\n{}",
         crate::render::COMMON_WGSL,
         crate::render::projected_split(parts),
-        crate::render::rays_split(parts, false)
+        crate::render::rays_split(parts, false),
+        crate::sort::scan::SCAN_COMMON_WGSL
     )
 }
 
 /// The tile passes' pipelines (once per device: `Renderer::tiles`).
 pub(crate) struct TilePipelines {
-    pub(super) count: wgpu::ComputePipeline,
+    /// The count and its scan in one pass (`render/tiles.wgsl`), a position an invocation and eight
+    /// (`super::bin_items`).
+    pub(super) bin: wgpu::ComputePipeline,
+    pub(super) bin8: wgpu::ComputePipeline,
     pub(super) prepare: wgpu::ComputePipeline,
-    /// The emit, by entry or by position as the prepare pass chose (`render/tiles.wgsl`).
+    /// The emit, by entry or by position as the prepare pass chose.
     pub(super) emit: wgpu::ComputePipeline,
     pub(super) ranges: wgpu::ComputePipeline,
     pub(super) raster: wgpu::ComputePipeline,
@@ -66,7 +70,8 @@ impl TilePipelines {
         };
         let pipeline = |entry: &str| with_constants(entry, entry, &[]);
         Self {
-            count: pipeline("tile_count"),
+            bin: with_constants("tile_bin", "tile_bin", &[("BIN_ITEMS", 1.0)]),
+            bin8: with_constants("tile_bin", "tile_bin (8 a thread)", &[("BIN_ITEMS", 8.0)]),
             prepare: pipeline("tile_prepare"),
             emit: pipeline("tile_emit"),
             ranges: pipeline("tile_ranges"),
