@@ -524,7 +524,11 @@ fn block_mask(e: Ellipse, origin: vec2<f32>) -> u32 {
 
 // Puts the splat of entry `entry` into the batch at `slot`.
 fn load_splat(slot: u32, entry: u32, origin: vec2<f32>) {
-    let p = projected_at(entry_splats[entry], 0u);
+    store_splat(slot, projected_at(entry_splats[entry], 0u), origin);
+}
+
+// The record of `load_splat` from the projection `p`, read before.
+fn store_splat(slot: u32, p: Projected, origin: vec2<f32>) {
     let e = ellipse_of(p);
     let opacity = stored_opacity(p);
     let log2_opacity = log2(opacity);
@@ -568,6 +572,15 @@ fn blend_splat(px: ptr<function, Pixel>, j: u32, a: vec4<f32>, b: vec4<f32>, cen
 // The rasterizer's body for tile `workgroup_id`; `lane` and `sg_size` are the invocation's subgroup lane and size
 // (0 and 1 without subgroups). The entry point `rasterize` is in render/walk_subgroup.wgsl or render/walk_plain.wgsl;
 // its pipelines set BALLOT_WALK (there) to walk each batch with `walk_touching`, else every pixel walks every splat.
+// The projection of invocation `tid`'s splat in the batch that ends at entry `end` (nearest first), or zeros past
+// the list's first entry `first`.
+fn fetch_splat(tid: u32, end: u32, first: u32) -> Projected {
+    if (end <= first || tid >= end - first) {
+        return Projected(0.0, 0.0, 0u, 0u, 0u);
+    }
+    return projected_at(entry_splats[end - 1u - tid], 0u);
+}
+
 fn rasterize_tile(tid: u32, workgroup_id: vec3<u32>, lane: u32, sg_size: u32) {
     let tile = workgroup_id.y * tiles.tiles_x + workgroup_id.x;
     let origin = workgroup_id.xy * TILE;
@@ -594,18 +607,21 @@ fn rasterize_tile(tid: u32, workgroup_id: vec3<u32>, lane: u32, sg_size: u32) {
         atomicAdd(&pixels_done, 1u);
     }
     let walk = Walk(centre, block, lane, sg_size);
-    // The list is farthest first: walk it from its end, a batch of GROUP at a time.
+    // The list is farthest first: walk it from its end, a batch of GROUP at a time. Each invocation reads its splat
+    // of the next batch from memory before the walk of this one, so that the reads' latency passes during the walk.
     var end = range.y;
+    var ahead = fetch_splat(tid, end, range.x);
     loop {
-        workgroupBarrier();
+        // (The uniform load is a barrier before its read, after the walk's reads of the batch.)
         if (end <= range.x || workgroupUniformLoad(&pixels_done) == GROUP) {
             break;
         }
         let count = min(GROUP, end - range.x);
         if (tid < count) {
-            load_splat(tid, end - 1u - tid, vec2<f32>(origin));
+            store_splat(tid, ahead, vec2<f32>(origin));
         }
         workgroupBarrier();
+        ahead = fetch_splat(tid, end - count, range.x);
         if (BALLOT_WALK) {
             let was_done = done;
             done = walk_touching(&px, done, count, walk);
