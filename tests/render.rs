@@ -938,8 +938,8 @@ fn the_binning_look_back_fallback_draws_the_same_image() {
     // one has not published its entries in time, a bin tile counts them from its splats (the fallback). Forced on
     // every bin tile's first step back, the fallback must find the same entries and draw the same image, byte for
     // byte, counting one sorted position an invocation or eight (the scene's size picks one), for frames whose
-    // entries are then written a thread per position (the demo from above) and a thread per entry (from inside,
-    // and the dense tile).
+    // entries are then written a thread per position (the demo from above: by the binning pass itself, after a
+    // first frame) and a thread per entry (from inside, and the dense tile).
     let ctx = common::context();
     let inside = Camera::look_at(&CameraFile {
         width: 240,
@@ -955,11 +955,12 @@ fn the_binning_look_back_fallback_draws_the_same_image() {
         }),
     ];
     let settings = Setup { draw: DrawPath::Compute, ..Default::default() };
+    let mut by_position = Vec::new();
     for (what, scene, cam) in cases {
         for items in [1, 8] {
             let what = format!("{what}, {items} positions an invocation");
             let bin_tiles = scene.len().div_ceil(256 * items) as u32;
-            let (plain, forced) = common::checked(ctx, "forced binning fallback", || {
+            let (first, plain, forced) = common::checked(ctx, "forced binning fallback", || {
                 let mut renderer = settings.upload_alone(ctx, &scene).expect("renderer");
                 let frame = |renderer: &mut render::SceneBuffers| {
                     let params = settings.params();
@@ -968,10 +969,13 @@ fn the_binning_look_back_fallback_draws_the_same_image() {
                     (image, renderer.counts_blocking(&ctx.device, &ctx.queue))
                 };
                 renderer.force_bin_items(Some(items as u32));
+                // The first frame's entries are written by the emit pass; a later frame's, where the frame before
+                // had few entries a splat (the demo from above), by the binning pass itself.
+                let first = frame(&mut renderer);
                 let plain = frame(&mut renderer);
                 renderer.force_bin_fallback(true);
                 let forced = frame(&mut renderer);
-                (plain, forced)
+                (first, plain, forced)
             });
             let reference = render_on(&render::Renderer::new(&ctx.device), &scene, &cam, settings);
             assert!(lit_pixels(&plain.0) > 100, "{what}: the view shows it");
@@ -982,10 +986,62 @@ fn the_binning_look_back_fallback_draws_the_same_image() {
                 forced.1.bin_fallbacks
             );
             assert_eq!(forced.1.tile_entries, plain.1.tile_entries, "{what}: the same entries");
-            assert!(plain.0.rgba == reference.rgba, "{what}: the image of the default binning");
+            assert!(first.0.rgba == reference.rgba, "{what}: the image of the default binning");
+            assert_eq!(plain.1.tile_entries, first.1.tile_entries, "{what}: the same entries in a second frame");
+            assert!(plain.0.rgba == first.0.rgba, "{what}: the same image in a second frame");
             assert!(forced.0.rgba == plain.0.rgba, "{what}: the same image with the fallback");
+            // The frames the binning pass writes the entries of, after a frame of at most 3 entries a splat.
+            by_position.push(first.1.tile_entries <= 3 * first.1.visible);
         }
     }
+    assert!(by_position.contains(&true) && by_position.contains(&false), "both emits ran: {by_position:?}");
+}
+
+#[test]
+fn a_frame_past_the_cap_after_one_within_it_is_drawn_with_quads() {
+    // The binning pass writes a frame's entries itself after a frame of few entries a splat, below the cap only: of
+    // two views (the demo from above and from inside), the one needing more entries after the other, with a cap
+    // between their needs, is drawn by the quads exactly as a first frame of that view.
+    let ctx = common::context();
+    let scene = demo_scene();
+    let above = common::demo_camera();
+    let inside = Camera::look_at(&CameraFile {
+        width: 240,
+        height: 136,
+        ..CameraFile::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/cameras/inside.json")).expect("camera")
+    })
+    .expect("camera");
+    let settings = Setup { draw: DrawPath::Compute, ..Default::default() };
+    let entries = |cam: &Camera| {
+        common::checked(ctx, "entries", || {
+            let mut renderer = settings.upload_alone(ctx, &scene).expect("renderer");
+            render::render_image(&ctx.device, &ctx.queue, &mut renderer, cam, &settings.params(), None).expect("frame");
+            renderer.counts_blocking(&ctx.device, &ctx.queue)
+        })
+    };
+    let (mut small, mut large) = ((above, entries(&above)), (inside, entries(&inside)));
+    if small.1.tile_entries > large.1.tile_entries {
+        std::mem::swap(&mut small, &mut large);
+    }
+    let ((first_view, fewer), (second_view, more)) = (small, large);
+    assert!(fewer.tile_entries <= 3 * fewer.visible, "few entries a splat: {fewer:?}");
+    assert!(more.tile_entries > fewer.tile_entries, "{more:?} against {fewer:?}");
+    let capped = Setup { tile_entry_cap: Some(fewer.tile_entries), ..settings };
+    let (second, alone) = common::checked(ctx, "a frame past the cap after one within it", || {
+        let mut renderer = capped.upload_alone(ctx, &scene).expect("renderer");
+        let params = capped.params();
+        let first =
+            render::render_image(&ctx.device, &ctx.queue, &mut renderer, &first_view, &params, None).expect("frame");
+        assert_eq!(renderer.counts_blocking(&ctx.device, &ctx.queue).tile_entries, fewer.tile_entries);
+        assert!(lit_pixels(&first) > 100, "the first view shows the scene");
+        let second =
+            render::render_image(&ctx.device, &ctx.queue, &mut renderer, &second_view, &params, None).expect("frame");
+        let mut renderer = capped.upload_alone(ctx, &scene).expect("renderer");
+        let alone =
+            render::render_image(&ctx.device, &ctx.queue, &mut renderer, &second_view, &params, None).expect("frame");
+        (second, alone)
+    });
+    assert!(second.rgba == alone.rgba, "the frame past the cap is the quads' image, as a first frame");
 }
 
 #[test]

@@ -5,7 +5,8 @@
 //
 // - `tile_bin`: one pass (a scan with decoupled look-back): for the splat at each sorted position, the number of
 //   tiles its ellipse touches (`ellipse_tile_count` in render/common.wgsl), and their prefix sum over the
-//   positions, each position's first entry;
+//   positions, each position's first entry; where the previous frame's entries were written a thread per position,
+//   it writes this frame's itself, the same way (`BIN_EMIT`), and `tile_emit` gets no workgroups;
 // - `tile_prepare` (one thread): the number of entries and the indirect arguments of what follows; past the cap on
 //   entries, none are written and the frame goes to the quad draw;
 // - `tile_emit`: the (tile id, splat) entries in sorted-position order, from a thread per entry or per position;
@@ -116,7 +117,10 @@ const BIN_TICKET: u32 = 0u;
 const BIN_GENERATION: u32 = 1u;
 const BIN_TOTAL: u32 = 2u;
 const BIN_FALLBACKS: u32 = 3u;
-const BIN_STATUS: u32 = 4u;
+// 1: `tile_bin` writes the entries itself, a thread per position, as the previous frame's `tile_prepare` chose (its
+// frame's entries per visible splat were few); 0: `tile_emit` writes them.
+const BIN_EMIT: u32 = 4u;
+const BIN_STATUS: u32 = 5u;
 // A status word, written whole by one atomic store:
 //   bits 30-31  tag, 1 to 3: the frame's generation (mod 3) + 1; anything else: not yet written this frame;
 //   bit 29      1 = inclusive (this bin tile's entries and every earlier one's), 0 = this bin tile's alone;
@@ -201,7 +205,7 @@ fn position_tiles(position: u32) -> u32 {
 // last bin tile, the frame's total into the state). Every wait ends: a bin tile only waits on smaller tickets,
 // which have started, and after BIN_SPIN_LIMIT steps that find the nearest earlier word unwritten, the workgroup
 // counts that bin tile's entries from its positions (the fallback; forced on the first step back by `bin_force`
-// in tests).
+// in tests). With BIN_EMIT set, it then writes each position's entries itself instead, below the cap.
 @compute @workgroup_size(GROUP)
 fn tile_bin(
     @builtin(local_invocation_index) tid: u32,
@@ -217,6 +221,7 @@ fn tile_bin(
         bin_ticket = atomicAdd(&bin_state[BIN_TICKET], 1u);
     }
     let bin = workgroupUniformLoad(&bin_ticket);
+    let emit_here = atomicLoad(&bin_state[BIN_EMIT]) != 0u;
     let tag = (atomicLoad(&bin_state[BIN_GENERATION]) % 3u + 1u) << BIN_TAG_SHIFT;
     let total = bin_tile_counts(tid, bin);
     let own = BIN_STATUS + bin;
@@ -293,11 +298,21 @@ fn tile_bin(
     if (fell_back) {
         bin_tile_counts(tid, bin);
     }
+    let cap = min(tiles.entry_cap, BIN_COUNT_MASK);
     for (var i = 0u; i < BIN_ITEMS; i++) {
         let at = i * GROUP + tid;
         let position = bin * BIN_POSITIONS + at;
-        if (position < frame.num_splats) {
-            counts[position] = saturating_add(exclusive, bin_counts[bin_slot(at)]);
+        let first = saturating_add(exclusive, bin_counts[bin_slot(at)]);
+        if (!emit_here) {
+            if (position < frame.num_splats) {
+                counts[position] = first;
+            }
+        } else if (position < min(frame.num_splats, visible[0]) && first < cap) {
+            // The entries a thread per position (the splat's record read again: it was read for the count).
+            let end = select(total, bin_counts[bin_slot(at + 1u)], at + 1u < BIN_POSITIONS);
+            let count = end - bin_counts[bin_slot(at)];
+            let splat = depth_order[position];
+            emit_splat(splat, ellipse_of(projected_at(splat, 0u)), first, count, cap);
         }
     }
 }
@@ -319,6 +334,7 @@ fn grid(groups: u32) -> vec3<u32> {
 fn tile_prepare() {
     let total = atomicLoad(&bin_state[BIN_TOTAL]);
     atomicStore(&bin_state[BIN_TOTAL], 0u);
+    let emitted = atomicLoad(&bin_state[BIN_EMIT]) != 0u;
     atomicStore(&bin_state[BIN_TICKET], 0u);
     atomicAdd(&bin_state[BIN_GENERATION], 1u);
     let overflow = total > tiles.entry_cap || total >= BIN_COUNT_MASK;
@@ -331,7 +347,10 @@ fn tile_prepare() {
     let per_entry = grid((entries + GROUP - 1u) / GROUP);
     // The emit: a thread per sorted position when splats touch few tiles, else a thread per entry.
     let by_position = entries <= EMIT_POSITIONS_MAX_ENTRIES_PER_SPLAT * visible[0];
-    let per_position = grid(select((visible[0] + GROUP - 1u) / GROUP, 0u, overflow));
+    let per_position = grid(select((visible[0] + GROUP - 1u) / GROUP, 0u, overflow || emitted));
+    // The next frame's `tile_bin` writes its entries itself where this frame's were written a thread per position
+    // (a camera path moves little between frames; a frame that needed more is still drawn exactly, only slower).
+    atomicStore(&bin_state[BIN_EMIT], select(0u, 1u, by_position && !overflow));
     args.ranges_x = per_entry.x;
     args.ranges_y = per_entry.y;
     args.ranges_z = 1u;
@@ -346,7 +365,7 @@ fn tile_prepare() {
     args.ballot_x = select(0u, tiles.tiles_x, by_ballot);
     args.ballot_y = tiles.tiles_y;
     args.ballot_z = 1u;
-    let emit = select(per_entry, per_position, by_position);
+    let emit = select(per_entry, per_position, by_position || emitted);
     args.emit_x = emit.x;
     args.emit_y = emit.y;
     args.emit_z = 1u;
@@ -434,20 +453,28 @@ fn emit_position(position: u32) {
     if (count == 0u || first + count > entry_count[0]) {
         return;
     }
-    let e = ellipse_of(p);
-    var k = 0u;
+    emit_splat(splat, ellipse_of(p), first, count, first + count);
+}
+
+// The `count` entries of `splat` (ellipse `e`) from entry `first`, one per tile the ellipse touches, row by row,
+// those below `limit` only. The count is the count pass's; where this walk of the same ellipse finds fewer tiles
+// (floating-point contraction may round two pipelines apart), the rest are sentinel entries, and tiles past the
+// count are left out.
+fn emit_splat(splat: u32, e: Ellipse, first: u32, count: u32, limit: u32) {
+    let end = min(first + count, limit);
+    var at = first;
     let rows = ellipse_tile_rows(e, tiles.tiles_y);
-    for (var row = rows.x; row < rows.y && k < count; row++) {
+    for (var row = rows.x; row < rows.y && at < end; row++) {
         let span = ellipse_row_tiles(e, row, tiles.tiles_x);
-        for (var x = span.x; x < span.y && k < count; x++) {
-            entry_tiles[first + k] = row * tiles.tiles_x + x;
-            entry_splats[first + k] = splat;
-            k++;
+        for (var x = span.x; x < span.y && at < end; x++) {
+            entry_tiles[at] = row * tiles.tiles_x + x;
+            entry_splats[at] = splat;
+            at++;
         }
     }
-    for (; k < count; k++) {
-        entry_tiles[first + k] = sentinel_tile();
-        entry_splats[first + k] = splat;
+    for (; at < end; at++) {
+        entry_tiles[at] = sentinel_tile();
+        entry_splats[at] = splat;
     }
 }
 

@@ -65,8 +65,16 @@ impl TileRaster {
         let bin_state = || self.bin_state.as_entire_binding();
         // Each sorted position's first entry, in the depth sort's keys: spent once the depth order is sorted.
         let counts = || inputs.depth.keys(inputs.depth_set).as_entire_binding();
-        let bin_entries =
-            [(0, frame()), (1, settings()), (3, order()), (4, visible()), (5, counts()), (13, bin_state())];
+        let bin_entries = [
+            (0, frame()),
+            (1, settings()),
+            (3, order()),
+            (4, visible()),
+            (5, counts()),
+            (6, self.entries.keys(0).as_entire_binding()),
+            (7, self.entries.values(0).as_entire_binding()),
+            (13, bin_state()),
+        ];
         Groups {
             key,
             bin: group(&self.pipelines.bin, &bin_entries, true),

@@ -45,7 +45,7 @@ const ARGS_BIN_FALLBACKS: u64 = 56;
 const _: () = assert!(ARGS_BIN_FALLBACKS == ARGS_ENTRIES + 4);
 
 /// Words of `tile_bin`'s state before its status words (`BIN_STATUS` in `render/tiles.wgsl`).
-const BIN_STATUS: u64 = 4;
+const BIN_STATUS: u64 = 5;
 /// Threads per workgroup of the per-splat and per-entry passes. Mirrors `GROUP`.
 const GROUP: u32 = 256;
 
