@@ -411,7 +411,7 @@ impl SceneBuffers {
 
     /// The key/value pairs the frame sorts (the sorted indices are in set `sorter().output_set()` until the compute
     /// path sorts its pairs in the same buffers: read them after a frame of the quad path, or at
-    /// `HookPoint::AfterSort`; on the compute path the sorted keys are overwritten by the tile counts in every frame,
+    /// `HookPoint::AfterSort`; on the compute path the sorted keys may be overwritten by the tile counts in any frame,
     /// even one past the cap on entries, and only the indices survive such a frame).
     pub fn sort_buffers(&self) -> &SortBuffers {
         &self.sort_buffers

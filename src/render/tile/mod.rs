@@ -342,7 +342,7 @@ impl TileRaster {
         Ok(())
     }
 
-    /// Records the passes before the draw: tile count, scan and entries, the tile sort, the ranges.
+    /// Records the passes before the draw: the binning (count and scan), the entries, the tile sort, the ranges.
     pub fn record_binning(
         &mut self,
         device: &wgpu::Device,
