@@ -3,10 +3,10 @@
 //! order), each tile blended front to back in one workgroup with an early stop.
 //!
 //! Made when the compute path is first chosen: pipelines once, the tile ranges once per resolution, bind groups
-//! when the depth sort's output buffer set or the image changes. The entries, up to a cap, are sorted in the depth sort's
-//! own buffers, which the renderer makes large enough (`TileRaster::entries_in`), and each sorted position's first
-//! entry goes into its spent keys, both laid out again when its output buffer set changes; the binning's look-back
-//! state is a small buffer of its own (`bin_state_bytes`).
+//! when the depth sort's output buffer set or the image changes. The entries, up to a cap, are sorted in the depth
+//! sort's own buffers, which the renderer makes large enough (`TileRaster::entries_in`), and each sorted position's
+//! first entry goes into its spent keys, both laid out again when its output buffer set changes; the binning's
+//! look-back state is a small buffer of its own (`bin_state_bytes`).
 //! A frame whose entries pass the cap is drawn by the quad path instead, decided on the GPU (the emit pass writes
 //! both paths' indirect arguments), and the renderer grows the cap for later frames when the count comes back.
 
