@@ -49,12 +49,14 @@ const BIN_STATUS: u64 = 5;
 /// Threads per workgroup of the per-splat and per-entry passes. Mirrors `GROUP`.
 const GROUP: u32 = 256;
 
-/// Sorted positions each invocation of `tile_bin` counts for a scene of `num_splats` (its `BIN_ITEMS`): 8 from
-/// 2^19 splats, else 1. Measured on the H100 (BENCHMARKS.md): with 8, the pass took 0.034 ms at 1M splats framed
-/// and 0.134 at 5M against 0.052 and 0.211 with 1; with 1, 0.014-0.015 ms on the demo (103K) against 0.020-0.032
-/// with 8, whose 51 bin tiles leave most of the GPU idle.
-pub(crate) fn bin_items(num_splats: u32) -> u32 {
-    if num_splats >= 1 << 19 { 8 } else { 1 }
+/// Sorted positions each invocation of `tile_bin` counts for a scene of `num_splats` (its `BIN_ITEMS`) on a GPU
+/// or (`cpu`) a CPU driver: 8 from 2^19 splats or on a CPU, else 1. Measured on the H100 (BENCHMARKS.md): with 8,
+/// the pass took 0.034 ms at 1M splats framed and 0.134 at 5M against 0.052 and 0.211 with 1; with 1, 0.014-0.015
+/// ms on the demo (103K) against 0.020-0.032 with 8, whose 51 bin tiles leave most of the GPU idle. On lavapipe (2
+/// cores, the demo at 960x540), 7.4 ms with 8 against 17 with 1, where a bin tile waits on the one the other core
+/// is counting.
+pub(crate) fn bin_items(num_splats: u32, cpu: bool) -> u32 {
+    if cpu || num_splats >= 1 << 19 { 8 } else { 1 }
 }
 
 /// Bytes of the binning's state for `num_splats` splats: a status word per bin tile (at most one per 256 sorted
@@ -135,6 +137,8 @@ pub struct TileRaster {
     bin_force: bool,
     /// Positions an invocation of the binning counts, in place of `bin_items`' choice (tests).
     bin_items: Option<u32>,
+    /// The device is a CPU driver (`bin_items`).
+    cpu: bool,
     /// The (tile, splat) entries and their ping-pong partners: the depth sort's own buffers (`entries_in`).
     entries: SortBuffers,
     /// The depth sort's output buffer set the entries were laid out for.
@@ -182,6 +186,7 @@ impl TileRaster {
             ),
             bin_force: false,
             bin_items: None,
+            cpu: device.adapter_info().device_type == wgpu::DeviceType::Cpu,
             entries,
             sorter,
             args: buffer(
@@ -353,7 +358,7 @@ impl TileRaster {
         debug_assert_eq!(inputs.depth_set, self.depth_set, "the entries were laid out for the depth sort's slot");
         self.prepare(device, queue, inputs)?;
         let groups = self.groups.as_ref().expect("made by prepare");
-        let items = self.bin_items.unwrap_or(bin_items(self.num_splats));
+        let items = self.bin_items.unwrap_or(bin_items(self.num_splats, self.cpu));
         let bins = crate::gpu::dispatch_grid(self.num_splats.max(1).div_ceil(GROUP * items), self.max_dim);
         stages.stage("tile bin", PassKind::TileBin, |pass| {
             let (pipeline, group) =
