@@ -907,6 +907,16 @@ fn only_visible_splats_are_sorted_in_a_stable_order() {
     }
 }
 
+/// The demo scene from inside (`assets/cameras/inside.json`) at 240x136.
+fn inside_camera() -> Camera {
+    Camera::look_at(&CameraFile {
+        width: 240,
+        height: 136,
+        ..CameraFile::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/cameras/inside.json")).expect("camera")
+    })
+    .expect("camera")
+}
+
 /// 3,000 faint splats over a few tiles of a 96x64 image from (0, 0, -2): a long list in one tile (many batches, no
 /// pixel stops early).
 fn heavy_tile_splats() -> Vec<Splat> {
@@ -941,12 +951,7 @@ fn the_binning_look_back_fallback_draws_the_same_image() {
     // entries are then written a thread per position (the demo from above: by the binning pass itself, after a
     // first frame) and a thread per entry (from inside, and the dense tile).
     let ctx = common::context();
-    let inside = Camera::look_at(&CameraFile {
-        width: 240,
-        height: 136,
-        ..CameraFile::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/cameras/inside.json")).expect("camera")
-    })
-    .expect("camera");
+    let inside = inside_camera();
     let cases = [
         ("the demo scene from above", demo_scene(), common::demo_camera()),
         ("the demo scene from inside", demo_scene(), inside),
@@ -1005,12 +1010,7 @@ fn a_frame_past_the_cap_after_one_within_it_is_drawn_with_quads() {
     let ctx = common::context();
     let scene = demo_scene();
     let above = common::demo_camera();
-    let inside = Camera::look_at(&CameraFile {
-        width: 240,
-        height: 136,
-        ..CameraFile::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/cameras/inside.json")).expect("camera")
-    })
-    .expect("camera");
+    let inside = inside_camera();
     let settings = Setup { draw: DrawPath::Compute, ..Default::default() };
     let entries = |cam: &Camera| {
         common::checked(ctx, "entries", || {
@@ -1061,12 +1061,7 @@ fn both_rasterizer_walks_draw_the_same_image() {
         render::RendererOptions { ballot_walk_max_entries_per_splat: u32::MAX, ..Default::default() },
     );
     let default = render::Renderer::new(&ctx.device);
-    let inside = Camera::look_at(&CameraFile {
-        width: 240,
-        height: 136,
-        ..CameraFile::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/cameras/inside.json")).expect("camera")
-    })
-    .expect("camera");
+    let inside = inside_camera();
     let cases = [
         ("the demo scene from above", demo_scene(), common::demo_camera()),
         ("the demo scene from inside", demo_scene(), inside),
