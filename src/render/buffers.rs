@@ -389,7 +389,9 @@ impl SceneBuffers {
     }
 
     /// Makes the compute path's binning count `items` sorted positions an invocation (1 or 8; None: its own choice
-    /// by the scene's size), for tests of both; no effect before the compute path is made.
+    /// by the scene's size), for tests of both; no effect before the compute path is made. Set it before the first
+    /// frame: the binning's status words are tagged by frame, not cleared, and a number of bin tiles that changes
+    /// between frames could leave one tagged three frames before.
     pub fn force_bin_items(&mut self, items: Option<u32>) {
         if let Some(tiles) = self.tiles.as_mut() {
             tiles.force_bin_items(items.map(|n| if n >= 8 { 8 } else { 1 }));
