@@ -85,7 +85,8 @@ impl SceneBuffers {
         };
         self.record_quads(encoder, output_set, compute, params.background, (timer, repeat));
         // The sort's look-back counters, the compute path's pair count and its binning's fallbacks ride along with
-        // the counts (words 5 to 8), read back without a stall. Copied last: a copy between two passes waits for the one before it.
+        // the counts (words 5 to 8), read back without a stall. Copied last: a copy between two passes waits for the
+        // one before it.
         self.sorter.copy_lookback_stats(encoder, &self.draw_args, draw_args_offset!(sort_fallbacks));
         if let Some(tiles) = self.tiles.as_ref().filter(|_| compute) {
             let at = draw_args_offset!(tile_entries);

@@ -7,7 +7,7 @@
 //! sort's own buffers, which the renderer makes large enough (`TileRaster::entries_in`), and each sorted position's
 //! first entry goes into its spent keys, both laid out again when its output buffer set changes; the binning's
 //! look-back state is a small buffer of its own (`bin_state_bytes`).
-//! A frame whose entries pass the cap is drawn by the quad path instead, decided on the GPU (the emit pass writes
+//! A frame whose entries pass the cap is drawn by the quad path instead, decided on the GPU (the prepare pass writes
 //! both paths' indirect arguments), and the renderer grows the cap for later frames when the count comes back.
 
 mod groups;
