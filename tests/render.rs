@@ -932,9 +932,8 @@ fn heavy_tile_splats() -> Vec<Splat> {
 
 #[test]
 fn a_tile_of_thousands_of_splats_matches_the_reference() {
-    // One dense tile: 3,000 splats over a few 16x16 tiles, so a bin tile's entries (256 sorted positions) pass what
-    // it writes a thread per position and it writes them a thread per entry, and each tile's list is a dozen
-    // rasterizer batches.
+    // One dense tile: 3,000 splats over a few 16x16 tiles, so each tile's list is a dozen rasterizer batches, each
+    // read from memory during the walk of the one before.
     let scene = scene_of(&heavy_tile_splats(), 0, |_, _| [0.0; 3]);
     let cam = camera(96, 64, [0.0, 0.0, -2.0], [0.0, 0.0, 0.0]);
     let settings = Setup { draw: DrawPath::Compute, ..Default::default() };
