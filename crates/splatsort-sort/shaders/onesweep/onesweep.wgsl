@@ -254,8 +254,8 @@ fn first_lane(lanes: vec4<u32>) -> u32 {
 }
 
 // The lanes holding a key with this lane's digit: eight ballots, one per digit bit.
-fn same_digit_lanes(valid: bool, digit: u32) -> vec4<u32> {
-    var lanes = subgroupBallot(valid);
+fn same_digit_lanes(digit: u32) -> vec4<u32> {
+    var lanes = subgroupBallot(true);
     for (var b = 0u; b < DIGIT_BITS; b++) {
         let bit_set = ((digit >> b) & 1u) != 0u;
         let ballot = subgroupBallot(bit_set);
@@ -325,15 +325,19 @@ fn local_index(k: u32) -> u32 {
 // Ranks the key of step `k` among the subgroup's keys of its digit so far: the lanes with equal digits find each
 // other with ballots; the lowest of them adds their number to the subgroup's running count of that digit and
 // shares the count before the add, so the rank is that count plus the equal lanes below. Subgroup-uniform.
+//
+// A key past a partial tile's end takes the pass's largest digit, so no ballot is needed to leave it out: it ranks
+// after every key of the tile (it comes after them in the tile's order), the keys of the tile keep their ranks and
+// positions, and only the last tile's own count of that digit, which no later tile reads, counts it.
 fn rank_key(key: u32, k: u32) -> u32 {
     let valid = local_index(k) < at_tile.len;
-    let digit = pass_digit(key);
+    let digit = select((1u << params.digit_bits) - 1u, pass_digit(key), valid);
     var below = 0u;
     var count = 0u;
-    var leader = at_tile.lane;
+    var leader = 0u;
     if (SCALAR_LANES) {
-        // Subgroups of at most 32 lanes: one u32 per ballot.
-        var lanes = subgroupBallot(valid).x;
+        // Subgroups of at most 32 lanes: one u32 per ballot, starting from the subgroup's lanes.
+        var lanes = select(0xffffffffu, (1u << at_tile.sg_size) - 1u, at_tile.sg_size < 32u);
         for (var b = 0u; b < DIGIT_BITS; b++) {
             let bit_set = ((digit >> b) & 1u) != 0u;
             let ballot = subgroupBallot(bit_set).x;
@@ -341,20 +345,16 @@ fn rank_key(key: u32, k: u32) -> u32 {
         }
         below = countOneBits(lanes & ((1u << at_tile.lane) - 1u));
         count = countOneBits(lanes);
-        if (valid) {
-            leader = firstTrailingBit(lanes);
-        }
+        leader = firstTrailingBit(lanes);
     } else {
-        let lanes = same_digit_lanes(valid, digit);
+        let lanes = same_digit_lanes(digit);
         below = lane_count(lanes & lanes_below(at_tile.lane));
         count = lane_count(lanes);
-        if (valid) {
-            leader = first_lane(lanes);
-        }
+        leader = first_lane(lanes);
     }
     // Every lane adds, without a branch around the atomic: the leader its digit's count, the others 0 to a word of
     // their own subgroup's counts chosen by lane (distinct lanes, distinct words: no conflicts between them).
-    let leads = valid && below == 0u;
+    let leads = below == 0u;
     let shift = 16u * (digit & 1u);
     let counts = at_tile.sg_id * (RADIX / 2u);
     let at = select(counts + at_tile.lane % (RADIX / 2u), counts + digit / 2u, leads);
