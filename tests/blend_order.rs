@@ -109,8 +109,8 @@ fn demo_crop() -> Scene {
 
 #[test]
 fn the_pixel_order_is_the_exact_order_at_any_window() {
-    // The merge gives way to exact passes where a pixel's window fills, so the window sets the speed and never the
-    // image: every window draws the brute-force order's image to the bit, on the crossing splats (a few deep) and on
+    // A full window defers its farthest splats to another pass over the list, so the window sets the speed and
+    // never the image: every window draws the brute-force order's image to the bit, on the crossing splats (a few deep) and on
     // the demo's crop (glass panes over a sphere, hundreds of splats a pixel). The merge's window is a ring of
     // `window` slots: 13 wraps it at no power of two.
     let crossing = (crossing_splats(), common::camera_at(128, 96, [0.3, -0.4, -3.5], [0.0, 0.0, 0.2]));

@@ -6,14 +6,12 @@
 // - `rasterize_pixel`: a merge, exact. The depth sort keys each splat by its least ray depth, so the walk (nearest
 //   key first) meets the splats in order of the least depth l any of their rays can have. A pixel holds the splats
 //   it takes in a small window sorted by t (a ring); at a splat of key floor l (`key_floor`), every held splat with
-//   t <= l is in its final place (nothing later can come before it) and is blended. A pixel whose window is full
-//   when it must take another goes on by passes, as `rasterize_exact` does, from the last splat it blended, each
-//   keeping the WINDOW_CAP nearest and ending for the pixel once they are all found (its window full and the walk's
-//   floor past its farthest splat). The merge's window (`blend_window`) sets the speed, never the image: it is the
-//   exact order's, to the bit. The merge touches only the first w slots of its private array (WINDOW_CAP long),
-//   16 bytes a splat (`held_splat`); the passes hold the whole array, as each walks the list from its start (on the
-//   H100 at 1080p, windows of 64 in the passes made the 1M and 5M frames 1.1-3.7x faster than passes of the merge's
-//   window at windows 8 to 32: docs/BENCHMARKS.md).
+//   t <= l is in its final place (nothing later can come before it) and is blended. A full window lets its
+//   farthest splat go (or the new one, if that is farther): that splat becomes the pass's horizon, and it and every
+//   splat after it wait for the next pass, which walks the list again for the splats after the last one blended.
+//   Everything before the horizon is blended in this pass, in order; once the walk's floor passes the horizon, the
+//   pass is over for the pixel. The window (`blend_window`) sets
+//   the speed, never the image: it is the exact order's, to the bit. A held splat is 16 bytes (`held_splat`).
 // - `rasterize_exact`: the reference, by brute force. Each pass walks the whole list and keeps, per pixel, the
 //   WINDOW_CAP nearest splats (by t, then by place in the list) after the last one blended; blends them; again until
 //   the pixel stops or runs out.
@@ -135,112 +133,21 @@ fn rasterize_pixel(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
     let block = tid / BLOCK_PIXELS;
     let window = clamp(tiles.blend_window, 1u, WINDOW_CAP);
     var px = Pixel(vec3<f32>(0.0), 1.0);
+    // Done: stopped (or outside the image). Finished: nothing more to blend, done or not.
     var done = !t.inside;
-    // Past the window: the merge gives way to passes (below) from the last splat it blended.
-    var overflowed = false;
-    // Done or overflowed: counted in `pixels_done`, which ends the merge's walk when every pixel is.
-    var inactive = done;
-    if (done) {
-        atomicAdd(&pixels_done, 1u);
+    var finished = done;
+    if (finished) {
+        atomicAdd(&group_finished, 1u);
     }
     // The window, a ring of `window` slots nearest first: entry i at head + i, less `window` past its end, so a
     // window touches only its own slots. The walk meets the splats roughly in depth order, so a new one goes at or
     // near the far end, and the nearest leaves from the near end: a step or two per splat, not a shift of the whole
-    // window. The nearest and the farthest's t are kept in registers too: a splat that neither blends nor passes
-    // the farthest reads nothing of the ring.
+    // window. The nearest and the farthest are kept in registers too: a splat that neither blends nor passes the
+    // farthest reads nothing of the ring.
     var held: array<vec4<u32>, WINDOW_CAP>;
-    var head = 0u;
-    var n = 0u;
-    // held[head] and the farthest's t, while n > 0.
-    var near = vec4<u32>(0u);
-    var far = 0.0;
-    // The last splat blended, once there is one.
+    // The last splat blended, once there is one: a later pass takes only the splats after it.
     var last = vec4<u32>(0u);
     var any_blended = false;
-    var end = t.range.y;
-    loop {
-        workgroupBarrier();
-        if (end <= t.range.x || workgroupUniformLoad(&pixels_done) == GROUP) {
-            break;
-        }
-        let count = min(GROUP, end - t.range.x);
-        load_batch(tid, count, end, t.origin);
-        workgroupBarrier();
-        for (var j = 0u; j < count && !done && !overflowed; j++) {
-            let alpha = coverage_alpha(batch_a[j], batch_b[j], centre, block);
-            if (alpha == 0.0) {
-                continue;
-            }
-            // What no later splat, this one included, can come before.
-            let floor = batch_ray1[j].z;
-            while (!done && n > 0u && held_t(near) <= floor) {
-                done = blend_held(&px, near);
-                last = near;
-                any_blended = true;
-                head = select(head + 1u, 0u, head + 1u == window);
-                n -= 1u;
-                near = held[head];
-            }
-            if (done) {
-                break;
-            }
-            if (n == window) {
-                overflowed = true;
-                break;
-            }
-            // Insert after the held splats at least as near (the list's order among equals).
-            let depth = ray_depth(j, centre);
-            let splat = held_splat(depth, alpha, t.range.y - end + j, j);
-            var at = head + n;
-            if (at >= window) {
-                at -= window;
-            }
-            var i = n;
-            if (n > 0u && far > depth) {
-                loop {
-                    let prev = select(at, window, at == 0u) - 1u;
-                    let h = held[prev];
-                    if (!(held_t(h) > depth)) {
-                        break;
-                    }
-                    held[at] = h;
-                    at = prev;
-                    i -= 1u;
-                    if (i == 0u) {
-                        break;
-                    }
-                }
-            } else {
-                far = depth;
-            }
-            held[at] = splat;
-            if (i == 0u) {
-                near = splat;
-            }
-            n += 1u;
-        }
-        if ((done || overflowed) && !inactive) {
-            inactive = true;
-            atomicAdd(&pixels_done, 1u);
-        }
-        end -= count;
-    }
-    // The list is spent: the rest, nearest first.
-    while (!done && !overflowed && n > 0u) {
-        done = blend_held(&px, near);
-        head = select(head + 1u, 0u, head + 1u == window);
-        n -= 1u;
-        near = held[head];
-    }
-    // A pixel whose window filled goes on by passes over the whole list, each keeping the WINDOW_CAP nearest
-    // splats after the last blended (in the window's first slots, its farthest in `far_held` too), and ending,
-    // for the pixel, once the window is full and the walk's floor has passed its farthest (nothing later can enter
-    // it). Exact, as the merge before it.
-    var finished = !overflowed;
-    if (finished) {
-        atomicAdd(&group_finished, 1u);
-    }
-    var far_held = vec4<u32>(0u);
     loop {
         workgroupBarrier();
         if (workgroupUniformLoad(&group_finished) == GROUP) {
@@ -250,12 +157,21 @@ fn rasterize_pixel(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
             atomicStore(&pass_done, 0u);
         }
         workgroupBarrier();
-        var complete = finished;
-        if (complete) {
+        // Walking in this pass; once not, counted in `pass_done`, which ends the walk when every pixel is.
+        var walking = !finished;
+        var counted = !walking;
+        if (counted) {
             atomicAdd(&pass_done, 1u);
         }
-        n = 0u;
-        end = t.range.y;
+        var head = 0u;
+        var n = 0u;
+        // held[head] and the farthest held, while n > 0.
+        var near = vec4<u32>(0u);
+        var far = vec4<u32>(0u);
+        // The nearest splat the window let go (`deferred`): it and every splat after it wait for the next pass.
+        var horizon = vec4<u32>(0u);
+        var deferred = false;
+        var end = t.range.y;
         loop {
             workgroupBarrier();
             if (end <= t.range.x || workgroupUniformLoad(&pass_done) == GROUP) {
@@ -264,58 +180,108 @@ fn rasterize_pixel(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
             let count = min(GROUP, end - t.range.x);
             load_batch(tid, count, end, t.origin);
             workgroupBarrier();
-            for (var j = 0u; j < count && !complete; j++) {
-                if (n == WINDOW_CAP && held_t(far_held) <= batch_ray1[j].z) {
-                    complete = true;
-                    atomicAdd(&pass_done, 1u);
+            for (var j = 0u; j < count && walking; j++) {
+                // What no later splat, this one included, can come before.
+                let floor = batch_ray1[j].z;
+                // Past the horizon nothing more can enter the window: the pass ends for the pixel, and what it
+                // holds (all before the horizon, so at or before the floor) is final.
+                if (deferred && held_t(horizon) <= floor) {
+                    walking = false;
                     break;
                 }
                 let alpha = coverage_alpha(batch_a[j], batch_b[j], centre, block);
                 if (alpha == 0.0) {
                     continue;
                 }
-                let splat = held_splat(ray_depth(j, centre), alpha, t.range.y - end + j, j);
-                if (any_blended && !before(last, splat)) {
+                while (n > 0u && held_t(near) <= floor) {
+                    done = blend_held(&px, near);
+                    if (done) {
+                        break;
+                    }
+                    last = near;
+                    any_blended = true;
+                    head = select(head + 1u, 0u, head + 1u == window);
+                    n -= 1u;
+                    near = held[head];
+                }
+                if (done) {
+                    walking = false;
+                    break;
+                }
+                // Places count from the nearest key (the walk's order): a splat comes after every splat met before
+                // it at the same depth, so below, "before" is a comparison of depths alone.
+                let depth = ray_depth(j, centre);
+                if ((any_blended && !(held_t(last) < depth || (held_t(last) == depth && last.z < t.range.y - end + j)))
+                    || (deferred && !(depth < held_t(horizon)))) {
                     continue;
                 }
-                if (n == WINDOW_CAP && !before(splat, far_held)) {
-                    continue;
+                let splat = held_splat(depth, alpha, t.range.y - end + j, j);
+                if (n == window) {
+                    // Full: the farthest of the window and the new splat goes, and becomes the horizon.
+                    deferred = true;
+                    if (!(depth < held_t(far))) {
+                        horizon = splat;
+                        continue;
+                    }
+                    horizon = far;
+                    n -= 1u;
+                    var tail = head + n;
+                    if (tail >= window) {
+                        tail -= window;
+                    }
+                    far = held[select(tail, window, tail == 0u) - 1u];
                 }
-                n = insert_nearest(&held, n, WINDOW_CAP, splat);
-                far_held = held[n - 1u];
+                // Insert after the held splats at least as near.
+                var at = head + n;
+                if (at >= window) {
+                    at -= window;
+                }
+                var i = n;
+                if (n > 0u && depth < held_t(far)) {
+                    loop {
+                        let prev = select(at, window, at == 0u) - 1u;
+                        let h = held[prev];
+                        if (!(held_t(h) > depth)) {
+                            break;
+                        }
+                        held[at] = h;
+                        at = prev;
+                        i -= 1u;
+                        if (i == 0u) {
+                            break;
+                        }
+                    }
+                } else {
+                    far = splat;
+                }
+                held[at] = splat;
+                if (i == 0u) {
+                    near = splat;
+                }
+                n += 1u;
             }
-            // The pass also ends for a pixel whose nearest held splats are final (nearer than the floor of the
-            // batch's last splat: nothing later comes before them) and stop it: the splats after them are never
-            // blended. Checked once a batch.
-            if (!complete && n > 0u) {
-                let floor = batch_ray1[count - 1u].z;
-                var transmittance = px.transmittance;
-                for (var i = 0u; i < n; i++) {
-                    let h = held[i];
-                    if (!(held_t(h) <= floor)) {
-                        break;
-                    }
-                    transmittance *= 1.0 - bitcast<f32>(h.y);
-                    if (transmittance < STOP_TRANSMITTANCE) {
-                        complete = true;
-                        atomicAdd(&pass_done, 1u);
-                        break;
-                    }
-                }
+            if (!walking && !counted) {
+                counted = true;
+                atomicAdd(&pass_done, 1u);
             }
             end -= count;
         }
+        // The walk is over, or past the horizon: what the window holds is final, nearest first.
         if (!finished) {
-            var stopped = false;
-            for (var i = 0u; i < n && !stopped; i++) {
-                stopped = blend_held(&px, held[i]);
+            while (!done && n > 0u) {
+                done = blend_held(&px, near);
+                if (!done) {
+                    last = near;
+                    any_blended = true;
+                }
+                head = select(head + 1u, 0u, head + 1u == window);
+                n -= 1u;
+                near = held[head];
             }
-            finished = stopped || n < WINDOW_CAP;
+            // What the window let go waits for the next pass.
+            finished = done || !deferred;
             if (finished) {
                 atomicAdd(&group_finished, 1u);
-            } else {
-                last = far_held;
-                any_blended = true;
             }
         }
     }

@@ -170,8 +170,8 @@ impl DrawPath {
 /// centres swap depth as the camera turns swap in every pixel at once (popping). `Pixel` and `Exact` blend each
 /// pixel's splats by their depth along that pixel's own ray (`render/tiles.wgsl` says how it is computed), which
 /// changes continuously with the camera; `Exact` sorts every pixel fully (a reference, several times slower),
-/// `Pixel` merges the depth order through a small window per pixel and equals `Exact` wherever the window holds
-/// the splats that overlap in depth (`SceneOptions::blend_window`).
+/// `Pixel` merges the depth order through a window per pixel, in passes where the window fills, and draws `Exact`'s
+/// image at any window (`SceneOptions::blend_window`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum BlendOrder {
@@ -209,9 +209,9 @@ impl BlendOrder {
 /// The most splats a pixel's window holds (`BlendOrder::Pixel`; `WINDOW_CAP` in `render/tiles.wgsl`).
 pub const MAX_BLEND_WINDOW: u32 = 64;
 /// The merge's window by default, by measurement (docs/BENCHMARKS.md, on the H100 at 1080p): the image is the exact
-/// order's at any window, and 8 was the fastest at 1M and 5M splats (9-21% faster than 32), within 3% of the
-/// fastest on the demo scene.
-pub const DEFAULT_BLEND_WINDOW: u32 = 8;
+/// order's at any window, and the largest was the fastest at every view (a full window defers splats to another
+/// pass over the tile's list: at 5M splats a window of 8 took 2.8x as long as 64, 32 1.1x).
+pub const DEFAULT_BLEND_WINDOW: u32 = MAX_BLEND_WINDOW;
 
 /// How a scene's GPU state is built: changing any of these rebuilds something (`SceneBuffers::set_options` says
 /// what). The scene's layout on the GPU (`GpuFormat`) is not among them: it is fixed when the scene is uploaded.
