@@ -1048,7 +1048,8 @@ fn both_rasterizer_walks_draw_the_same_image() {
     // The compute path's rasterizer walks each batch either with every pixel reading every splat, or (devices with
     // 32-lane ballots, lavapipe among them) with each subgroup walking only the splats a ballot finds touching its
     // pixel blocks. Both blend the same splats in the same order with the same arithmetic: the images are equal
-    // byte for byte, whichever the frame's entries per splat pick by default.
+    // byte for byte, whichever the frame's entries per splat pick by default. The pixel order's rasterizer walks
+    // by ballots in the module that has them (the second renderer's) and without in the other: the same too.
     let ctx = common::context();
     assert!(render::tile::has_ballot_walk(&ctx.device), "the test device has 32-lane ballots: both walks run");
     let plain = render::Renderer::with_options(
@@ -1079,6 +1080,9 @@ fn both_rasterizer_walks_draw_the_same_image() {
         assert!(lit_pixels(&a) > 100, "{what}: the view shows it ({} lit pixels)", lit_pixels(&a));
         assert!(a.rgba == b.rgba, "{what}: the ballot walk draws what the plain walk draws");
         assert!(a.rgba == c.rgba, "{what}: the default kernels draw it too");
+        let pixel = Setup { blend_order: render::BlendOrder::Pixel, ..settings };
+        let (a, b) = (render_on(&plain, &scene, &cam, pixel), render_on(&ballot, &scene, &cam, pixel));
+        assert!(a.rgba == b.rgba, "{what}: the pixel order's walk by ballots draws what its plain walk draws");
     }
 }
 

@@ -126,8 +126,10 @@ fn end_ordered_tile(t: OrderedTile, px: Pixel) {
     }
 }
 
-@compute @workgroup_size(GROUP)
-fn rasterize_pixel(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) workgroup_id: vec3<u32>) {
+// The pixel order's rasterizer for tile `workgroup_id` (its entry point `rasterize_pixel` is in
+// render/walk_subgroup.wgsl or render/walk_plain.wgsl, which also say which splats of a batch a subgroup walks:
+// `batch_touching`).
+fn pixel_order_tile(tid: u32, workgroup_id: vec3<u32>, lane: u32, sg_size: u32) {
     let t = begin_ordered_tile(tid, workgroup_id);
     let centre = vec2<f32>(t.pixel) + 0.5;
     let block = tid / BLOCK_PIXELS;
@@ -180,85 +182,93 @@ fn rasterize_pixel(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
             let count = min(GROUP, end - t.range.x);
             load_batch(tid, count, end, t.origin);
             workgroupBarrier();
-            for (var j = 0u; j < count && walking; j++) {
-                // What no later splat, this one included, can come before.
-                let floor = batch_ray1[j].z;
-                // Past the horizon nothing more can enter the window: the pass ends for the pixel, and what it
-                // holds (all before the horizon, so at or before the floor) is final.
-                if (deferred && held_t(horizon) <= floor) {
-                    walking = false;
-                    break;
-                }
-                let alpha = coverage_alpha(batch_a[j], batch_b[j], centre, block);
-                if (alpha == 0.0) {
-                    continue;
-                }
-                while (n > 0u && held_t(near) <= floor) {
-                    done = blend_held(&px, near);
-                    if (done) {
+            for (var first = 0u; first < count; first += 32u) {
+                // The batch's splats from `first` that this subgroup's pixels may take, in order (every invocation
+                // takes part: a ballot).
+                var bits = batch_touching(first, count, block, lane, sg_size);
+                while (walking && bits != 0u) {
+                    let j = first + firstTrailingBit(bits);
+                    bits &= bits - 1u;
+                    // What no later splat, this one included, can come before.
+                    let floor = batch_ray1[j].z;
+                    // Past the horizon nothing more can enter the window: the pass ends for the pixel, and what it
+                    // holds (all before the horizon, so at or before the floor) is final.
+                    if (deferred && held_t(horizon) <= floor) {
+                        walking = false;
                         break;
                     }
-                    last = near;
-                    any_blended = true;
-                    head = select(head + 1u, 0u, head + 1u == window);
-                    n -= 1u;
-                    near = held[head];
-                }
-                if (done) {
-                    walking = false;
-                    break;
-                }
-                // Places count from the nearest key (the walk's order): a splat comes after every splat met before
-                // it at the same depth, so below, "before" is a comparison of depths alone.
-                let depth = ray_depth(j, centre);
-                if ((any_blended && !(held_t(last) < depth || (held_t(last) == depth && last.z < t.range.y - end + j)))
-                    || (deferred && !(depth < held_t(horizon)))) {
-                    continue;
-                }
-                let splat = held_splat(depth, alpha, t.range.y - end + j, j);
-                if (n == window) {
-                    // Full: the farthest of the window and the new splat goes, and becomes the horizon.
-                    deferred = true;
-                    if (!(depth < held_t(far))) {
-                        horizon = splat;
+                    let alpha = coverage_alpha(batch_a[j], batch_b[j], centre, block);
+                    if (alpha == 0.0) {
                         continue;
                     }
-                    horizon = far;
-                    n -= 1u;
-                    var tail = head + n;
-                    if (tail >= window) {
-                        tail -= window;
-                    }
-                    far = held[select(tail, window, tail == 0u) - 1u];
-                }
-                // Insert after the held splats at least as near.
-                var at = head + n;
-                if (at >= window) {
-                    at -= window;
-                }
-                var i = n;
-                if (n > 0u && depth < held_t(far)) {
-                    loop {
-                        let prev = select(at, window, at == 0u) - 1u;
-                        let h = held[prev];
-                        if (!(held_t(h) > depth)) {
+                    while (n > 0u && held_t(near) <= floor) {
+                        done = blend_held(&px, near);
+                        if (done) {
                             break;
                         }
-                        held[at] = h;
-                        at = prev;
-                        i -= 1u;
-                        if (i == 0u) {
-                            break;
-                        }
+                        last = near;
+                        any_blended = true;
+                        head = select(head + 1u, 0u, head + 1u == window);
+                        n -= 1u;
+                        near = held[head];
                     }
-                } else {
-                    far = splat;
+                    if (done) {
+                        walking = false;
+                        break;
+                    }
+                    // Places count from the nearest key (the walk's order): a splat comes after every splat met before
+                    // it at the same depth, so below, "before" is a comparison of depths alone.
+                    let depth = ray_depth(j, centre);
+                    let place = t.range.y - end + j;
+                    if ((any_blended && !(held_t(last) < depth || (held_t(last) == depth && last.z < place)))
+                        || (deferred && !(depth < held_t(horizon)))) {
+                        continue;
+                    }
+                    let splat = held_splat(depth, alpha, place, j);
+                    if (n == window) {
+                        // Full: the farthest of the window and the new splat goes, and becomes the horizon.
+                        deferred = true;
+                        if (!(depth < held_t(far))) {
+                            horizon = splat;
+                            continue;
+                        }
+                        horizon = far;
+                        n -= 1u;
+                        var tail = head + n;
+                        if (tail >= window) {
+                            tail -= window;
+                        }
+                        far = held[select(tail, window, tail == 0u) - 1u];
+                    }
+                    // Insert after the held splats at least as near.
+                    var at = head + n;
+                    if (at >= window) {
+                        at -= window;
+                    }
+                    var i = n;
+                    if (n > 0u && depth < held_t(far)) {
+                        loop {
+                            let prev = select(at, window, at == 0u) - 1u;
+                            let h = held[prev];
+                            if (!(held_t(h) > depth)) {
+                                break;
+                            }
+                            held[at] = h;
+                            at = prev;
+                            i -= 1u;
+                            if (i == 0u) {
+                                break;
+                            }
+                        }
+                    } else {
+                        far = splat;
+                    }
+                    held[at] = splat;
+                    if (i == 0u) {
+                        near = splat;
+                    }
+                    n += 1u;
                 }
-                held[at] = splat;
-                if (i == 0u) {
-                    near = splat;
-                }
-                n += 1u;
             }
             if (!walking && !counted) {
                 counted = true;

@@ -1,4 +1,4 @@
-// The rasterizer's entry point with the walk by subgroup ballots (BALLOT_WALK set by the pipeline), for devices
+// The rasterizers' entry points with the walk by subgroup ballots (BALLOT_WALK set by the pipeline), for devices
 // whose subgroups have at most 32 lanes: each subgroup reads the block masks of a subgroup's worth of splats at once
 // (a lane each), takes a ballot of those that touch one of its pixel blocks, and walks only those. Where a subgroup
 // is one 8x4 block (32 lanes) or part of one (8 or 16 lanes), it walks exactly the splats its pixels can take;
@@ -7,7 +7,8 @@
 //
 // Measured on the H100 (BENCHMARKS.md): the rasterizer 10% faster where splats touch few tiles (1M-20M splats
 // framed), 13% slower from inside the demo scene, where nearly every splat touches every block; the prepare pass
-// picks one of the two pipelines by the frame's entries per visible splat.
+// picks one of the two pipelines by the frame's entries per visible splat. The pixel order's rasterizer
+// (render/pixel_order.wgsl) always walks by ballots where the module has them.
 
 // Set by the pipeline: true for `walk_touching`, false for every pixel walking every splat of a batch.
 override BALLOT_WALK: bool = false;
@@ -88,4 +89,31 @@ fn blend_four(px: ptr<function, Pixel>, walk: Walk, n: u32, j: vec4<u32>) -> boo
         done = blend_splat(px, j.w, a3, b3, walk.centre, walk.block);
     }
     return done;
+}
+
+@compute @workgroup_size(GROUP)
+fn rasterize_pixel(
+    @builtin(local_invocation_index) tid: u32,
+    @builtin(workgroup_id) workgroup_id: vec3<u32>,
+    @builtin(subgroup_invocation_id) lane: u32,
+    @builtin(subgroup_size) sg_size: u32,
+) {
+    pixel_order_tile(tid, workgroup_id, lane, sg_size);
+}
+
+// The splats of the batch's `count` from `first` (at most 32) whose block masks touch one of this subgroup's pixel
+// blocks, as bits from `first`: a ballot of a lane a splat (subgroup-uniform). The per-pixel orders walk only
+// these; each pixel still tests its own block.
+fn batch_touching(first: u32, count: u32, block: u32, lane: u32, sg_size: u32) -> u32 {
+    let blocks = subgroupOr(1u << block);
+    var bits = 0u;
+    for (var at = 0u; at < 32u; at += sg_size) {
+        let j = first + at + lane;
+        var touches = false;
+        if (at + lane < 32u && j < count) {
+            touches = (bitcast<u32>(batch_b[j].w) & blocks) != 0u;
+        }
+        bits |= subgroupBallot(touches).x << at;
+    }
+    return bits;
 }
