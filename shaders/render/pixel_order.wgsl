@@ -105,7 +105,6 @@ fn begin_ordered_tile(tid: u32, workgroup_id: vec3<u32>) -> OrderedTile {
     let origin = workgroup_id.xy * TILE;
     let pixel = origin + tile_pixel(tid);
     if (tid == 0u) {
-        atomicStore(&pixels_done, 0u);
         atomicStore(&group_finished, 0u);
         tile_range = ranges[tile];
         ranges[tile] = vec2<u32>(0u);

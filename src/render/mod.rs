@@ -80,7 +80,8 @@
 //!   same function, in one of two ways (one kernel, `tile_emit`) that the one-thread `tile_prepare` picks on the GPU
 //!   from the frame's entries per visible splat: at most 3, one thread per sorted position writes its splat's entries (the 3DGS rasterizer's
 //!   duplicateWithKeys; no search); more, one thread per entry finds its sorted position by binary search over the
-//!   scanned counts (so a splat over a thousand tiles costs no thread more than a small one). The emit is another
+//!   scanned counts (so a splat over a thousand tiles costs no thread more than a small one); after a frame written
+//!   a thread per position, `tile_bin` writes the next frame's entries itself and the emit gets no workgroups. The emit is another
 //!   pipeline than the count, so where a compiler rounds the two apart the missing entries get a sentinel tile id past the
 //!   last, which sorts last and no range includes, and extra tiles are left out. The scan saturates at 2^29 - 1
 //!   entries (past every cap), so a frame whose total would wrap u32 (2^32 entries: 100M splats from inside at 4K)
@@ -100,7 +101,8 @@
 //!   (`render/walk_subgroup.wgsl`; a device without such ballots appends `render/walk_plain.wgsl` instead). The
 //!   ballot walk takes frames of at most 8 entries per visible splat: it is 10% faster where splats are small and 13%
 //!   slower where nearly every splat touches every block (views from inside). Both draw the same image, byte for
-//!   byte (tested).
+//!   byte (tested). The per-pixel blend orders' rasterizers (`render/pixel_order.wgsl`) walk by ballots wherever
+//!   the module has them.
 //! - **One coverage rule and one stop rule** (`render/common.wgsl`, `render/tiles.wgsl`, `render::cpu`): a splat
 //!   covers the pixels whose centres lie in its ellipse of Mahalanobis radius k = sqrt(2 ln(255 opacity)), i.e.
 //!   exactly where alpha = min(0.99, opacity · exp(-d^T conic d / 2)) is at least 1/255 (3DGS's and gsplat's pixel

@@ -206,7 +206,7 @@ impl BlendOrder {
     }
 }
 
-/// The most splats a pixel's window holds (`BlendOrder::Pixel`; `WINDOW_CAP` in `render/tiles.wgsl`).
+/// The most splats a pixel's window holds (`BlendOrder::Pixel`; `WINDOW_CAP` in `render/pixel_order.wgsl`).
 pub const MAX_BLEND_WINDOW: u32 = 64;
 /// The merge's window by default, by measurement (docs/BENCHMARKS.md, on the H100 at 1080p): the image is the exact
 /// order's at any window. A small window defers more splats to another pass over the tile's list (at 5M splats 16

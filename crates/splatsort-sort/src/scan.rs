@@ -128,8 +128,6 @@ pub struct ScanTable {
     scan: Arc<Scan>,
     params: SortParams,
     table: wgpu::Buffer,
-    /// False when the table lives in the caller's buffer (`in_buffer`).
-    owns_table: bool,
     group: wgpu::BindGroup,
     max_dim: u32,
 }
@@ -142,24 +140,14 @@ impl ScanTable {
 
     /// A table of `len` entries, with the scan pipelines of `kernels` (compiled only if nothing compiled them yet).
     pub fn with_kernels(kernels: &SortKernels, queue: &wgpu::Queue, len: u32) -> Self {
-        let table = data_buffer(kernels.device(), "scan table", Self::bytes(len));
-        Self::over(kernels, queue, table, true, len)
-    }
-
-    /// A table of `len` entries in the caller's `buffer` (a storage buffer of at least `ScanTable::bytes(len)`
-    /// bytes, e.g. one spent until the next frame), with the scan pipelines of `kernels`; None if it is too small.
-    pub fn in_buffer(kernels: &SortKernels, queue: &wgpu::Queue, buffer: &wgpu::Buffer, len: u32) -> Option<Self> {
-        (buffer.size() >= Self::bytes(len)).then(|| Self::over(kernels, queue, buffer.clone(), false, len))
-    }
-
-    fn over(kernels: &SortKernels, queue: &wgpu::Queue, table: wgpu::Buffer, owns_table: bool, len: u32) -> Self {
         let device = kernels.device();
+        let table = data_buffer(device, "scan table", Self::bytes(len));
         let scan = kernels.scan();
         let mut params = SortParams::new(device);
         params.prepare_scan(queue, len);
         let group = scan.bind_group(device, &params, &table);
         let max_dim = device.limits().max_compute_workgroups_per_dimension;
-        Self { scan, params, table, owns_table, group, max_dim }
+        Self { scan, params, table, group, max_dim }
     }
 
     /// The bytes of a table of `len` entries with its scan levels.
@@ -189,10 +177,9 @@ impl ScanTable {
         self.scan.record(pass, &self.group, &self.params, &plan);
     }
 
-    /// GPU memory held (not the caller's buffer of `in_buffer`).
+    /// GPU memory held.
     pub fn allocated_bytes(&self) -> u64 {
-        let table = if self.owns_table { self.table.size() } else { 0 };
-        table + self.params.size()
+        self.table.size() + self.params.size()
     }
 }
 
