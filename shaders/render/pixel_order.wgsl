@@ -62,20 +62,6 @@ fn ray_depth(j: u32, centre: vec2<f32>) -> f32 {
     return clamp(t, r0.w, r1.w);
 }
 
-// The alpha batch splat `j` (records `a`, `b`) gives the pixel at `centre` of block `block`, or 0 where it does not
-// cover it (the splat order's coverage and alpha: `blend_splat` in render/tiles.wgsl).
-fn coverage_alpha(a: vec4<f32>, b: vec4<f32>, centre: vec2<f32>, block: u32) -> f32 {
-    if ((bitcast<u32>(b.w) & (1u << block)) == 0u) {
-        return 0.0;
-    }
-    let d = centre - a.xy;
-    let q = a.z * d.x * d.x + a.w * d.x * d.y + b.x * d.y * d.y + b.y;
-    if (!(q >= b.z)) {
-        return 0.0;
-    }
-    return min(0.99, exp2(q));
-}
-
 // Blends the held splat `h` into the pixel, in its colour as `load_splat` keeps it (f16); true when the pixel
 // stops before it.
 fn blend_held(px: ptr<function, Pixel>, h: vec4<u32>) -> bool {

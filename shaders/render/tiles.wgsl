@@ -503,13 +503,14 @@ fn tile_ranges(
     }
 }
 
-// The pixel blocks of a tile: 8 blocks of 8x4 pixels (2 across, 4 down), each shaded by 32 consecutive
-// invocations, so that a 32-lane subgroup shades one compact block and skips, as one, the splats that miss it.
-const BLOCK_W: u32 = 8u;
+// The pixel blocks of a tile: 16 blocks of 4x4 pixels (4 across, 4 down), each shaded by 16 consecutive
+// invocations, so that a 32-lane subgroup shades two blocks side by side (8x4 pixels) and each half walks, as one,
+// the splats that touch its block (`walk_touching`).
+const BLOCK_W: u32 = 4u;
 const BLOCK_H: u32 = 4u;
-const BLOCK_PIXELS: u32 = 32u; // BLOCK_W * BLOCK_H
-const BLOCKS_X: u32 = 2u; // TILE / BLOCK_W
-const BLOCKS_Y: u32 = 4u; // TILE / BLOCK_H
+const BLOCK_PIXELS: u32 = 16u; // BLOCK_W * BLOCK_H
+const BLOCKS_X: u32 = 4u; // TILE / BLOCK_W
+const BLOCKS_Y: u32 = 4u; // TILE / BLOCK_H (BLOCKS_X * BLOCKS_Y <= 32: a mask of one bit a block)
 const LOG2_E: f32 = 1.4426950408889634;
 const BATCH_SLOTS: u32 = 260u; // GROUP + 4
 
@@ -522,7 +523,7 @@ var<workgroup> batch_a: array<vec4<f32>, BATCH_SLOTS>; // centre x, centre y, q.
 var<workgroup> batch_b: array<vec4<f32>, BATCH_SLOTS>; // q.z, log2(opacity), cutoff, block mask (bits)
 // The colour as f16 (r, g), (b, -): RGB9E5 decoded once per splat, not per pixel (measured on the H100, 20M
 // splats framed: decoded in `blend_splat`, the rasterizer took 5.32 ms, not 4.95).
-var<workgroup> batch_color: array<vec2<u32>, GROUP>;
+var<workgroup> batch_color: array<vec2<u32>, BATCH_SLOTS>;
 var<workgroup> pixels_done: atomic<u32>;
 var<workgroup> tile_range: vec2<u32>;
 
@@ -573,27 +574,52 @@ struct Pixel {
     transmittance: f32,
 }
 
-// Blends splat `j` of the batch (its records `a` and `b`) into the pixel at `centre` of block `block`; true when
-// the pixel stops before it (it would take the transmittance under STOP_TRANSMITTANCE).
-fn blend_splat(px: ptr<function, Pixel>, j: u32, a: vec4<f32>, b: vec4<f32>, centre: vec2<f32>, block: u32) -> bool {
-    // Uniform in a 32-lane subgroup: its pixels are one block.
-    if ((bitcast<u32>(b.w) & (1u << block)) == 0u) {
-        return false;
-    }
+// The alpha batch splat (records `a`, `b`) gives the pixel at `centre` of block `block`, or 0 where it does not
+// cover it (outside its block mask or under its cut-off). Branch-free, so that `blend_four` computes four splats'
+// alphas side by side and their latencies overlap.
+fn coverage_alpha(a: vec4<f32>, b: vec4<f32>, centre: vec2<f32>, block: u32) -> f32 {
     let d = centre - a.xy;
     let t = a.z * d.x * d.x + a.w * d.x * d.y + b.x * d.y * d.y + b.y;
-    if (!(t >= b.z)) {
-        return false;
-    }
-    let alpha = min(0.99, exp2(t));
+    let covers = ((bitcast<u32>(b.w) & (1u << block)) != 0u) & (t >= b.z);
+    return select(0.0, min(0.99, exp2(t)), covers);
+}
+
+// Blends `alpha` of the colour `c` (a `batch_color` word) into the pixel; true when the pixel stops before it (it
+// would take the transmittance under STOP_TRANSMITTANCE). An alpha of 0 leaves the pixel as it was, to the bit.
+fn blend_alpha(px: ptr<function, Pixel>, alpha: f32, c: vec2<u32>) -> bool {
     let next = (*px).transmittance * (1.0 - alpha);
     if (next < STOP_TRANSMITTANCE) {
         return true;
     }
-    let c = batch_color[j];
     (*px).colour += (*px).transmittance * alpha * vec3<f32>(unpack2x16float(c.x), unpack2x16float(c.y).x);
     (*px).transmittance = next;
     return false;
+}
+
+// Blends the batch's splats at `j`, in order, into the pixel at `centre` of block `block`, while it is not done;
+// the first `n` (1 to 4) of them are real. Returns whether it is done. The four records and colours are read at once
+// and the four alphas computed before the first blend, so that only the blends' few operations wait on each other.
+fn blend_four(px: ptr<function, Pixel>, centre: vec2<f32>, block: u32, n: u32, j: vec4<u32>) -> bool {
+    let alpha = vec4<f32>(
+        coverage_alpha(batch_a[j.x], batch_b[j.x], centre, block),
+        coverage_alpha(batch_a[j.y], batch_b[j.y], centre, block),
+        coverage_alpha(batch_a[j.z], batch_b[j.z], centre, block),
+        coverage_alpha(batch_a[j.w], batch_b[j.w], centre, block),
+    );
+    let c0 = batch_color[j.x];
+    let c1 = batch_color[j.y];
+    let c2 = batch_color[j.z];
+    let c3 = batch_color[j.w];
+    if (blend_alpha(px, alpha.x, c0)) {
+        return true;
+    }
+    if (n > 1u && blend_alpha(px, alpha.y, c1)) {
+        return true;
+    }
+    if (n > 2u && blend_alpha(px, alpha.z, c2)) {
+        return true;
+    }
+    return n > 3u && blend_alpha(px, alpha.w, c3);
 }
 
 // The rasterizer's body for tile `workgroup_id`; `lane` and `sg_size` are the invocation's subgroup lane and size
@@ -656,26 +682,8 @@ fn rasterize_tile(tid: u32, workgroup_id: vec3<u32>, lane: u32, sg_size: u32) {
                 atomicAdd(&pixels_done, 1u);
             }
         } else if (!done) {
-            // Four splats' records read at once, so that their loads overlap; then blended one by one, in order.
             for (var j = 0u; j < count; j += 4u) {
-                let b0 = batch_b[j];
-                let b1 = batch_b[j + 1u];
-                let b2 = batch_b[j + 2u];
-                let b3 = batch_b[j + 3u];
-                let a0 = batch_a[j];
-                let a1 = batch_a[j + 1u];
-                let a2 = batch_a[j + 2u];
-                let a3 = batch_a[j + 3u];
-                done = blend_splat(&px, j, a0, b0, centre, block);
-                if (!done && j + 1u < count) {
-                    done = blend_splat(&px, j + 1u, a1, b1, centre, block);
-                }
-                if (!done && j + 2u < count) {
-                    done = blend_splat(&px, j + 2u, a2, b2, centre, block);
-                }
-                if (!done && j + 3u < count) {
-                    done = blend_splat(&px, j + 3u, a3, b3, centre, block);
-                }
+                done = blend_four(&px, centre, block, min(4u, count - j), j + vec4<u32>(0u, 1u, 2u, 3u));
                 if (done) {
                     atomicAdd(&pixels_done, 1u);
                     break;

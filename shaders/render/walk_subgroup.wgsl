@@ -1,14 +1,17 @@
 // The rasterizers' entry points with the walk by subgroup ballots (BALLOT_WALK set by the pipeline), for devices
 // whose subgroups have at most 32 lanes: each subgroup reads the block masks of a subgroup's worth of splats at once
-// (a lane each), takes a ballot of those that touch one of its pixel blocks, and walks only those. Where a subgroup
-// is one 8x4 block (32 lanes) or part of one (8 or 16 lanes), it walks exactly the splats its pixels can take;
-// otherwise the union of its blocks', and each pixel still tests its own. Appended to render/tiles.wgsl (naga takes
+// (a lane each), takes a ballot a 4x4 pixel block of the splats that touch it, and each block's 16 lanes walk only
+// theirs (a 32-lane subgroup walks two blocks side by side; one of 8 or 16 lanes, part of one). Every walk takes
+// exactly the splats its pixels can take, in order. Appended to render/tiles.wgsl (naga takes
 // subgroup operations without `enable subgroups;`, and refuses it).
 //
 // Measured on the H100 (BENCHMARKS.md): the rasterizer 10% faster where splats touch few tiles (1M-20M splats
 // framed), 13% slower from inside the demo scene, where nearly every splat touches every block; the prepare pass
 // picks one of the two pipelines by the frame's entries per visible splat. The pixel order's rasterizer
 // (render/pixel_order.wgsl) always walks by ballots where the module has them.
+
+// The runs of a block's lanes in a 32-lane subgroup.
+const RUNS: u32 = 32u / BLOCK_PIXELS;
 
 // Set by the pipeline: true for `walk_touching`, false for every pixel walking every splat of a batch.
 override BALLOT_WALK: bool = false;
@@ -25,23 +28,47 @@ fn rasterize(
 
 // Walks the batch's `count` splats for one pixel; returns whether the pixel is done. Called by every invocation
 // (subgroup operations), done or not. Every index is below the batch's `count`.
+//
+// A subgroup's lanes are runs of BLOCK_PIXELS (`tile_pixel`), a pixel block each: a round reads a subgroup's worth
+// of block masks (a lane a splat) and takes one ballot a block, and each run walks the splats that touch its own
+// block, side by side with the other runs (a step of the walk blends a splat in each). Where splats are small, as
+// at millions of splats framed, the runs' walks are mostly different splats, and the subgroup's steps fall towards
+// the longest run's rather than their sum.
 fn walk_touching(px: ptr<function, Pixel>, done_before: bool, count: u32, walk: Walk) -> bool {
     var done = done_before;
-    let blocks = subgroupOr(1u << walk.block);
     // Splats per ballot: the subgroup's lanes, at most the 32 of the ballot's first word (so that a wider subgroup,
     // were one to take this pipeline, would still walk every splat).
     let step = min(walk.sg_size, 32u);
+    let run = walk.lane / BLOCK_PIXELS;
+    // Each run's block is its first lane's where the lanes of every run share a block, as `tile_pixel` lays them
+    // out; were a device to number them otherwise, every lane walks the splats of all the subgroup's blocks (and
+    // still tests its own).
+    let first_of_run = subgroupShuffle(walk.block, min(run * BLOCK_PIXELS, walk.sg_size - 1u));
+    let by_run = subgroupAll(walk.lane >= step || first_of_run == walk.block);
+    let blocks = subgroupOr(1u << walk.block);
     for (var first = 0u; first < count; first += step) {
         if (subgroupAll(done)) {
             break;
         }
         let j = first + walk.lane;
-        var touches = false;
+        var mask = 0u;
         if (walk.lane < step && j < count) {
-            touches = (bitcast<u32>(batch_b[j].w) & blocks) != 0u;
+            mask = bitcast<u32>(batch_b[j].w);
         }
-        // Subgroup-uniform: the set bits, four at a time.
-        var bits = subgroupBallot(touches).x;
+        var bits = 0u;
+        if (by_run) {
+            // A ballot per run of the subgroup (the first only where the subgroup is one block or part of one).
+            for (var r = 0u; r < RUNS; r++) {
+                let block = subgroupShuffle(walk.block, min(r * BLOCK_PIXELS, step - 1u));
+                let touching = subgroupBallot(((mask >> block) & 1u) != 0u).x;
+                if (r == run) {
+                    bits = touching;
+                }
+            }
+        } else {
+            bits = subgroupBallot((mask & blocks) != 0u).x;
+        }
+        // Uniform in a run: the set bits, four at a time.
         while (bits != 0u) {
             let n = countOneBits(bits);
             var at = vec4<u32>(firstTrailingBit(bits));
@@ -59,34 +86,9 @@ fn walk_touching(px: ptr<function, Pixel>, done_before: bool, count: u32, walk: 
                 bits &= bits - 1u;
             }
             if (!done) {
-                done = blend_four(px, walk, min(n, 4u), first + at);
+                done = blend_four(px, walk.centre, walk.block, min(n, 4u), first + at);
             }
         }
-    }
-    return done;
-}
-
-// Blends up to four splats of the batch, at `j` in order, whose records are read at once (so that their loads
-// overlap), one by one while the pixel is not done; `n` of them are real. Returns whether it is done. (The loop in
-// `rasterize_tile` does the same for consecutive splats, inline: through this function it measured 2-3% slower.)
-fn blend_four(px: ptr<function, Pixel>, walk: Walk, n: u32, j: vec4<u32>) -> bool {
-    let b0 = batch_b[j.x];
-    let b1 = batch_b[j.y];
-    let b2 = batch_b[j.z];
-    let b3 = batch_b[j.w];
-    let a0 = batch_a[j.x];
-    let a1 = batch_a[j.y];
-    let a2 = batch_a[j.z];
-    let a3 = batch_a[j.w];
-    var done = blend_splat(px, j.x, a0, b0, walk.centre, walk.block);
-    if (!done && n > 1u) {
-        done = blend_splat(px, j.y, a1, b1, walk.centre, walk.block);
-    }
-    if (!done && n > 2u) {
-        done = blend_splat(px, j.z, a2, b2, walk.centre, walk.block);
-    }
-    if (!done && n > 3u) {
-        done = blend_splat(px, j.w, a3, b3, walk.centre, walk.block);
     }
     return done;
 }
