@@ -534,15 +534,19 @@ fn tile_pixel(tid: u32) -> vec2<u32> {
     return vec2<u32>(block % BLOCKS_X * BLOCK_W + within % BLOCK_W, block / BLOCKS_X * BLOCK_H + within / BLOCK_W);
 }
 
-// Bit b set when the ellipse touches pixel block b of the tile whose first pixel is `origin`.
+// Bit b set when the ellipse touches pixel block b of the tile whose first pixel is `origin`. A cull before the
+// pixel test, so it errs on the side of a hit: the strip and the block are widened by MASK_SLACK pixels, so that
+// no pixel the test `t >= cutoff` takes (rounded otherwise than `strip_span`) is in a block the mask leaves out,
+// and the image does not depend on the blocks' shape.
+const MASK_SLACK: f32 = 0.01;
 fn block_mask(e: Ellipse, origin: vec2<f32>) -> u32 {
     var mask = 0u;
     for (var by = 0u; by < BLOCKS_Y; by++) {
         let y0 = origin.y + f32(by * BLOCK_H) + 0.5;
-        let span = strip_span(e, y0, y0 + f32(BLOCK_H - 1u));
+        let span = strip_span(e, y0 - MASK_SLACK, y0 + f32(BLOCK_H - 1u) + MASK_SLACK);
         for (var bx = 0u; bx < BLOCKS_X; bx++) {
             let x0 = origin.x + f32(bx * BLOCK_W) + 0.5;
-            if (span.x <= x0 + f32(BLOCK_W - 1u) && span.y >= x0) {
+            if (span.x <= x0 + f32(BLOCK_W - 1u) + MASK_SLACK && span.y >= x0 - MASK_SLACK) {
                 mask |= 1u << (by * BLOCKS_X + bx);
             }
         }
