@@ -1044,6 +1044,110 @@ fn a_frame_past_the_cap_after_one_within_it_is_drawn_with_quads() {
 }
 
 #[test]
+fn block_masks_hold_every_pixel_the_pixel_test_takes() {
+    // The rasterizer skips a splat for the pixels of a block its mask leaves out, so the mask must be a superset of
+    // the pixels whose test `t >= cutoff` passes, as each is rounded on the device: else the image depends on the
+    // blocks' shape (it did on the H100 before the mask had slack; without it this test finds 129 such pixels on
+    // lavapipe). Thousands of ellipses, each edge through a pixel centre, each against the 256 pixels of one tile,
+    // through the shader's own `splat_records`, `block_mask` and `coverage_alpha`.
+    use wgpu::util::DeviceExt;
+    let ctx = common::context();
+    let source = format!(
+        "{}\n{}",
+        render::tile::shader_source(1, false),
+        r#"
+@group(0) @binding(30) var<storage, read> mask_test_ellipses: array<vec4<f32>>;
+@group(0) @binding(31) var<storage, read_write> mask_test_counts: array<atomic<u32>, 2>;
+
+@compute @workgroup_size(GROUP)
+fn block_mask_test(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) id: vec3<u32>) {
+    let r0 = mask_test_ellipses[2u * id.x];
+    let r1 = mask_test_ellipses[2u * id.x + 1u];
+    let records = splat_records(Ellipse(r0.xy, vec3<f32>(r0.zw, r1.x), r1.y, r1.z), r1.w, vec2<f32>(0.0));
+    let block = tid / BLOCK_PIXELS;
+    let every_block = vec4<f32>(records.b.xyz, bitcast<f32>(0xffffffffu));
+    if (coverage_alpha(records.a, every_block, vec2<f32>(tile_pixel(tid)) + 0.5, block) > 0.0) {
+        atomicAdd(&mask_test_counts[0], 1u);
+        if ((bitcast<u32>(records.b.w) & (1u << block)) == 0u) {
+            atomicAdd(&mask_test_counts[1], 1u);
+        }
+    }
+}
+"#
+    );
+    // Ellipses about the tile (pixels 0..16): axes of 0.02 to 12 pixels at any angle, opacities 0.01 to 1, each edge
+    // through a pixel centre. A small
+    // linear congruential generator: the same ellipses every run.
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut uniform = move || {
+        state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        (state >> 40) as f32 / (1u64 << 24) as f32
+    };
+    const ELLIPSES: u32 = 16_384;
+    let mut data = Vec::with_capacity(ELLIPSES as usize * 8);
+    for _ in 0..ELLIPSES {
+        let centre = [uniform() * 24.0 - 4.0, uniform() * 24.0 - 4.0];
+        let (sx, sy) = (0.02 + uniform() * 12.0, 0.02 + uniform() * 12.0);
+        let angle = uniform() * std::f32::consts::PI;
+        let (sin, cos) = angle.sin_cos();
+        // The conic: the inverse of R diag(sx^2, sy^2) R^T; its determinant from the axes, as `ellipse_of` does.
+        let (ix, iy) = (1.0 / (sx * sx), 1.0 / (sy * sy));
+        let conic = [cos * cos * ix + sin * sin * iy, cos * sin * (ix - iy), sin * sin * ix + cos * cos * iy];
+        let opacity = 0.01 + uniform() * 0.99;
+        // The edge through a pixel centre of the tile, where the pixel test and the mask round apart.
+        let (px, py) = ((uniform() * 16.0).floor() + 0.5 - centre[0], (uniform() * 16.0).floor() + 0.5 - centre[1]);
+        let radius2 = conic[0] * px * px + 2.0 * conic[1] * px * py + conic[2] * py * py;
+        data.extend_from_slice(&[centre[0], centre[1], conic[0], conic[1], conic[2], ix * iy, radius2, opacity.log2()]);
+    }
+    let counts = common::checked(ctx, "the block mask test", || {
+        let device = &ctx.device;
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("block mask test"),
+            source: wgpu::ShaderSource::Wgsl(source.into()),
+        });
+        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("block mask test"),
+            layout: None,
+            module: &module,
+            entry_point: Some("block_mask_test"),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+        let ellipses = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("ellipses"),
+            contents: bytemuck::cast_slice(&data),
+            usage: wgpu::BufferUsages::STORAGE,
+        });
+        let counts = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("counts"),
+            contents: bytemuck::cast_slice(&[0u32; 2]),
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+        });
+        let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("block mask test"),
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &[
+                wgpu::BindGroupEntry { binding: 30, resource: ellipses.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 31, resource: counts.as_entire_binding() },
+            ],
+        });
+        let mut encoder = device.create_command_encoder(&Default::default());
+        {
+            let mut pass = encoder.begin_compute_pass(&Default::default());
+            pass.set_pipeline(&pipeline);
+            pass.set_bind_group(0, &group, &[]);
+            pass.dispatch_workgroups(ELLIPSES, 1, 1);
+        }
+        ctx.queue.submit([encoder.finish()]);
+        let bytes = splatsort::gpu::read_buffer_blocking(device, &ctx.queue, &counts, 8);
+        bytemuck::cast_slice::<u8, u32>(&bytes).to_vec()
+    });
+    let (covered, missed) = (counts[0], counts[1]);
+    assert!(covered > 100_000, "the ellipses cover pixels of the tile: {covered}");
+    assert_eq!(missed, 0, "pixels the pixel test takes in blocks their mask leaves out, of {covered}");
+}
+
+#[test]
 fn both_rasterizer_walks_draw_the_same_image() {
     // The compute path's rasterizer walks each batch either with every pixel reading every splat, or (devices with
     // 32-lane ballots, lavapipe among them) with each subgroup walking only the splats a ballot finds touching its

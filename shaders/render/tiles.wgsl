@@ -561,15 +561,27 @@ fn load_splat(slot: u32, entry: u32, origin: vec2<f32>) {
 
 // The record of `load_splat` from the projection `p`, read before.
 fn store_splat(slot: u32, p: Projected, origin: vec2<f32>) {
-    let e = ellipse_of(p);
-    let opacity = stored_opacity(p);
-    let log2_opacity = log2(opacity);
-    let q = -0.5 * LOG2_E * vec3<f32>(e.conic.x, 2.0 * e.conic.y, e.conic.z);
-    batch_a[slot] = vec4<f32>(e.center, q.xy);
-    let cutoff = -0.5 * LOG2_E * e.radius2 + log2_opacity;
-    batch_b[slot] = vec4<f32>(q.z, log2_opacity, cutoff, bitcast<f32>(block_mask(e, origin)));
+    let records = splat_records(ellipse_of(p), log2(stored_opacity(p)), origin);
+    batch_a[slot] = records.a;
+    batch_b[slot] = records.b;
     let colour = stored_color(p);
     batch_color[slot] = vec2<u32>(pack2x16float(colour.rg), pack2x16float(vec2<f32>(colour.b, 0.0)));
+}
+
+// A splat's `batch_a` and `batch_b` records.
+struct SplatRecords {
+    a: vec4<f32>,
+    b: vec4<f32>,
+}
+
+// The records of the splat of ellipse `e` and opacity 2^`log2_opacity` for the tile whose first pixel is `origin`.
+fn splat_records(e: Ellipse, log2_opacity: f32, origin: vec2<f32>) -> SplatRecords {
+    let q = -0.5 * LOG2_E * vec3<f32>(e.conic.x, 2.0 * e.conic.y, e.conic.z);
+    let cutoff = -0.5 * LOG2_E * e.radius2 + log2_opacity;
+    return SplatRecords(
+        vec4<f32>(e.center, q.xy),
+        vec4<f32>(q.z, log2_opacity, cutoff, bitcast<f32>(block_mask(e, origin))),
+    );
 }
 
 // One pixel's blend so far: its colour and transmittance.
