@@ -2,13 +2,14 @@
 // whose subgroups have at most 32 lanes: each subgroup reads the block masks of a subgroup's worth of splats at once
 // (a lane each), takes a ballot a 4x4 pixel block of the splats that touch it, and each block's 16 lanes walk only
 // theirs (a 32-lane subgroup walks two blocks side by side; one of 8 or 16 lanes, part of one). Every walk takes
-// exactly the splats its pixels can take, in order. Appended to render/tiles.wgsl (naga takes
-// subgroup operations without `enable subgroups;`, and refuses it).
+// exactly the splats its pixels can take, in order. Appended to render/tiles.wgsl (naga takes subgroup operations
+// without `enable subgroups;`, and refuses it).
 //
-// Measured on the H100 (BENCHMARKS.md): the rasterizer 10% faster where splats touch few tiles (1M-20M splats
-// framed), 13% slower from inside the demo scene, where nearly every splat touches every block; the prepare pass
-// picks one of the two pipelines by the frame's entries per visible splat. The pixel order's rasterizer
-// (render/pixel_order.wgsl) always walks by ballots where the module has them.
+// Measured on the H100 (BENCHMARKS.md): with 8x4 blocks, the rasterizer 10% faster where splats touch few tiles
+// (1M-20M splats framed), 13% slower from inside the demo scene, where nearly every splat touches every block; the
+// prepare pass picks one of the two pipelines by the frame's entries per visible splat. 4x4 blocks walked side by
+// side, with four alphas at a time (`blend_four`), took the rasterizer 7-23% lower at 1M-100M splats. The pixel
+// order's rasterizer (render/pixel_order.wgsl) always walks by ballots where the module has them.
 
 // The runs of a block's lanes in a 32-lane subgroup.
 const RUNS: u32 = 32u / BLOCK_PIXELS;
@@ -41,10 +42,10 @@ fn walk_touching(px: ptr<function, Pixel>, done_before: bool, count: u32, walk: 
     let step = min(walk.sg_size, 32u);
     let run = walk.lane / BLOCK_PIXELS;
     // Each run's block is its first lane's where the lanes of every run share a block, as `tile_pixel` lays them
-    // out; were a device to number them otherwise, every lane walks the splats of all the subgroup's blocks (and
-    // still tests its own).
+    // out; were a device to number them otherwise, or a subgroup wider than the ballot's word to take this
+    // pipeline, every lane walks the splats of all the subgroup's blocks (and still tests its own).
     let first_of_run = subgroupShuffle(walk.block, min(run * BLOCK_PIXELS, walk.sg_size - 1u));
-    let by_run = subgroupAll(walk.lane >= step || first_of_run == walk.block);
+    let by_run = subgroupAll(walk.sg_size <= 32u && first_of_run == walk.block);
     let blocks = subgroupOr(1u << walk.block);
     for (var first = 0u; first < count; first += step) {
         if (subgroupAll(done)) {
