@@ -505,11 +505,13 @@ fn tile_ranges(
 
 // The pixel blocks of a tile: 16 blocks of 4x4 pixels (4 across, 4 down), each shaded by 16 consecutive
 // invocations, so that a 32-lane subgroup shades two blocks side by side (8x4 pixels) and each half walks, as one,
-// the splats that touch its block (`walk_touching`).
-const BLOCK_W: u32 = 4u;
+// the splats that touch its block (`walk_touching`). The pipeline of the plain walk sets BLOCK_W to 8 (eight 8x4
+// blocks, a 32-lane subgroup's one): it measured faster there, where no ballot splits a subgroup's walk. The block
+// masks are culls with slack (`block_mask`), so the image does not depend on the blocks.
+override BLOCK_W: u32 = 4u;
 const BLOCK_H: u32 = 4u;
-const BLOCK_PIXELS: u32 = 16u; // BLOCK_W * BLOCK_H
-const BLOCKS_X: u32 = 4u; // TILE / BLOCK_W
+override BLOCK_PIXELS: u32 = BLOCK_W * BLOCK_H;
+override BLOCKS_X: u32 = TILE / BLOCK_W;
 const BLOCKS_Y: u32 = 4u; // TILE / BLOCK_H (BLOCKS_X * BLOCKS_Y <= 32: a mask of one bit a block)
 const LOG2_E: f32 = 1.4426950408889634;
 const BATCH_SLOTS: u32 = 260u; // GROUP + 4

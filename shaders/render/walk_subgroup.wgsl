@@ -12,7 +12,7 @@
 // order's rasterizer (render/pixel_order.wgsl) always walks by ballots where the module has them.
 
 // The runs of a block's lanes in a 32-lane subgroup.
-const RUNS: u32 = 32u / BLOCK_PIXELS;
+override RUNS: u32 = 32u / BLOCK_PIXELS;
 
 // Set by the pipeline: true for `walk_touching`, false for every pixel walking every splat of a batch.
 override BALLOT_WALK: bool = false;

@@ -75,7 +75,7 @@ impl TilePipelines {
             prepare: pipeline("tile_prepare"),
             emit: pipeline("tile_emit"),
             ranges: pipeline("tile_ranges"),
-            raster: pipeline("rasterize"),
+            raster: with_constants("rasterize", "rasterize", &[("BLOCK_W", 8.0)]),
             raster_pixel: pipeline("rasterize_pixel"),
             raster_exact: pipeline("rasterize_exact"),
             raster_ballot: ballot.then(|| with_constants("rasterize", "rasterize (ballot)", &[("BALLOT_WALK", 1.0)])),
