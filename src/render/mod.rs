@@ -89,21 +89,21 @@
 //!   own radix sort** orders the entries by tile id (13 bits at 1080p, with the sentinel), stably, so each tile's list
 //!   stays in depth order; `tile_ranges` writes the range of each tile that has entries (the rasterizer zeroes each
 //!   tile's range behind it, so no clear runs between passes). The rasterizer runs one 256-invocation workgroup per
-//!   tile: its pixels are sixteen 4x4 blocks, each shaded by 16 consecutive invocations (a 32-lane subgroup shades
-//!   two side by side); batches of 256 splats go through workgroup memory as compact records (centre, conic pre-scaled
-//!   so that alpha = exp2(t) with the opacity folded into t, the coverage cut-off on t, and a mask of the blocks the
-//!   ellipse touches); a pixel reads four records and colours at a time and computes their four alphas before it
-//!   blends them in order (their latencies overlap: the loop is bound by latency, not by its operations), and the
-//!   tile stops when all its pixels have. It walks a batch in one of two ways, two pipelines of one entry point (`BALLOT_WALK`, a pipeline
-//!   constant), picked per frame by `tile_prepare` (the other gets no workgroups): every pixel reads every record
-//!   (`render/tiles.wgsl`), or, on devices whose subgroups have at most 32 lanes, each subgroup reads a subgroup's
-//!   worth of block masks at once, takes a ballot a block of the splats that touch it, and each block's lanes walk
-//!   only theirs
-//!   (`render/walk_subgroup.wgsl`; a device without such ballots appends `render/walk_plain.wgsl` instead). The
-//!   ballot walk takes frames of at most 8 entries per visible splat: it is 10% faster where splats are small and 13%
-//!   slower where nearly every splat touches every block (views from inside). Both draw the same image, byte for
-//!   byte (tested). The per-pixel blend orders' rasterizers (`render/pixel_order.wgsl`) walk by ballots wherever
-//!   the module has them.
+//!   tile: its pixels are sixteen 4x4 blocks, each shaded by 16 consecutive invocations (a 32-lane subgroup shades two
+//!   side by side; the plain walk's pipeline sets eight 8x4 blocks, a pipeline constant); batches of 256 splats go
+//!   through workgroup memory as compact records (centre, conic pre-scaled so that alpha = exp2(t) with the opacity
+//!   folded into t, the coverage cut-off on t, and a mask of the blocks the ellipse touches); a pixel reads four
+//!   records and colours at a time and computes their four alphas before it blends them in order (their latencies
+//!   overlap: the loop is bound by latency, not by its operations), and the tile stops when all its pixels have. It
+//!   walks a batch in one of two ways, two pipelines of one entry point (`BALLOT_WALK`, a pipeline constant), picked
+//!   per frame by `tile_prepare` (the other gets no workgroups): every pixel reads every record (`render/tiles.wgsl`),
+//!   or, on devices whose subgroups have at most 32 lanes, each subgroup reads a subgroup's worth of block masks at
+//!   once, takes a ballot a block of the splats that touch it, and each block's lanes walk only theirs
+//!   (`render/walk_subgroup.wgsl`; a device without such ballots appends `render/walk_plain.wgsl` instead). The ballot
+//!   walk takes frames of at most 8 entries per visible splat: it is 10% faster where splats are small and 13% slower
+//!   where nearly every splat touches every block (views from inside). Both draw the same image, byte for byte
+//!   (tested). The per-pixel blend orders' rasterizers (`render/pixel_order.wgsl`) walk by ballots wherever the module
+//!   has them.
 //! - **One coverage rule and one stop rule** (`render/common.wgsl`, `render/tiles.wgsl`, `render::cpu`): a splat
 //!   covers the pixels whose centres lie in its ellipse of Mahalanobis radius k = sqrt(2 ln(255 opacity)), i.e.
 //!   exactly where alpha = min(0.99, opacity · exp(-d^T conic d / 2)) is at least 1/255 (3DGS's and gsplat's pixel
