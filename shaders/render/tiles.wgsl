@@ -519,12 +519,12 @@ const BATCH_SLOTS: u32 = 260u; // GROUP + 4
 // One batch of splats in workgroup memory, one compact record each: the centre, then
 // t(d) = q.x d.x^2 + q.y d.x d.y + q.z d.y^2 + log2(opacity) (the conic pre-scaled by -log2(e) / 2, so that
 // alpha = exp2(t)), the pixel test t >= cutoff (the coverage ellipse, with the opacity folded in), and the mask of
-// the tile's pixel blocks the ellipse touches; the colour, read only by pixels the splat covers.
-// (Three records past a batch: the four-at-a-time reads of a batch's last splats stay in the arrays.)
+// the tile's pixel blocks the ellipse touches; the colour, blended only by pixels the splat covers.
+// (Three records and colours past a batch: the four-at-a-time reads of a batch's last splats stay in the arrays.)
 var<workgroup> batch_a: array<vec4<f32>, BATCH_SLOTS>; // centre x, centre y, q.x, q.y
 var<workgroup> batch_b: array<vec4<f32>, BATCH_SLOTS>; // q.z, log2(opacity), cutoff, block mask (bits)
 // The colour as f16 (r, g), (b, -): RGB9E5 decoded once per splat, not per pixel (measured on the H100, 20M
-// splats framed: decoded in `blend_splat`, the rasterizer took 5.32 ms, not 4.95).
+// splats framed: decoded at each pixel's blend, the rasterizer took 5.32 ms, not 4.95).
 var<workgroup> batch_color: array<vec2<u32>, BATCH_SLOTS>;
 var<workgroup> pixels_done: atomic<u32>;
 var<workgroup> tile_range: vec2<u32>;
