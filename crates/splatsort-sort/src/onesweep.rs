@@ -95,6 +95,16 @@ impl TileShape {
     /// took the least time, or within 2% of it, from 0.75M to 4M pairs but at 1.3M (`docs/BENCHMARKS.md`).
     pub const SMALL: [TileShape; 2] =
         [TileShape { threads: 1024, keys_per_thread: 4 }, TileShape { threads: 512, keys_per_thread: 8 }];
+    /// Tried first for large sorts of 32-bit keys with values. On the H100 its digit pass takes 64 registers an
+    /// invocation (the driver's statistics, read through `docs/bench/vkstats`), so two workgroups share an SM (32
+    /// warps); 768 x 14 takes 80, one workgroup (24 warps). It sorted 2^24 and 2^26 pairs 3.3% and 1.5% faster
+    /// than 768 x 14, and the renderer's 5M-splat depth sort 11% faster. It sits on that edge: 512 x 11 takes 78
+    /// registers and was 27-36% slower, and 64-bit keys (more registers) were 5% slower, so they keep `CANDIDATES`
+    /// (`docs/BENCHMARKS.md`). Only up to `PAIRS_32_MAX` keys: past 2^26 it was not measured, and past 16,384 tiles
+    /// (84M keys) a GPU's status table becomes a ring, slower than a slot per tile.
+    pub const PAIRS_32: [TileShape; 1] = [TileShape { threads: 512, keys_per_thread: 10 }];
+    /// The largest buffers that take `PAIRS_32`: 2^26 keys.
+    pub const PAIRS_32_MAX: u32 = 1 << 26;
     /// Tried first for large sorts made keys-only: without values a thread holds fewer registers, and 1024 x 11
     /// took 1-3% less time than 768 x 14 from 4M to 2^26 keys on the H100 (`docs/BENCHMARKS.md`).
     pub const KEYS_ONLY: [TileShape; 1] = [TileShape { threads: 1024, keys_per_thread: 11 }];
@@ -145,18 +155,26 @@ impl TileShape {
         })
     }
 
-    /// The tile for buffers of `capacity` keys on a device: for small buffers the first of `SMALL` that fits, for
-    /// large ones sorted keys-only (the config the sort is made with; a later `set_config` keeps the tile) the
-    /// first of `KEYS_ONLY`, else the first of `CANDIDATES` that fits. wgpu does not check workgroup memory: a shape
+    /// The tile for buffers of `capacity` keys of `key_words` u32 words on a device: for small buffers the first of
+    /// `SMALL` that fits, for large ones sorted keys-only (the config the sort is made with; a later `set_config`
+    /// keeps the tile) the first of `KEYS_ONLY`, for large ones of 32-bit keys with values up to `PAIRS_32_MAX`
+    /// `PAIRS_32`, else the first of `CANDIDATES` that fits. wgpu does not check workgroup memory: a shape
     /// over the limit would fail when the pipeline is made, or worse. The choice follows the capacity, not a sort's
     /// count, because the renderer's count is known only on the GPU. Measured on the H100; other GPUs (other SM
     /// counts, so other wave boundaries) may prefer other shapes (`--onesweep-tile`).
-    pub fn for_device(limits: &wgpu::Limits, min_subgroup: u32, capacity: u32, keys_only: bool) -> Option<TileShape> {
+    pub fn for_device(
+        limits: &wgpu::Limits,
+        min_subgroup: u32,
+        capacity: u32,
+        key_words: u32,
+        keys_only: bool,
+    ) -> Option<TileShape> {
         let fits = |shape: &TileShape| shape.check(limits, min_subgroup).is_ok();
-        let first: &[TileShape] = match (capacity <= SMALL_SORT, keys_only) {
-            (true, _) => &Self::SMALL,
-            (false, true) => &Self::KEYS_ONLY,
-            (false, false) => &[],
+        let first: &[TileShape] = match (capacity <= SMALL_SORT, keys_only, key_words) {
+            (true, _, _) => &Self::SMALL,
+            (false, true, _) => &Self::KEYS_ONLY,
+            (false, false, 1) if capacity <= Self::PAIRS_32_MAX => &Self::PAIRS_32,
+            (false, false, _) => &[],
         };
         first.iter().copied().chain(Self::CANDIDATES).find(fits)
     }
@@ -418,15 +436,15 @@ impl OnesweepSort {
         let min_subgroup = info.subgroup_min_size.max(MIN_SUBGROUP_SIZE);
         let shape = match config.onesweep.tile {
             Some(shape) => shape.check(&limits, min_subgroup).map(|()| shape)?,
-            None => TileShape::for_device(&limits, min_subgroup, capacity, config.keys_only).ok_or_else(|| {
-                SortError::Unavailable {
+            None => TileShape::for_device(&limits, min_subgroup, capacity, key_words, config.keys_only).ok_or_else(
+                || SortError::Unavailable {
                     algorithm: "onesweep",
                     reason: format!(
                         "no tile fits its {} bytes of workgroup memory",
                         limits.max_compute_workgroup_storage_size
                     ),
-                }
-            })?,
+                },
+            )?,
         };
         let tile_size = shape.keys();
         let status_bytes = Self::status_bytes(config, capacity, tile_size, default_entries);
@@ -756,7 +774,7 @@ mod tests {
             .expect("the shader validates");
         let entry = module.entry_points.iter().position(|e| e.name == "digit_pass").expect("digit_pass");
         let uses = info.get_entry_point(entry);
-        for shape in TileShape::CANDIDATES.into_iter().chain(TileShape::SMALL) {
+        for shape in TileShape::CANDIDATES.into_iter().chain(TileShape::SMALL).chain(TileShape::PAIRS_32) {
             for min_subgroup in [8, 32] {
                 let override_value =
                     |handle: naga::Handle<naga::Override>| match module.overrides[handle].name.as_deref() {

@@ -137,8 +137,8 @@ fn tiles_past_their_per_subgroup_counts_sort_exactly() {
         return;
     }
     // The per-subgroup counts and the sorted tile share one workgroup array. On lavapipe's tile (256 x 15, 8-lane
-    // subgroups) the counts are the longer (4096 words against 3840 keys); on the H100's (768 x 14, 32 lanes) the
-    // keys are (10,752 against 3072 words), so keys overwrite words that were never counts. 256 x 24 (6144 keys)
+    // subgroups) the counts are the longer (4096 words against 3840 keys); on the H100's 64-bit keys' (768 x 14, 32 lanes)
+    // the keys are (10,752 against 3072 words), so keys overwrite words that were never counts. 256 x 24 (6144 keys)
     // takes that case here: pairs, keys only, u64 keys, partial tiles, a ring and the forced fallback.
     let ctx = common::context();
     let tile = TileShape { threads: 256, keys_per_thread: 24 };
@@ -167,7 +167,8 @@ fn tiles_past_their_per_subgroup_counts_sort_exactly() {
 
 #[test]
 fn the_tile_is_chosen_for_the_device_workgroup_memory() {
-    // The H100's 48 KiB with 32-lane subgroups takes 768 x 14 (1024 x 11 keys-only); lavapipe's 32 KiB with 8-lane
+    // The H100's 48 KiB with 32-lane subgroups takes 512 x 10 for 32-bit pairs (768 x 14 for 64-bit keys, 1024 x 11
+    // keys-only); lavapipe's 32 KiB with 8-lane
     // ones 256 x 15; a WebGPU-minimum 16 KiB device with 32-lane subgroups 256 x 12; with 8-lane subgroups none fits
     // (the per-subgroup counts alone take 16 KiB), and the sort says so instead of failing in the driver.
     let limits = |bytes: u32| wgpu::Limits {
@@ -178,35 +179,50 @@ fn the_tile_is_chosen_for_the_device_workgroup_memory() {
     };
     let large = 1 << 24;
     let pick = |bytes, subgroup| {
-        TileShape::for_device(&limits(bytes), subgroup, large, false).map(|t| (t.threads, t.keys_per_thread))
+        TileShape::for_device(&limits(bytes), subgroup, large, 1, false).map(|t| (t.threads, t.keys_per_thread))
     };
-    assert_eq!(pick(48 << 10, 32), Some((768, 14)));
+    assert_eq!(pick(48 << 10, 32), Some((512, 10)));
     assert_eq!(
-        TileShape::for_device(&limits(48 << 10), 32, large, true),
-        Some(TileShape { threads: 1024, keys_per_thread: 11 })
+        TileShape::for_device(&limits(48 << 10), 32, large, 2, false),
+        Some(TileShape { threads: 768, keys_per_thread: 14 })
     );
+    for key_words in [1, 2] {
+        assert_eq!(
+            TileShape::for_device(&limits(48 << 10), 32, large, key_words, true),
+            Some(TileShape { threads: 1024, keys_per_thread: 11 })
+        );
+    }
     // Smaller buffers take tiles of fewer keys per thread where they fit; a device of 256 invocations per
     // workgroup (WebGPU's default) takes 256-thread tiles at every size.
     let shape = |threads, keys_per_thread| Some(TileShape { threads, keys_per_thread });
     let h100 = limits(48 << 10);
-    assert_eq!(TileShape::for_device(&h100, 32, onesweep::SMALL_SORT, true), shape(1024, 4));
-    assert_eq!(TileShape::for_device(&h100, 32, onesweep::SMALL_SORT + 1, false), shape(768, 14));
+    assert_eq!(TileShape::for_device(&h100, 32, onesweep::SMALL_SORT, 1, true), shape(1024, 4));
+    assert_eq!(TileShape::for_device(&h100, 32, onesweep::SMALL_SORT + 1, 1, false), shape(512, 10));
+    assert_eq!(TileShape::for_device(&h100, 32, onesweep::SMALL_SORT + 1, 2, false), shape(768, 14));
+    assert_eq!(TileShape::for_device(&h100, 32, TileShape::PAIRS_32_MAX, 1, false), shape(512, 10));
+    assert_eq!(TileShape::for_device(&h100, 32, TileShape::PAIRS_32_MAX + 1, 1, false), shape(768, 14));
     let h100_512 = wgpu::Limits { max_compute_invocations_per_workgroup: 512, ..h100.clone() };
-    assert_eq!(TileShape::for_device(&h100_512, 32, onesweep::SMALL_SORT, false), shape(512, 8));
+    assert_eq!(TileShape::for_device(&h100_512, 32, onesweep::SMALL_SORT, 1, false), shape(512, 8));
     let webgpu = wgpu::Limits { max_compute_workgroup_storage_size: 48 << 10, ..wgpu::Limits::default() };
     for capacity in [1000, onesweep::SMALL_SORT, large] {
-        assert_eq!(TileShape::for_device(&webgpu, 32, capacity, false), shape(256, 15), "{capacity} keys");
+        assert_eq!(TileShape::for_device(&webgpu, 32, capacity, 1, false), shape(256, 15), "{capacity} keys");
     }
-    assert_eq!(TileShape::for_device(&limits(32 << 10), 8, 1000, false), shape(256, 15), "lavapipe, small buffers");
+    assert_eq!(TileShape::for_device(&limits(32 << 10), 8, 1000, 1, false), shape(256, 15), "lavapipe, small buffers");
     assert_eq!(pick(32 << 10, 8), Some((256, 15)));
     assert_eq!(pick(16 << 10, 32), Some((256, 12)));
     assert_eq!(pick(16 << 10, 8), None);
-    let lists = [(&TileShape::CANDIDATES[..], large), (&TileShape::SMALL[..], onesweep::SMALL_SORT)];
+    // Each list is largest tile first (64-bit keys: `PAIRS_32` goes first for 32-bit pairs, whatever their bytes).
+    let lists = [
+        (&TileShape::CANDIDATES[..], large),
+        (&TileShape::SMALL[..], onesweep::SMALL_SORT),
+        (&TileShape::PAIRS_32[..], large),
+    ];
     for (shapes, capacity) in lists {
         for &shape in shapes {
             for subgroup in [8, 32] {
                 let bytes = shape.workgroup_bytes(subgroup) as u32;
-                let fits = TileShape::for_device(&limits(bytes), subgroup, capacity, false).unwrap();
+                let key_words = if shapes == TileShape::PAIRS_32 { 1 } else { 2 };
+                let fits = TileShape::for_device(&limits(bytes), subgroup, capacity, key_words, false).unwrap();
                 assert!(fits.keys() >= shape.keys(), "{shape:?} fits exactly its own bytes");
             }
         }
