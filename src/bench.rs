@@ -75,6 +75,8 @@ pub struct BenchResult {
     pub temp_bytes: u64,
     /// OneSweep: what the look-backs of the last timed sort did.
     pub lookback: Option<crate::sort::onesweep::LookbackStats>,
+    /// OneSweep: the digit pass's tile it took (it depends on the device, the buffers' size and the key width).
+    pub onesweep_tile: Option<crate::sort::onesweep::TileShape>,
     pub traffic: TrafficModel,
     pub repeat: u32,
     pub gpu: Option<GpuTimes>,
@@ -308,6 +310,7 @@ pub fn run_case(
         allocated_bytes: buffers.allocated_bytes() + sorter.allocated_bytes(),
         temp_bytes: sorter.allocated_bytes(),
         lookback,
+        onesweep_tile: sorter.onesweep_tile(),
         traffic,
         repeat,
         gpu,
@@ -420,6 +423,9 @@ pub fn format_result(result: &BenchResult) -> String {
     let c = case.config;
     let _ = write!(out, "  keys {:?} {:?}{}", c.key_type, c.order, if c.keys_only { ", keys only" } else { "" });
     if case.algorithm == crate::sort::SortAlgorithm::Onesweep {
+        if let Some(tile) = result.onesweep_tile {
+            let _ = write!(out, "; tile {} x {}", tile.threads, tile.keys_per_thread);
+        }
         let _ = write!(out, "; status table {:?}", c.onesweep.status_table);
         if let Some(entries) = c.onesweep.status_entries {
             let _ = write!(out, " of {entries} entries");

@@ -431,6 +431,14 @@ impl GpuSort {
         }
     }
 
+    /// OneSweep's digit-pass tile on this device, or None for other algorithms.
+    pub fn onesweep_tile(&self) -> Option<onesweep::TileShape> {
+        match self {
+            Self::Onesweep(s) => Some(s.tile_shape()),
+            _ => None,
+        }
+    }
+
     /// The look-back counters of the last OneSweep sort (blocking), or None for other algorithms.
     pub fn lookback_stats_blocking(
         &self,

@@ -406,8 +406,8 @@ pub struct OnesweepSort {
     capacity: u32,
     /// u32 words per key (the buffers' width): 1 or 2.
     key_words: u32,
-    /// Keys per tile on this device.
-    tile_size: u32,
+    /// The digit pass's tile on this device.
+    shape: TileShape,
     default_entries: u32,
     /// `tail_spin_limit` of the device.
     tail_spin_limit: u32,
@@ -477,7 +477,7 @@ impl OnesweepSort {
             values,
             capacity,
             key_words,
-            tile_size,
+            shape,
             default_entries,
             tail_spin_limit: tail_spin_limit(&info),
             settings_written: false,
@@ -534,7 +534,7 @@ impl OnesweepSort {
         config.onesweep.tile = made_with.tile;
         config.onesweep.force_general_lanes = made_with.force_general_lanes;
         config.onesweep.checked_shaders = made_with.checked_shaders;
-        let bytes = Self::status_bytes(config, self.capacity, self.tile_size, self.default_entries);
+        let bytes = Self::status_bytes(config, self.capacity, self.shape.keys(), self.default_entries);
         if bytes != self.status.size() {
             check_binding(device, "the OneSweep status table", bytes)?;
             self.status = data_buffer(device, "sort onesweep status table", bytes);
@@ -558,7 +558,8 @@ impl OnesweepSort {
     /// The settings uniform for the current config (written by `write_settings` before each recording).
     fn settings_for(&self) -> Settings {
         let config = self.config;
-        let (entries, lookback, tail_bits) = table_shape(config, self.capacity, self.tile_size, self.default_entries);
+        let (entries, lookback, tail_bits) =
+            table_shape(config, self.capacity, self.shape.keys(), self.default_entries);
         let OnesweepOptions { force_fallback, force_table_free, .. } = config.onesweep;
         Settings {
             passes: config.iterations(),
@@ -574,7 +575,12 @@ impl OnesweepSort {
 
     /// Keys per tile of a digit pass on this device.
     pub fn tile_size(&self) -> u32 {
-        self.tile_size
+        self.shape.keys()
+    }
+
+    /// The digit pass's tile on this device (`TileShape::for_device`, or the config's).
+    pub fn tile_shape(&self) -> TileShape {
+        self.shape
     }
 
     /// GPU memory held beyond the caller's key and value buffers.

@@ -166,10 +166,29 @@ fn tiles_past_their_per_subgroup_counts_sort_exactly() {
 }
 
 #[test]
+fn a_sort_reports_the_tile_it_took() {
+    if !available() {
+        return;
+    }
+    // The tile `for_device` picks for the test device, or the config's, is the one the sort says it runs (sort-bench
+    // prints it).
+    let ctx = common::context();
+    let info = ctx.device.adapter_info();
+    let min_subgroup = info.subgroup_min_size.max(onesweep::MIN_SUBGROUP_SIZE);
+    let capacity = 5000;
+    let (_, default) = sorter(capacity, config(|_| {}));
+    let picked = TileShape::for_device(&ctx.device.limits(), min_subgroup, capacity, 1, false);
+    assert_eq!(default.onesweep_tile(), picked);
+    let chosen = TileShape { threads: 256, keys_per_thread: 4 };
+    let (_, given) =
+        sorter(capacity, config(|c| c.onesweep = OnesweepOptions { tile: Some(chosen), ..Default::default() }));
+    assert_eq!(given.onesweep_tile(), Some(chosen));
+}
+
+#[test]
 fn the_tile_is_chosen_for_the_device_workgroup_memory() {
     // The H100's 48 KiB with 32-lane subgroups takes 512 x 10 for 32-bit pairs (768 x 14 for 64-bit keys, 1024 x 11
-    // keys-only); lavapipe's 32 KiB with 8-lane
-    // ones 256 x 15; a WebGPU-minimum 16 KiB device with 32-lane subgroups 256 x 12; with 8-lane subgroups none fits
+    // keys-only); lavapipe's 32 KiB with 8-lane ones 256 x 15; a WebGPU-minimum 16 KiB device with 32-lane subgroups 256 x 12; with 8-lane subgroups none fits
     // (the per-subgroup counts alone take 16 KiB), and the sort says so instead of failing in the driver.
     let limits = |bytes: u32| wgpu::Limits {
         max_compute_workgroup_storage_size: bytes,
