@@ -117,8 +117,8 @@
 //!     which a test checks against the digit pass's `var<workgroup>`s as naga sees them, since wgpu does not check
 //!     workgroup memory) fits `max_compute_workgroup_storage_size` and whose threads fit the invocation limit. Large
 //!     buffers: 512 x 10 = 5,120 keys for up to 2^26 32-bit pairs on the H100 (its digit pass takes 64 registers an
-//!     invocation, so two workgroups share an SM), 768 x 14 = 10,752 for 64-bit keys (45.5 KiB of 48), 1024 x 11
-//!     when the sort is made keys-only;
+//!     invocation, so two workgroups share an SM), 768 x 14 = 10,752 for 64-bit keys and past 2^26 (45.5 KiB of
+//!     48), 1024 x 11 when the sort is made keys-only;
 //!     256 x 15 on lavapipe (19.5 KiB of 32: its 8-lane subgroups need 4x the per-subgroup counts, 16 KiB at 256
 //!     threads, so no larger thread count fits). Buffers of at most 4 Mi keys try 1024 x 4 first: a sort of a
 //!     few waves of tiles takes about (waves) x (one tile's chain of dependent steps), so the shape that wins at a

@@ -76,7 +76,9 @@ pub struct TileShape {
 impl TileShape {
     /// The shapes tried for large sorts, largest tile first: the first that fits the device is taken. 768 x 14 took
     /// the least time on the H100 for key-value pairs from 4M to 2^26 keys, within 0.4% of 896 x 12 (against 512 x
-    /// 16-22, 640 x 17 and 1024 x 8-11: `docs/BENCHMARKS.md`; CUB's sm90 tile is 384 x 23, GPUSorting's 512 x 15);
+    /// 16-22, 640 x 17 and 1024 x 8-11: `docs/BENCHMARKS.md`; CUB's sm90 tile is 384 x 23, GPUSorting's 512 x 15),
+    /// before 512 x 10 was measured: that now goes first for 32-bit pairs (`PAIRS_32`), and 768 x 14 takes 64-bit
+    /// keys and buffers past 2^26;
     /// 256 x 15 is what lavapipe's 32 KiB (with 8-lane subgroups, whose per-subgroup counts take 16 KiB) and
     /// WebGPU's 256 invocations hold; 256 x 12 what a WebGPU-minimum 16 KiB device with 32-lane subgroups holds.
     pub const CANDIDATES: [TileShape; 8] = [
