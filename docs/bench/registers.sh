@@ -6,7 +6,8 @@
 #   SPLATSORT=path/to/splatsort LAYER=dir REAL=dir bash docs/bench/registers.sh
 # REAL holds semarang_stadium_sh3.ply (../shared/scenes/). Pipelines are numbered in the order the program makes
 # them; naga names most entry points `main`, so the renderer's are told apart by that order (docs/BENCHMARKS.md).
-# Each OneSweep tile shape is also timed (sort-bench span medians, every output checked).
+# Each OneSweep tile shape is also timed (sort-bench span medians, every output checked). With VKSTATS_IR=dir set,
+# the layer also writes each pipeline's internal representations (the driver's compiled code, where it gives them).
 set -u
 S=${SPLATSORT:-splatsort}
 R=${REAL:-../shared/scenes}

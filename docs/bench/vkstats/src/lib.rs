@@ -51,6 +51,7 @@ struct State {
     create_module: Option<vk::PFN_vkCreateShaderModule>,
     exec_props: Option<vk::PFN_vkGetPipelineExecutablePropertiesKHR>,
     exec_stats: Option<vk::PFN_vkGetPipelineExecutableStatisticsKHR>,
+    exec_irs: Option<vk::PFN_vkGetPipelineExecutableInternalRepresentationsKHR>,
     modules: HashMap<u64, usize>,
     count: u32,
 }
@@ -158,6 +159,7 @@ unsafe extern "system" fn create_device(
             if has {
                 s.exec_props = device_fn(gdpa, device, c"vkGetPipelineExecutablePropertiesKHR");
                 s.exec_stats = device_fn(gdpa, device, c"vkGetPipelineExecutableStatisticsKHR");
+                s.exec_irs = device_fn(gdpa, device, c"vkGetPipelineExecutableInternalRepresentationsKHR");
             }
         });
     }
@@ -187,11 +189,18 @@ unsafe extern "system" fn create_compute_pipelines(
     alloc: *const vk::AllocationCallbacks,
     out: *mut vk::Pipeline,
 ) -> vk::Result {
-    let (next, props_fn, stats_fn) = with(|s| (s.create_compute.unwrap(), s.exec_props, s.exec_stats));
+    let (next, props_fn, stats_fn, irs_fn) =
+        with(|s| (s.create_compute.unwrap(), s.exec_props, s.exec_stats, s.exec_irs));
+    // With VKSTATS_IR set to a folder, the driver's internal representations (its compiled code, where it gives
+    // them) are written there too, a file each.
+    let ir_dir = std::env::var_os("VKSTATS_IR").map(std::path::PathBuf::from);
     let mut copies: Vec<vk::ComputePipelineCreateInfo> = (0..count as usize).map(|i| *infos.add(i)).collect();
     if stats_fn.is_some() {
         for c in &mut copies {
             c.flags |= vk::PipelineCreateFlags::CAPTURE_STATISTICS_KHR;
+            if ir_dir.is_some() {
+                c.flags |= vk::PipelineCreateFlags::CAPTURE_INTERNAL_REPRESENTATIONS_KHR;
+            }
         }
     }
     let result = next(device, cache, count, copies.as_ptr(), alloc, out);
@@ -233,9 +242,44 @@ unsafe extern "system" fn create_compute_pipelines(
                 line += &format!(" [{}={v}]", name(CStr::from_ptr(st.name.as_ptr())));
             }
             eprintln!("{line}");
+            if let (Some(dir), Some(irs_fn)) = (&ir_dir, irs_fn) {
+                write_irs(dir, irs_fn, device, &exe, &format!("{index:03}-{entry}-{e}"));
+            }
         }
     }
     result
+}
+
+/// Writes each internal representation of executable `exe` to `dir`/`stem`-NAME.txt (or .bin where not text).
+unsafe fn write_irs(
+    dir: &std::path::Path,
+    irs_fn: vk::PFN_vkGetPipelineExecutableInternalRepresentationsKHR,
+    device: vk::Device,
+    exe: &vk::PipelineExecutableInfoKHR,
+    stem: &str,
+) {
+    let mut n = 0u32;
+    let _ = irs_fn(device, exe, &mut n, std::ptr::null_mut());
+    let mut irs = vec![vk::PipelineExecutableInternalRepresentationKHR::default(); n as usize];
+    // First the sizes (no data pointers), then the data.
+    let _ = irs_fn(device, exe, &mut n, irs.as_mut_ptr());
+    let mut data: Vec<Vec<u8>> = irs.iter().map(|ir| vec![0u8; ir.data_size]).collect();
+    for (ir, bytes) in irs.iter_mut().zip(&mut data) {
+        ir.p_data = bytes.as_mut_ptr() as *mut c_void;
+    }
+    let _ = irs_fn(device, exe, &mut n, irs.as_mut_ptr());
+    for (ir, bytes) in irs.iter().zip(&data) {
+        let ir_name: String = name(CStr::from_ptr(ir.name.as_ptr()))
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
+        let text = ir.is_text == vk::TRUE;
+        let end = if text { bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len()) } else { bytes.len() };
+        let path = dir.join(format!("{stem}-{ir_name}.{}", if text { "txt" } else { "bin" }));
+        if let Err(err) = std::fs::write(&path, &bytes[..end]) {
+            eprintln!("vkstats: cannot write {}: {err}", path.display());
+        }
+    }
 }
 
 unsafe fn hook(n: &CStr) -> Option<vk::PFN_vkVoidFunction> {
