@@ -147,6 +147,11 @@ impl super::SceneBuffers {
         self.sorter.allocated_bytes()
     }
 
+    /// The depth sort's OneSweep tile (it depends on the GPU and the scene's size), or None for other sorts.
+    pub fn onesweep_tile(&self) -> Option<crate::sort::onesweep::TileShape> {
+        self.sorter.onesweep_tile()
+    }
+
     /// The compute path's memory beyond its entries' sort's temporaries (None while it has not been made): its tile
     /// ranges and small buffers, and its per-position counts where they did not fit the depth sort's buffers.
     pub fn tile_bytes_beside_their_sort(&self) -> Option<u64> {

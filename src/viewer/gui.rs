@@ -47,6 +47,7 @@ impl Running {
             visible: counts.map(|c| c.visible),
             culled_nonfinite: counts.map_or(0, |c| c.culled_nonfinite),
             lookback: counts.map_or((0, 0), |c| (c.sort_fallbacks, c.sort_table_free_tiles)),
+            onesweep_tile: buffers.onesweep_tile(),
             tile_entries: (self.panel.options.draw == crate::render::DrawPath::Compute)
                 .then(|| (counts.map_or(0, |c| c.tile_entries), buffers.tile_entry_cap().unwrap_or(0))),
             sort_temp_bytes: buffers.sort_temp_bytes(),

@@ -238,6 +238,8 @@ pub struct PanelInfo<'a> {
     pub sort_temp_bytes: u64,
     /// OneSweep's look-back counters of the newest frame read back: (fallbacks, table-free tiles).
     pub lookback: (u32, u32),
+    /// The depth sort's OneSweep tile, when it is OneSweep.
+    pub onesweep_tile: Option<crate::sort::onesweep::TileShape>,
     /// Compute draw path: the newest frame's (tile, splat) entries and the cap.
     pub tile_entries: Option<(u32, u32)>,
     pub timings: &'a TimingStats,
@@ -739,6 +741,12 @@ fn onesweep_settings(ui: &mut egui::Ui, state: &mut PanelState, info: &PanelInfo
         });
     }
     ui.checkbox(&mut options.force_fallback, "force fallback (every look-back counts keys)");
+    if let Some(tile) = info.onesweep_tile {
+        ui.small(format!(
+            "tile: {} threads x {} keys (for this GPU and this scene's size)",
+            tile.threads, tile.keys_per_thread
+        ));
+    }
     let (fallbacks, table_free) = info.lookback;
     ui.small(format!("last frame: {fallbacks} look-back fallbacks, {table_free} table-free tiles"));
 }
