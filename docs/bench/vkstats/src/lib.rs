@@ -42,6 +42,26 @@ struct LayerDeviceCreateInfo {
 }
 const LAYER_LINK_INFO: u32 = 0;
 
+// What the loader's create-info structs of both kinds begin with.
+#[repr(C)]
+struct ChainHeader {
+    s_type: vk::StructureType,
+    p_next: *const c_void,
+    function: u32,
+}
+
+/// The loader's link info (of type `wanted`) in a create info's chain, or null.
+unsafe fn find_link(mut at: *const c_void, wanted: vk::StructureType) -> *mut c_void {
+    while !at.is_null() {
+        let header = at as *const ChainHeader;
+        if (*header).s_type == wanted && (*header).function == LAYER_LINK_INFO {
+            return at as *mut c_void;
+        }
+        at = (*header).p_next;
+    }
+    std::ptr::null_mut()
+}
+
 #[derive(Default)]
 struct State {
     gipa: Option<vk::PFN_vkGetInstanceProcAddr>,
@@ -77,15 +97,10 @@ unsafe extern "system" fn create_instance(
     alloc: *const vk::AllocationCallbacks,
     out: *mut vk::Instance,
 ) -> vk::Result {
-    let mut chain = (*info).p_next as *mut LayerInstanceCreateInfo;
-    loop {
-        if chain.is_null() {
-            return vk::Result::ERROR_INITIALIZATION_FAILED;
-        }
-        if (*chain).s_type == vk::StructureType::LOADER_INSTANCE_CREATE_INFO && (*chain).function == LAYER_LINK_INFO {
-            break;
-        }
-        chain = (*chain).p_next as *mut LayerInstanceCreateInfo;
+    let chain =
+        find_link((*info).p_next, vk::StructureType::LOADER_INSTANCE_CREATE_INFO) as *mut LayerInstanceCreateInfo;
+    if chain.is_null() {
+        return vk::Result::ERROR_INITIALIZATION_FAILED;
     }
     let gipa = (*(*chain).layer_info).next_gipa;
     (*chain).layer_info = (*(*chain).layer_info).next;
@@ -107,15 +122,9 @@ unsafe extern "system" fn create_device(
     alloc: *const vk::AllocationCallbacks,
     out: *mut vk::Device,
 ) -> vk::Result {
-    let mut chain = (*info).p_next as *mut LayerDeviceCreateInfo;
-    loop {
-        if chain.is_null() {
-            return vk::Result::ERROR_INITIALIZATION_FAILED;
-        }
-        if (*chain).s_type == vk::StructureType::LOADER_DEVICE_CREATE_INFO && (*chain).function == LAYER_LINK_INFO {
-            break;
-        }
-        chain = (*chain).p_next as *mut LayerDeviceCreateInfo;
+    let chain = find_link((*info).p_next, vk::StructureType::LOADER_DEVICE_CREATE_INFO) as *mut LayerDeviceCreateInfo;
+    if chain.is_null() {
+        return vk::Result::ERROR_INITIALIZATION_FAILED;
     }
     let gipa = (*(*chain).layer_info).next_gipa;
     let gdpa = (*(*chain).layer_info).next_gdpa;
