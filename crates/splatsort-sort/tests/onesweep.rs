@@ -137,9 +137,10 @@ fn tiles_past_their_per_subgroup_counts_sort_exactly() {
         return;
     }
     // The per-subgroup counts and the sorted tile share one workgroup array. On lavapipe's tile (256 x 15, 8-lane
-    // subgroups) the counts are the longer (4096 words against 3840 keys); on the H100's 64-bit keys' (768 x 14, 32 lanes)
-    // the keys are (10,752 against 3072 words), so keys overwrite words that were never counts. 256 x 24 (6144 keys)
-    // takes that case here: pairs, keys only, u64 keys, partial tiles, a ring and the forced fallback.
+    // subgroups) the counts are the longer (4096 words against 3840 keys); on the H100's tile for 64-bit keys
+    // (768 x 14, 32 lanes) the keys are (10,752 against 3072 words), so keys overwrite words that were never counts.
+    // 256 x 24 (6144 keys) takes that case here: pairs, keys only, u64 keys, partial tiles, a ring and the forced
+    // fallback.
     let ctx = common::context();
     let tile = TileShape { threads: 256, keys_per_thread: 24 };
     for (keys_only, status_entries, force_fallback) in
@@ -188,8 +189,9 @@ fn a_sort_reports_the_tile_it_took() {
 #[test]
 fn the_tile_is_chosen_for_the_device_workgroup_memory() {
     // The H100's 48 KiB with 32-lane subgroups takes 512 x 10 for 32-bit pairs (768 x 14 for 64-bit keys, 1024 x 11
-    // keys-only); lavapipe's 32 KiB with 8-lane ones 256 x 15; a WebGPU-minimum 16 KiB device with 32-lane subgroups 256 x 12; with 8-lane subgroups none fits
-    // (the per-subgroup counts alone take 16 KiB), and the sort says so instead of failing in the driver.
+    // keys-only); lavapipe's 32 KiB with 8-lane ones 256 x 15; a WebGPU-minimum 16 KiB device with 32-lane
+    // subgroups 256 x 12; with 8-lane subgroups none fits (the per-subgroup counts alone take 16 KiB), and the sort
+    // says so instead of failing in the driver.
     let limits = |bytes: u32| wgpu::Limits {
         max_compute_workgroup_storage_size: bytes,
         max_compute_invocations_per_workgroup: 1024,
