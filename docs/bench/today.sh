@@ -3,7 +3,8 @@
 # beside CUB, and frames of the demo scene and of the Semarang crop up to 100M splats. Run from the repository root:
 #   SPLATSORT=path/to/splatsort REAL=dir ANCHORS=dir bash docs/bench/today.sh
 # REAL holds semarang_stadium_sh3.ply (../shared/scenes/) and the anchors' cam_demo.json and inside.json; ANCHORS
-# holds cub_bench.cu (../shared/tools/anchors/; nvcc builds it there).
+# holds cub_bench.cu (../shared/tools/anchors/; nvcc builds it there). x90_flipped.json is the Semarang crop x90's
+# framed camera (`render-bench --save-camera`) turned upside down: the same splats, its densest tiles last.
 set -u
 S=${SPLATSORT:-splatsort}
 R=${REAL:-../shared/scenes}
@@ -22,5 +23,6 @@ frame demo --frames 200 --warmup-secs 2 --tile 10
 frame "$R/semarang_stadium_sh3.ply" --frames 200 --warmup-secs 2 --camera "$R/cam_demo.json"
 frame "$R/semarang_stadium_sh3.ply" --frames 200 --warmup-secs 2 --camera "$R/inside.json"
 frame "$R/semarang_stadium_sh3.ply" --frames 50 --warmup-secs 2 --tile 90
+frame "$R/semarang_stadium_sh3.ply" --frames 50 --warmup-secs 2 --tile 90 --camera docs/bench/x90_flipped.json
 frame "$R/semarang_stadium_sh3.ply" --frames 20 --warmup-secs 1 --tile 1800 --gpu-format small
 echo done
