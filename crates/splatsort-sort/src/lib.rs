@@ -120,10 +120,11 @@
 //!     invocation, so two workgroups share an SM), 768 x 14 = 10,752 for 64-bit keys and past 2^26 (45.5 KiB of
 //!     48), 1024 x 11 when the sort is made keys-only;
 //!     256 x 15 on lavapipe (19.5 KiB of 32: its 8-lane subgroups need 4x the per-subgroup counts, 16 KiB at 256
-//!     threads, so no larger thread count fits). Buffers of at most 4 Mi keys try 1024 x 4 first: a sort of a
-//!     few waves of tiles takes about (waves) x (one tile's chain of dependent steps), so the shape that wins at a
-//!     count is the one whose tiles fill the last wave best; no shape wins at every count, and 1024 x 4 (the
-//!     shortest chain) had the least total time over the small counts measured on the H100. The shape follows the capacity, not the sort's count, because the
+//!     threads, so no larger thread count fits). Buffers of at most 4 Mi keys (1.5 Mi of 32-bit keys, which take
+//!     512 x 10 up to 4 Mi, keys only or not) try 1024 x 4 first: a sort of a few waves of tiles takes about
+//!     (waves) x (one tile's chain of dependent steps), so the shape that wins at a count is the one whose tiles
+//!     fill the last wave best; no shape wins at every count, and 1024 x 4 (the shortest chain) had the least
+//!     total time over the small counts measured on the H100. The shape follows the capacity, not the sort's count, because the
 //!     renderer's count is known only on the GPU. A device with 16 KiB and 8-lane subgroups has no shape (the
 //!     per-subgroup counts alone take 16 KiB) and the sort is unavailable there, with that reason.
 //!   - **Loops written out**: the module is made per tile shape from `unrolled_source`, which writes the digit

@@ -55,8 +55,14 @@ pub fn tail_spin_limit(info: &wgpu::AdapterInfo) -> u32 {
 }
 /// Smallest subgroup the shader's per-subgroup tables are sized for.
 pub const MIN_SUBGROUP_SIZE: u32 = 8;
-/// Buffers of at most this many keys get small tiles of many threads (`TileShape::for_device`): 4 Mi.
+/// Buffers of at most this many keys get small tiles of many threads (`TileShape::for_device`): 4 Mi; of 32-bit
+/// keys, at most `SMALL_SORT_32`.
 pub const SMALL_SORT: u32 = 1 << 22;
+/// Buffers of 32-bit keys past this many (1.5 Mi) take `TileShape::PAIRS_32`, with values or without up to
+/// `SMALL_SORT` keys. Measured on an H200 (one call, 2026-11-28, `docs/BENCHMARKS.md`): 512 x 10 against 1024 x 4
+/// at 1.5M / 2M / 3M / 4M keys took 1.6 / 0.7 / 5 / 5.5% less time with values and 4 / 2 / 6.6 / 6.2% less keys
+/// only, but 4% more with values at 1M (keys only the same); between 1M and 1.5M was not measured.
+pub const SMALL_SORT_32: u32 = 3 << 19;
 /// Most keys per thread of a digit pass. Mirrors `MAX_KEYS_PER_THREAD`.
 pub const MAX_KEYS_PER_THREAD: u32 = 24;
 
@@ -91,10 +97,11 @@ impl TileShape {
         TileShape { threads: 256, keys_per_thread: 8 },
         TileShape { threads: 256, keys_per_thread: 4 },
     ];
-    /// Tried first for buffers of at most `SMALL_SORT` keys. A sort of a few waves of tiles takes about (waves) x
-    /// (one tile's chain of dependent steps), so which shape wins at a given count depends on how its tiles fill
-    /// the last wave; no shape wins at every count. On the H100 1024 x 4 (fewer keys per thread, a shorter chain)
-    /// took the least time, or within 2% of it, from 0.75M to 4M pairs but at 1.3M (`docs/BENCHMARKS.md`).
+    /// Tried first for buffers of at most `SMALL_SORT` keys (`SMALL_SORT_32` of 32-bit keys). A sort of a few
+    /// waves of tiles takes about (waves) x (one tile's chain of dependent steps), so which shape wins at a given
+    /// count depends on how its tiles fill the last wave; no shape wins at every count. On the H100 1024 x 4 (fewer
+    /// keys per thread, a shorter chain) took the least time, or within 2% of it, from 0.75M to 4M pairs but at
+    /// 1.3M, of the shapes measured then; 512 x 10, measured later, beats it from 1.5M (`SMALL_SORT_32`).
     pub const SMALL: [TileShape; 2] =
         [TileShape { threads: 1024, keys_per_thread: 4 }, TileShape { threads: 512, keys_per_thread: 8 }];
     /// Tried first for large sorts of 32-bit keys with values. On the H100 its digit pass takes 64 registers an
@@ -157,10 +164,11 @@ impl TileShape {
         })
     }
 
-    /// The tile for buffers of `capacity` keys of `key_words` u32 words on a device: for small buffers the first of
-    /// `SMALL` that fits, for large ones sorted keys-only (the config the sort is made with; a later `set_config`
-    /// keeps the tile) the first of `KEYS_ONLY`, for large ones of 32-bit keys with values up to `PAIRS_32_MAX`
-    /// `PAIRS_32`, else the first of `CANDIDATES` that fits. wgpu does not check workgroup memory: a shape
+    /// The tile for buffers of `capacity` keys of `key_words` u32 words on a device: for small buffers (`SMALL_SORT`,
+    /// `SMALL_SORT_32`) the first of `SMALL` that fits, for large ones sorted keys-only (the config the sort is made
+    /// with; a later `set_config` keeps the tile) the first of `KEYS_ONLY` (of 32-bit keys up to `SMALL_SORT`,
+    /// `PAIRS_32`), for large ones of 32-bit keys with values up to `PAIRS_32_MAX` `PAIRS_32`, else the first of
+    /// `CANDIDATES` that fits. wgpu does not check workgroup memory: a shape
     /// over the limit would fail when the pipeline is made, or worse. The choice follows the capacity, not a sort's
     /// count, because the renderer's count is known only on the GPU. Measured on the H100; other GPUs (other SM
     /// counts, so other wave boundaries) may prefer other shapes (`--onesweep-tile`).
@@ -172,8 +180,10 @@ impl TileShape {
         keys_only: bool,
     ) -> Option<TileShape> {
         let fits = |shape: &TileShape| shape.check(limits, min_subgroup).is_ok();
-        let first: &[TileShape] = match (capacity <= SMALL_SORT, keys_only, key_words) {
+        let small = if key_words == 1 { SMALL_SORT_32 } else { SMALL_SORT };
+        let first: &[TileShape] = match (capacity <= small, keys_only, key_words) {
             (true, _, _) => &Self::SMALL,
+            (false, true, 1) if capacity <= SMALL_SORT => &Self::PAIRS_32,
             (false, true, _) => &Self::KEYS_ONLY,
             (false, false, 1) if capacity <= Self::PAIRS_32_MAX => &Self::PAIRS_32,
             (false, false, _) => &[],

@@ -217,13 +217,19 @@ fn the_tile_is_chosen_for_the_device_workgroup_memory() {
     // workgroup (WebGPU's default) takes 256-thread tiles at every size.
     let shape = |threads, keys_per_thread| Some(TileShape { threads, keys_per_thread });
     let h100 = limits(48 << 10);
-    assert_eq!(TileShape::for_device(&h100, 32, onesweep::SMALL_SORT, 1, true), shape(1024, 4));
+    assert_eq!(TileShape::for_device(&h100, 32, onesweep::SMALL_SORT_32, 1, true), shape(1024, 4));
+    assert_eq!(TileShape::for_device(&h100, 32, onesweep::SMALL_SORT_32, 1, false), shape(1024, 4));
+    assert_eq!(TileShape::for_device(&h100, 32, onesweep::SMALL_SORT_32 + 1, 1, true), shape(512, 10));
+    assert_eq!(TileShape::for_device(&h100, 32, onesweep::SMALL_SORT_32 + 1, 1, false), shape(512, 10));
+    assert_eq!(TileShape::for_device(&h100, 32, onesweep::SMALL_SORT, 1, true), shape(512, 10));
+    assert_eq!(TileShape::for_device(&h100, 32, onesweep::SMALL_SORT + 1, 1, true), shape(1024, 11));
+    assert_eq!(TileShape::for_device(&h100, 32, onesweep::SMALL_SORT, 2, false), shape(1024, 4));
     assert_eq!(TileShape::for_device(&h100, 32, onesweep::SMALL_SORT + 1, 1, false), shape(512, 10));
     assert_eq!(TileShape::for_device(&h100, 32, onesweep::SMALL_SORT + 1, 2, false), shape(768, 14));
     assert_eq!(TileShape::for_device(&h100, 32, TileShape::PAIRS_32_MAX, 1, false), shape(512, 10));
     assert_eq!(TileShape::for_device(&h100, 32, TileShape::PAIRS_32_MAX + 1, 1, false), shape(768, 14));
     let h100_512 = wgpu::Limits { max_compute_invocations_per_workgroup: 512, ..h100.clone() };
-    assert_eq!(TileShape::for_device(&h100_512, 32, onesweep::SMALL_SORT, 1, false), shape(512, 8));
+    assert_eq!(TileShape::for_device(&h100_512, 32, onesweep::SMALL_SORT_32, 1, false), shape(512, 8));
     let webgpu = wgpu::Limits { max_compute_workgroup_storage_size: 48 << 10, ..wgpu::Limits::default() };
     for capacity in [1000, onesweep::SMALL_SORT, large] {
         assert_eq!(TileShape::for_device(&webgpu, 32, capacity, 1, false), shape(256, 15), "{capacity} keys");
