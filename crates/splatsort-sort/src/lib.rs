@@ -124,9 +124,10 @@
 //!     512 x 10 up to 4 Mi, keys only or not) try 1024 x 4 first: a sort of a few waves of tiles takes about
 //!     (waves) x (one tile's chain of dependent steps), so the shape that wins at a count is the one whose tiles
 //!     fill the last wave best; no shape wins at every count, and 1024 x 4 (the shortest chain) had the least
-//!     total time over the small counts measured on the H100. The shape follows the capacity, not the sort's count, because the
-//!     renderer's count is known only on the GPU. A device with 16 KiB and 8-lane subgroups has no shape (the
-//!     per-subgroup counts alone take 16 KiB) and the sort is unavailable there, with that reason.
+//!     total time over the small counts measured on the H100. The shape follows the capacity, not the sort's
+//!     count, because the renderer's count is known only on the GPU. A device with 16 KiB and 8-lane subgroups
+//!     has no shape (the per-subgroup counts alone take 16 KiB) and the sort is unavailable there, with that
+//!     reason.
 //!   - **Loops written out**: the module is made per tile shape from `unrolled_source`, which writes the digit
 //!     pass's per-key loops (`for k < KEYS_PER_THREAD`), the ballots' loops over the digit's bits and the
 //!     histogram's loop over a word's digits out as blocks `{ let k = 0u; body } ...`. Every private array (keys,

@@ -168,10 +168,10 @@ impl TileShape {
     /// `SMALL_SORT_32`) the first of `SMALL` that fits, for large ones sorted keys-only (the config the sort is made
     /// with; a later `set_config` keeps the tile) the first of `KEYS_ONLY` (of 32-bit keys up to `SMALL_SORT`,
     /// `PAIRS_32`), for large ones of 32-bit keys with values up to `PAIRS_32_MAX` `PAIRS_32`, else the first of
-    /// `CANDIDATES` that fits. wgpu does not check workgroup memory: a shape
-    /// over the limit would fail when the pipeline is made, or worse. The choice follows the capacity, not a sort's
-    /// count, because the renderer's count is known only on the GPU. Measured on the H100; other GPUs (other SM
-    /// counts, so other wave boundaries) may prefer other shapes (`--onesweep-tile`).
+    /// `CANDIDATES` that fits. wgpu does not check workgroup memory: a shape over the limit would fail when the
+    /// pipeline is made, or worse. The choice follows the capacity, not a sort's count, because the renderer's
+    /// count is known only on the GPU. Measured on the H100 (and an H200 for `SMALL_SORT_32`); other GPUs (other
+    /// SM counts, so other wave boundaries) may prefer other shapes (`--onesweep-tile`).
     pub fn for_device(
         limits: &wgpu::Limits,
         min_subgroup: u32,
