@@ -104,7 +104,8 @@ impl TileShape {
     /// 1.3M, of the shapes measured then; 512 x 10, measured later, beats it from 1.5M (`SMALL_SORT_32`).
     pub const SMALL: [TileShape; 2] =
         [TileShape { threads: 1024, keys_per_thread: 4 }, TileShape { threads: 512, keys_per_thread: 8 }];
-    /// Tried first for large sorts of 32-bit keys with values. On the H100 its digit pass takes 64 registers an
+    /// Tried first for large sorts of 32-bit keys with values, and for keys-only ones past `SMALL_SORT_32` up to
+    /// `SMALL_SORT` keys (where `KEYS_ONLY` takes over). On the H100 its digit pass takes 64 registers an
     /// invocation (the driver's statistics, read through `docs/bench/vkstats`), so two workgroups share an SM (32
     /// warps); 768 x 14 takes 80, one workgroup (24 warps). It sorted 2^24 and 2^26 pairs 3.3% and 1.5% faster
     /// than 768 x 14, and the renderer's 5M-splat depth sort 11% faster. It sits on that edge: 512 x 11 takes 78
