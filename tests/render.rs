@@ -1065,8 +1065,7 @@ fn block_mask_test(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
     let r1 = mask_test_ellipses[2u * id.x + 1u];
     let records = splat_records(Ellipse(r0.xy, vec3<f32>(r0.zw, r1.x), r1.y, r1.z), r1.w, vec2<f32>(0.0));
     let block = tid / BLOCK_PIXELS;
-    let every_block = vec4<f32>(records.b.xyz, bitcast<f32>(0xffffffffu));
-    if (coverage_alpha(records.a, every_block, vec2<f32>(tile_pixel(tid)) + 0.5, block) > 0.0) {
+    if (coverage_alpha(records.a, records.b, vec2<f32>(tile_pixel(tid)) + 0.5) > 0.0) {
         atomicAdd(&mask_test_counts[0], 1u);
         if ((bitcast<u32>(records.b.w) & (1u << block)) == 0u) {
             atomicAdd(&mask_test_counts[1], 1u);

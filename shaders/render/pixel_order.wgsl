@@ -117,6 +117,7 @@ fn end_ordered_tile(t: OrderedTile, px: Pixel) {
 fn pixel_order_tile(tid: u32, workgroup_id: vec3<u32>, lane: u32, sg_size: u32) {
     let t = begin_ordered_tile(tid, workgroup_id);
     let centre = vec2<f32>(t.pixel) + 0.5;
+    let local = centre - vec2<f32>(t.origin);
     let block = tid / BLOCK_PIXELS;
     let window = clamp(tiles.blend_window, 1u, WINDOW_CAP);
     var px = Pixel(vec3<f32>(0.0), 1.0);
@@ -182,7 +183,7 @@ fn pixel_order_tile(tid: u32, workgroup_id: vec3<u32>, lane: u32, sg_size: u32) 
                         walking = false;
                         break;
                     }
-                    let alpha = coverage_alpha(batch_a[j], batch_b[j], centre, block);
+                    let alpha = coverage_alpha(batch_a[j], batch_b[j], local);
                     if (alpha == 0.0) {
                         continue;
                     }
@@ -320,7 +321,7 @@ fn before(a: vec4<u32>, b: vec4<u32>) -> bool {
 fn rasterize_exact(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) workgroup_id: vec3<u32>) {
     let t = begin_ordered_tile(tid, workgroup_id);
     let centre = vec2<f32>(t.pixel) + 0.5;
-    let block = tid / BLOCK_PIXELS;
+    let local = centre - vec2<f32>(t.origin);
     var px = Pixel(vec3<f32>(0.0), 1.0);
     var finished = !t.inside;
     if (finished) {
@@ -346,7 +347,7 @@ fn rasterize_exact(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
             load_batch(tid, count, end, t.origin);
             workgroupBarrier();
             for (var j = 0u; j < count && !finished; j++) {
-                let alpha = coverage_alpha(batch_a[j], batch_b[j], centre, block);
+                let alpha = coverage_alpha(batch_a[j], batch_b[j], local);
                 if (alpha == 0.0) {
                     continue;
                 }

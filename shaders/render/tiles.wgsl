@@ -516,13 +516,15 @@ const BLOCKS_Y: u32 = 4u; // TILE / BLOCK_H (BLOCKS_X * BLOCKS_Y <= 32: a mask o
 const LOG2_E: f32 = 1.4426950408889634;
 const BATCH_SLOTS: u32 = 260u; // GROUP + 4
 
-// One batch of splats in workgroup memory, one compact record each: the centre, then
-// t(d) = q.x d.x^2 + q.y d.x d.y + q.z d.y^2 + log2(opacity) (the conic pre-scaled by -log2(e) / 2, so that
-// alpha = exp2(t)), the pixel test t >= cutoff (the coverage ellipse, with the opacity folded in), and the mask of
-// the tile's pixel blocks the ellipse touches; the colour, blended only by pixels the splat covers.
-// (Three records and colours past a batch: the four-at-a-time reads of a batch's last splats stay in the arrays.)
-var<workgroup> batch_a: array<vec4<f32>, BATCH_SLOTS>; // centre x, centre y, q.x, q.y
-var<workgroup> batch_b: array<vec4<f32>, BATCH_SLOTS>; // q.z, log2(opacity), cutoff, block mask (bits)
+// One batch of splats in workgroup memory, one compact record each: the exponent
+// t(d) = q.x d.x^2 + q.y d.x d.y + q.z d.y^2 + log2(opacity) (d the offset from the splat's centre; the conic
+// pre-scaled by -log2(e) / 2, so that alpha = exp2(t)) as a polynomial in the pixel's position p within the tile,
+// t = A p.x^2 + B p.x p.y + C p.y^2 + D p.x + E p.y + F (`splat_records`), the pixel test t >= cutoff (the coverage
+// ellipse, with the opacity folded in), and the mask of the tile's pixel blocks the ellipse touches; the colour,
+// blended only by pixels the splat covers. (Three records and colours past a batch: the four-at-a-time reads of a
+// batch's last splats stay in the arrays.)
+var<workgroup> batch_a: array<vec4<f32>, BATCH_SLOTS>; // A, B, C, D
+var<workgroup> batch_b: array<vec4<f32>, BATCH_SLOTS>; // E, F, cutoff, block mask (bits)
 // The colour as f16 (r, g), (b, -): RGB9E5 decoded once per splat, not per pixel (measured on the H100, 20M
 // splats framed: decoded at each pixel's blend, the rasterizer took 5.32 ms, not 4.95).
 var<workgroup> batch_color: array<vec2<u32>, BATCH_SLOTS>;
@@ -577,12 +579,18 @@ struct SplatRecords {
 }
 
 // The records of the splat of ellipse `e` and opacity 2^`log2_opacity` for the tile whose first pixel is `origin`.
+// The exponent's polynomial in the pixel's position within the tile costs a pixel five multiply-adds a splat
+// (`coverage_alpha`), where the offset from the centre cost eight. Its terms are those of the offset's form, from
+// the centre's offset from the tile, so f32 rounds them alike (images within one level).
 fn splat_records(e: Ellipse, log2_opacity: f32, origin: vec2<f32>) -> SplatRecords {
     let q = -0.5 * LOG2_E * vec3<f32>(e.conic.x, 2.0 * e.conic.y, e.conic.z);
     let cutoff = -0.5 * LOG2_E * e.radius2 + log2_opacity;
+    let c = e.center - origin;
+    let linear = vec2<f32>(-2.0 * q.x * c.x - q.y * c.y, -q.y * c.x - 2.0 * q.z * c.y);
+    let constant = q.x * c.x * c.x + q.y * c.x * c.y + q.z * c.y * c.y + log2_opacity;
     return SplatRecords(
-        vec4<f32>(e.center, q.xy),
-        vec4<f32>(q.z, log2_opacity, cutoff, bitcast<f32>(block_mask(e, origin))),
+        vec4<f32>(q, linear.x),
+        vec4<f32>(linear.y, constant, cutoff, bitcast<f32>(block_mask(e, origin))),
     );
 }
 
@@ -592,14 +600,12 @@ struct Pixel {
     transmittance: f32,
 }
 
-// The alpha batch splat (records `a`, `b`) gives the pixel at `centre` of block `block`, or 0 where it does not
-// cover it (outside its block mask or under its cut-off). Branch-free, so that `blend_four` computes four splats'
-// alphas side by side and their latencies overlap.
-fn coverage_alpha(a: vec4<f32>, b: vec4<f32>, centre: vec2<f32>, block: u32) -> f32 {
-    let d = centre - a.xy;
-    let t = a.z * d.x * d.x + a.w * d.x * d.y + b.x * d.y * d.y + b.y;
-    let covers = ((bitcast<u32>(b.w) & (1u << block)) != 0u) & (t >= b.z);
-    return select(0.0, min(0.99, exp2(t)), covers);
+// The alpha batch splat (records `a`, `b`) gives the pixel whose centre is at `p` within the tile, or 0 where it
+// does not cover it (under its cut-off). Branch-free, so that `blend_four` computes four splats' alphas side by side
+// and their latencies overlap. The block mask is only the walks' cull: no pixel outside it passes the cut-off.
+fn coverage_alpha(a: vec4<f32>, b: vec4<f32>, p: vec2<f32>) -> f32 {
+    let t = p.x * (a.x * p.x + a.y * p.y + a.w) + p.y * (a.z * p.y + b.x) + b.y;
+    return select(0.0, min(0.99, exp2(t)), t >= b.z);
 }
 
 // Blends `alpha` of the colour `c` (a `batch_color` word) into the pixel; true when the pixel stops before it (it
@@ -614,15 +620,16 @@ fn blend_alpha(px: ptr<function, Pixel>, alpha: f32, c: vec2<u32>) -> bool {
     return false;
 }
 
-// Blends the batch's splats at `j`, in order, into the pixel at `centre` of block `block`, while it is not done;
-// the first `n` (1 to 4) of them are real. Returns whether it is done. The four records and colours are read at once
-// and the four alphas computed before the first blend, so that only the blends' few operations wait on each other.
-fn blend_four(px: ptr<function, Pixel>, centre: vec2<f32>, block: u32, n: u32, j: vec4<u32>) -> bool {
+// Blends the batch's splats at `j`, in order, into the pixel whose centre is at `p` within the tile, while it is
+// not done; the first `n` (1 to 4) of them are real. Returns whether it is done. The four records and colours are
+// read at once and the four alphas computed before the first blend, so that only the blends' few operations wait on
+// each other.
+fn blend_four(px: ptr<function, Pixel>, p: vec2<f32>, n: u32, j: vec4<u32>) -> bool {
     let alpha = vec4<f32>(
-        coverage_alpha(batch_a[j.x], batch_b[j.x], centre, block),
-        coverage_alpha(batch_a[j.y], batch_b[j.y], centre, block),
-        coverage_alpha(batch_a[j.z], batch_b[j.z], centre, block),
-        coverage_alpha(batch_a[j.w], batch_b[j.w], centre, block),
+        coverage_alpha(batch_a[j.x], batch_b[j.x], p),
+        coverage_alpha(batch_a[j.y], batch_b[j.y], p),
+        coverage_alpha(batch_a[j.z], batch_b[j.z], p),
+        coverage_alpha(batch_a[j.w], batch_b[j.w], p),
     );
     let c0 = batch_color[j.x];
     let c1 = batch_color[j.y];
@@ -658,7 +665,8 @@ fn rasterize_tile(tid: u32, workgroup_id: vec3<u32>, lane: u32, sg_size: u32) {
     let pixel = origin + tile_pixel(tid);
     let block = tid / BLOCK_PIXELS;
     let inside = pixel.x < u32(frame.viewport.x) && pixel.y < u32(frame.viewport.y);
-    let centre = vec2<f32>(pixel) + 0.5;
+    // The pixel's centre within the tile (`coverage_alpha`).
+    let centre = vec2<f32>(pixel - origin) + 0.5;
     // The tile's range, which the workgroup then zeroes for the next frame (`tile_ranges` writes only the tiles
     // that have entries; a new buffer is zeroed). Past the cap the quads draw this frame over the background
     // written here.
@@ -701,7 +709,7 @@ fn rasterize_tile(tid: u32, workgroup_id: vec3<u32>, lane: u32, sg_size: u32) {
             }
         } else if (!done) {
             for (var j = 0u; j < count; j += 4u) {
-                done = blend_four(&px, centre, block, min(4u, count - j), j + vec4<u32>(0u, 1u, 2u, 3u));
+                done = blend_four(&px, centre, min(4u, count - j), j + vec4<u32>(0u, 1u, 2u, 3u));
                 if (done) {
                     atomicAdd(&pixels_done, 1u);
                     break;
@@ -718,7 +726,7 @@ fn rasterize_tile(tid: u32, workgroup_id: vec3<u32>, lane: u32, sg_size: u32) {
 
 // What a walk knows of its invocation.
 struct Walk {
-    // The pixel centre, and its block of the tile.
+    // The pixel's centre within the tile, and its block of the tile.
     centre: vec2<f32>,
     block: u32,
     lane: u32,

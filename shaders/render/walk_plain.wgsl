@@ -1,7 +1,7 @@
 // The rasterizers' entry points on a device without 32-lane ballots. Appended to render/tiles.wgsl in place of
 // render/walk_subgroup.wgsl.
 
-// Every pixel walks every splat of a batch (the block mask in each record skips those that miss its block).
+// Every pixel walks every splat of a batch (its cut-off test blends only those that cover it).
 const BALLOT_WALK: bool = false;
 
 @compute @workgroup_size(GROUP)

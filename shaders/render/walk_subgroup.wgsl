@@ -94,7 +94,7 @@ fn walk_touching(px: ptr<function, Pixel>, done_before: bool, count: u32, walk: 
                 bits &= bits - 1u;
             }
             if (!done) {
-                done = blend_four(px, walk.centre, walk.block, min(n, 4u), first + at);
+                done = blend_four(px, walk.centre, min(n, 4u), first + at);
             }
         }
     }
