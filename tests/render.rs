@@ -1054,7 +1054,7 @@ fn block_masks_hold_every_pixel_the_pixel_test_takes() {
     let ctx = common::context();
     let source = format!(
         "{}\n{}",
-        render::tile::shader_source(1, false),
+        render::tile::shader_source(1, false, render::tile::BatchColour::F16),
         r#"
 @group(0) @binding(30) var<storage, read> mask_test_ellipses: array<vec4<f32>>;
 @group(0) @binding(31) var<storage, read_write> mask_test_counts: array<atomic<u32>, 2>;

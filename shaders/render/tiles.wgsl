@@ -525,9 +525,10 @@ const BATCH_SLOTS: u32 = 260u; // GROUP + 4
 // batch's last splats stay in the arrays.)
 var<workgroup> batch_a: array<vec4<f32>, BATCH_SLOTS>; // A, B, C, D
 var<workgroup> batch_b: array<vec4<f32>, BATCH_SLOTS>; // E, F, cutoff, block mask (bits)
-// The colour as f16 (r, g), (b, -): RGB9E5 decoded once per splat, not per pixel (measured on the H100, 20M
-// splats framed: decoded at each pixel's blend, the rasterizer took 5.32 ms, not 4.95).
-var<workgroup> batch_color: array<vec2<u32>, BATCH_SLOTS>;
+// The colour, RGB9E5 decoded once per splat, not per pixel (measured on the H100, 20M splats framed: decoded at each
+// pixel's blend, the rasterizer took 5.32 ms, not 4.95), as the module's `BatchColour` holds it (f16 or f32:
+// render/batch_colour_f16.wgsl, render/batch_colour_f32.wgsl).
+var<workgroup> batch_color: array<BatchColour, BATCH_SLOTS>;
 var<workgroup> pixels_done: atomic<u32>;
 var<workgroup> tile_range: vec2<u32>;
 
@@ -569,7 +570,7 @@ fn store_splat(slot: u32, p: Projected, origin: vec2<f32>) {
     batch_a[slot] = records.a;
     batch_b[slot] = records.b;
     let colour = stored_color(p);
-    batch_color[slot] = vec2<u32>(pack2x16float(colour.rg), pack2x16float(vec2<f32>(colour.b, 0.0)));
+    batch_color[slot] = batch_colour(colour);
 }
 
 // A splat's `batch_a` and `batch_b` records.
@@ -608,14 +609,14 @@ fn coverage_alpha(a: vec4<f32>, b: vec4<f32>, p: vec2<f32>) -> f32 {
     return select(0.0, min(0.99, exp2(t)), t >= b.z);
 }
 
-// Blends `alpha` of the colour `c` (a `batch_color` word) into the pixel; true when the pixel stops before it (it
+// Blends `alpha` of the colour `c` (a `batch_color` entry) into the pixel; true when the pixel stops before it (it
 // would take the transmittance under STOP_TRANSMITTANCE). An alpha of 0 leaves the pixel as it was, to the bit.
-fn blend_alpha(px: ptr<function, Pixel>, alpha: f32, c: vec2<u32>) -> bool {
+fn blend_alpha(px: ptr<function, Pixel>, alpha: f32, c: BatchColour) -> bool {
     let next = (*px).transmittance * (1.0 - alpha);
     if (next < STOP_TRANSMITTANCE) {
         return true;
     }
-    (*px).colour += (*px).transmittance * alpha * vec3<f32>(unpack2x16float(c.x), unpack2x16float(c.y).x);
+    (*px).colour += (*px).transmittance * alpha * batch_rgb(c);
     (*px).transmittance = next;
     return false;
 }

@@ -95,7 +95,8 @@
 //!   folded into t, the coverage cut-off on t, and a mask of the blocks the ellipse touches); a pixel reads four
 //!   records and colours at a time and computes their four alphas before it blends them in order (their latencies
 //!   overlap: the loop is bound by latency, not by its operations), and the tile stops when all its pixels have. It
-//!   walks a batch in one of two ways, two pipelines of one entry point (`BALLOT_WALK`, a pipeline constant), picked
+//!   walks a batch in one of two ways, two pipelines of one entry point (`BALLOT_WALK`, a pipeline constant; the
+//!   plain one from a module of its own that keeps the batch colours as f32, `tile::BatchColour`), picked
 //!   per frame by `tile_prepare` (the other gets no workgroups): every pixel reads every record (`render/tiles.wgsl`),
 //!   or, on devices whose subgroups have at most 32 lanes, each subgroup reads a subgroup's worth of block masks at
 //!   once, takes a ballot a block of the splats that touch it, and each block's lanes walk only theirs

@@ -20,7 +20,7 @@ use crate::sort::{GpuSort, KeyType, SortAlgorithm, SortBuffers, SortConfig, Sort
 use crate::timing::{PassKind, Stages};
 use groups::Groups;
 pub(crate) use pipelines::TilePipelines;
-pub use pipelines::{TILES_WGSL, WALK_PLAIN_WGSL, WALK_SUBGROUP_WGSL, has_ballot_walk, shader_source};
+pub use pipelines::{BatchColour, TILES_WGSL, WALK_PLAIN_WGSL, WALK_SUBGROUP_WGSL, has_ballot_walk, shader_source};
 
 /// Tile side in pixels. Mirrors `TILE` in `render/tiles.wgsl`.
 pub const TILE: u32 = 16;
@@ -418,7 +418,7 @@ mod tests {
 
     #[test]
     fn tile_args_offsets_match_the_shader() {
-        let (members, span) = splatsort_wgsl_test::wgsl_struct(&shader_source(1, false), "TileArgs");
+        let (members, span) = splatsort_wgsl_test::wgsl_struct(&shader_source(1, false, BatchColour::F16), "TileArgs");
         let offset = |name: &str| u64::from(members.iter().find(|(n, _)| n == name).expect(name).1);
         assert_eq!(u64::from(span), ARGS_BYTES);
         assert_eq!(offset("ranges_x"), ARGS_RANGES);
@@ -431,7 +431,7 @@ mod tests {
 
     #[test]
     fn bin_tiles_match_the_shader() {
-        let source = shader_source(1, false);
+        let source = shader_source(1, false, BatchColour::F16);
         assert_eq!(splatsort_wgsl_test::const_u32(&source, "GROUP"), Some(GROUP));
         assert_eq!(splatsort_wgsl_test::const_u32(&source, "BIN_STATUS").map(u64::from), Some(BIN_STATUS));
     }
@@ -439,7 +439,7 @@ mod tests {
     #[test]
     fn tile_settings_match_the_shader() {
         assert_layout!(
-            shader_source(1, false),
+            shader_source(1, false, BatchColour::F16),
             "TileSettings",
             TileSettings,
             [

@@ -7,6 +7,23 @@ pub const WALK_SUBGROUP_WGSL: &str = include_str!("../../../shaders/render/walk_
 pub const WALK_PLAIN_WGSL: &str = include_str!("../../../shaders/render/walk_plain.wgsl");
 /// The per-pixel blend orders' rasterizers.
 pub const PIXEL_ORDER_WGSL: &str = include_str!("../../../shaders/render/pixel_order.wgsl");
+/// The batch colour's two forms (`BatchColour`).
+pub const BATCH_COLOUR_F16_WGSL: &str = include_str!("../../../shaders/render/batch_colour_f16.wgsl");
+pub const BATCH_COLOUR_F32_WGSL: &str = include_str!("../../../shaders/render/batch_colour_f32.wgsl");
+
+/// How the rasterizers keep a batch splat's colour in workgroup memory: a module holds one (the arrays' type).
+///
+/// Measured on an H200 (docs/BENCHMARKS.md): as f32, the plain walk took 4 registers fewer (60) and 6% less time
+/// from inside the Semarang crop (0.266 -> 0.250 ms), where the ballot walk took 75 registers instead of 64, one
+/// workgroup an SM fewer, and 6% more at 5M splats framed. So the plain walk's pipeline comes from a module of its
+/// own with f32 colours, and everything else from one with f16.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BatchColour {
+    /// (r, g), (b, -) as f16 pairs: 8 bytes a splat.
+    F16,
+    /// f32, rounded to f16 first (the same colours): 16 bytes a splat, no conversion at each blend.
+    F32,
+}
 
 /// Whether the compute path on `device` has the rasterizer that walks by ballots: subgroups of at most 32 lanes,
 /// where it was measured (its walk is exact on wider ones too, a ballot's first word at a time).
@@ -14,13 +31,18 @@ pub fn has_ballot_walk(device: &wgpu::Device) -> bool {
     device.features().contains(wgpu::Features::SUBGROUP) && device.adapter_info().subgroup_max_size <= 32
 }
 
-/// The tile path's shader as compiled for `parts` parts of the projection, with the ballot rasterizer or without:
-/// the common part, the projection's and the ray depths' split bindings, `render/tiles.wgsl`, then
-/// `render/walk_subgroup.wgsl` or `render/walk_plain.wgsl`, `render/pixel_order.wgsl`, and the workgroup scan.
-pub fn shader_source(parts: u32, ballot: bool) -> String {
+/// The tile path's shader as compiled for `parts` parts of the projection, with the ballot rasterizer or without,
+/// and its batch colours as `colour` says: the common part, the projection's and the ray depths' split bindings,
+/// the batch colour, `render/tiles.wgsl`, then `render/walk_subgroup.wgsl` or `render/walk_plain.wgsl`,
+/// `render/pixel_order.wgsl`, and the workgroup scan.
+pub fn shader_source(parts: u32, ballot: bool, colour: BatchColour) -> String {
     let walk = if ballot { WALK_SUBGROUP_WGSL } else { WALK_PLAIN_WGSL };
+    let colour = match colour {
+        BatchColour::F16 => BATCH_COLOUR_F16_WGSL,
+        BatchColour::F32 => BATCH_COLOUR_F32_WGSL,
+    };
     format!(
-        "{}\n{}\n{}\n{TILES_WGSL}\n{walk}\n{PIXEL_ORDER_WGSL}\n{}",
+        "{}\n{}\n{}\n{colour}\n{TILES_WGSL}\n{walk}\n{PIXEL_ORDER_WGSL}\n{}",
         crate::render::COMMON_WGSL,
         crate::render::projected_split(parts),
         crate::render::rays_split(parts, false),
@@ -54,20 +76,27 @@ impl TilePipelines {
     /// `has_ballot_walk`).
     pub(crate) fn new(device: &wgpu::Device, parts: u32, ballot_max_entries_per_splat: u32) -> Self {
         let ballot = ballot_max_entries_per_splat > 0;
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("splat tiles"),
-            source: wgpu::ShaderSource::Wgsl(shader_source(parts, ballot).into()),
-        });
-        let with_constants = |entry: &str, label: &str, constants: &[(&str, f64)]| {
+        let module = |label: &str, colour: BatchColour| {
+            device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(label),
+                source: wgpu::ShaderSource::Wgsl(shader_source(parts, ballot, colour).into()),
+            })
+        };
+        // The plain walk's module (`BatchColour`): only its rasterizer is made from it.
+        let plain = module("splat tiles (plain walk)", BatchColour::F32);
+        let module = module("splat tiles", BatchColour::F16);
+        let in_module = |module: &wgpu::ShaderModule, entry: &str, label: &str, constants: &[(&str, f64)]| {
             device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some(label),
                 layout: None,
-                module: &module,
+                module,
                 entry_point: Some(entry),
                 compilation_options: wgpu::PipelineCompilationOptions { constants, ..Default::default() },
                 cache: None,
             })
         };
+        let with_constants =
+            |entry: &str, label: &str, constants: &[(&str, f64)]| in_module(&module, entry, label, constants);
         let pipeline = |entry: &str| with_constants(entry, entry, &[]);
         Self {
             bin: with_constants("tile_bin", "tile_bin", &[("BIN_ITEMS", 1.0)]),
@@ -75,7 +104,7 @@ impl TilePipelines {
             prepare: pipeline("tile_prepare"),
             emit: pipeline("tile_emit"),
             ranges: pipeline("tile_ranges"),
-            raster: with_constants("rasterize", "rasterize", &[("BLOCK_W", 8.0)]),
+            raster: in_module(&plain, "rasterize", "rasterize", &[("BLOCK_W", 8.0)]),
             raster_pixel: pipeline("rasterize_pixel"),
             raster_exact: pipeline("rasterize_exact"),
             raster_ballot: ballot.then(|| with_constants("rasterize", "rasterize (ballot)", &[("BALLOT_WALK", 1.0)])),
