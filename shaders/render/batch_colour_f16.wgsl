@@ -1,5 +1,6 @@
-// A batch splat's colour in workgroup memory as f16: (r, g), (b, -). Put before render/tiles.wgsl in the module
-// of the ballot rasterizer (render/tile/pipelines.rs, `BatchColour`): eight bytes a splat, and no more registers.
+// A batch splat's colour in workgroup memory as f16: (r, g), (b, -). Put before render/tiles.wgsl in the module of
+// every tile pipeline but the plain walk's (render/tile/pipelines.rs, `BatchColour`): eight bytes a splat, and the
+// ballot walk's registers stay at 64.
 
 alias BatchColour = vec2<u32>;
 

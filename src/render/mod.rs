@@ -91,8 +91,9 @@
 //!   tile's range behind it, so no clear runs between passes). The rasterizer runs one 256-invocation workgroup per
 //!   tile: its pixels are sixteen 4x4 blocks, each shaded by 16 consecutive invocations (a 32-lane subgroup shades two
 //!   side by side; the plain walk's pipeline sets eight 8x4 blocks, a pipeline constant); batches of 256 splats go
-//!   through workgroup memory as compact records (centre, conic pre-scaled so that alpha = exp2(t) with the opacity
-//!   folded into t, the coverage cut-off on t, and a mask of the blocks the ellipse touches); a pixel reads four
+//!   through workgroup memory as compact records (the exponent t, alpha = exp2(t) with the opacity folded in, as a
+//!   quadratic in the pixel's position within the tile; the coverage cut-off on t; a mask of the blocks the ellipse
+//!   touches, the walks' cull); a pixel reads four
 //!   records and colours at a time and computes their four alphas before it blends them in order (their latencies
 //!   overlap: the loop is bound by latency, not by its operations), and the tile stops when all its pixels have. It
 //!   walks a batch in one of two ways, two pipelines of one entry point (`BALLOT_WALK`, a pipeline constant; the
