@@ -1002,6 +1002,48 @@ fn the_binning_look_back_fallback_draws_the_same_image() {
 }
 
 #[test]
+fn splats_over_many_tiles_among_small_ones_are_binned_the_same_by_the_binning_pass() {
+    // In a frame of few entries a splat, the binning pass writes the next frame's entries itself; where it counts a
+    // position an invocation (small scenes) and the device has subgroups, a splat over more than 16 tiles is written
+    // by its whole subgroup (`emit_wide`), the others each by its thread. Thousands of small splats with three over
+    // dozens of tiles: the second frame (written so) must have the first frame's entries (written by the emit
+    // pass) and its image, byte for byte, counting one position an invocation or eight, and match the reference.
+    let ctx = common::context();
+    let mut splats = Vec::new();
+    for i in 0..4000u32 {
+        let t = i as f32;
+        let (x, y) = ((t * 0.618).fract() - 0.5, (t * 0.414).fract() - 0.5);
+        splats.push(splat([2.0 * x, 1.5 * y, 0.001 * t], 0.004, 0.8, [(t * 0.13).fract(), 0.5, (t * 0.71).fract()]));
+    }
+    for (k, (x, y)) in [(-0.5, -0.3), (0.4, 0.2), (0.0, 0.3)].into_iter().enumerate() {
+        splats.push(splat([x, y, -0.1 * k as f32], 0.12, 0.5, [0.9, 0.3 * k as f32, 0.2]));
+    }
+    let scene = scene_of(&splats, 0, |_, _| [0.0; 3]);
+    let cam = camera(320, 240, [0.0, 0.0, -2.0], [0.0, 0.0, 0.0]);
+    let settings = Setup { draw: DrawPath::Compute, ..Default::default() };
+    assert_matches_reference("small splats and three over many tiles", &scene, &cam, settings, SYNTHETIC);
+    for items in [1, 8] {
+        let (first, second) = common::checked(ctx, "binning of wide splats", || {
+            let mut renderer = settings.upload_alone(ctx, &scene).expect("renderer");
+            renderer.force_bin_items(Some(items));
+            let mut frame = || {
+                let image =
+                    render::render_image(&ctx.device, &ctx.queue, &mut renderer, &cam, &settings.params(), None)
+                        .expect("frame");
+                (image, renderer.counts_blocking(&ctx.device, &ctx.queue))
+            };
+            (frame(), frame())
+        });
+        let what = format!("{items} positions an invocation");
+        assert!(first.1.tile_entries <= 3 * first.1.visible, "{what}: few entries a splat: {:?}", first.1);
+        assert!(first.1.tile_entries >= first.1.visible + 60, "{what}: the large splats' entries: {:?}", first.1);
+        assert_eq!(second.1.tile_entries, first.1.tile_entries, "{what}: the same entries");
+        assert!(second.0.rgba == first.0.rgba, "{what}: the same image");
+        assert!(lit_pixels(&first.0) > 1000, "{what}: the view shows them");
+    }
+}
+
+#[test]
 fn a_frame_past_the_cap_after_one_within_it_is_drawn_with_quads() {
     // The binning pass writes a frame's entries itself after a frame of few entries a splat, below the cap only: of
     // two views (the demo from above and from inside), the one needing more entries after the other, with a cap

@@ -6,7 +6,8 @@
 // - `tile_bin`: one pass (a scan with decoupled look-back): for the splat at each sorted position, the number of
 //   tiles its ellipse touches (`ellipse_tile_count` in render/common.wgsl), and their prefix sum over the
 //   positions, each position's first entry; where the previous frame's entries were written a thread per position,
-//   it writes this frame's itself, the same way (`BIN_EMIT`), and `tile_emit` gets no workgroups;
+//   it writes this frame's itself, the same way (`BIN_EMIT`; in small scenes a splat over many tiles by its whole
+//   subgroup), and `tile_emit` gets no workgroups;
 // - `tile_prepare` (one thread): the number of entries and the indirect arguments of what follows; past the cap on
 //   entries, none are written and the frame goes to the quad draw;
 // - `tile_emit`: the (tile id, splat) entries in sorted-position order, from a thread per entry or per position;
@@ -205,13 +206,11 @@ fn position_tiles(position: u32) -> u32 {
 // last bin tile, the frame's total into the state). Every wait ends: a bin tile only waits on smaller tickets,
 // which have started, and after BIN_SPIN_LIMIT steps that find the nearest earlier word unwritten, the workgroup
 // counts that bin tile's entries from its positions (the fallback; forced on the first step back by `bin_force`
-// in tests). With BIN_EMIT set, it then writes each position's entries itself instead, below the cap.
-@compute @workgroup_size(GROUP)
-fn tile_bin(
-    @builtin(local_invocation_index) tid: u32,
-    @builtin(workgroup_id) workgroup_id: vec3<u32>,
-    @builtin(num_workgroups) num_workgroups: vec3<u32>,
-) {
+// in tests). With BIN_EMIT set, it then writes each position's entries itself instead, below the cap: a thread
+// the entries of its own position, and where the module has subgroups and EMIT_ALONE_MAX is set, each subgroup
+// together those of its positions of more entries, one after another (`emit_wide`). The entry points (`tile_bin`) are
+// in render/walk_subgroup.wgsl and render/walk_plain.wgsl, with the subgroup's lane and size.
+fn bin_tile(tid: u32, workgroup_id: vec3<u32>, num_workgroups: vec3<u32>, lane: u32, sg_size: u32) {
     let bin_tiles = (frame.num_splats + BIN_POSITIONS - 1u) / BIN_POSITIONS;
     // The grid's spare workgroups (2D past 65,535) take no ticket.
     if (workgroup_id.x + workgroup_id.y * num_workgroups.x >= bin_tiles) {
@@ -307,12 +306,23 @@ fn tile_bin(
             if (position < frame.num_splats) {
                 counts[position] = first;
             }
-        } else if (position < min(frame.num_splats, visible[0]) && first < cap) {
+            continue;
+        }
+        var splat = 0u;
+        var count = 0u;
+        var wide = false;
+        if (position < min(frame.num_splats, visible[0]) && first < cap) {
             // The entries a thread per position (the splat's record read again: it was read for the count).
             let end = select(total, bin_counts[bin_slot(at + 1u)], at + 1u < BIN_POSITIONS);
-            let count = end - bin_counts[bin_slot(at)];
-            let splat = depth_order[position];
-            emit_splat(splat, ellipse_of(projected_at(splat, 0u)), first, count, cap);
+            count = end - bin_counts[bin_slot(at)];
+            splat = depth_order[position];
+            wide = EMIT_ALONE_MAX != 0u && count > EMIT_ALONE_MAX;
+            if (!wide) {
+                emit_splat(splat, ellipse_of(projected_at(splat, 0u)), first, count, cap);
+            }
+        }
+        if (EMIT_ALONE_MAX != 0u) {
+            emit_wide(wide, splat, first, count, cap, lane, sg_size);
         }
     }
 }
@@ -378,7 +388,11 @@ fn tile_prepare() {
 // The emit, in one of two ways: the prepare pass picks one by the frame's entries per visible splat (measured on
 // the H100: a thread per position is 2-3% faster a frame at 1.3-1.8 entries per splat, 1M-20M splats framed, where
 // the binary search of a thread per entry takes as long as the rest of its work; but a splat over hundreds of tiles
-// holds its whole subgroup back, and at 7-56 entries per splat it is 6-56% slower).
+// holds its whole subgroup back, and at 7-56 entries per splat it is 6-56% slower). Measured on an H200: written by
+// the binning pass at 3.5-20 entries a splat (a street view of a real scene, views from inside), even with each
+// subgroup writing its splats of more than 2-16 tiles together (`emit_wide`), the binning took 2-10x what the
+// binning and a thread per entry take: a subgroup's wide splats one after another are a longer chain than one
+// load-balanced pass over every entry.
 const EMIT_POSITIONS_MAX_ENTRIES_PER_SPLAT: u32 = 3u;
 
 // The emit (one kernel, so that a frame records one dispatch for it): a thread per entry or per sorted position, as

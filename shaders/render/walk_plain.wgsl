@@ -4,6 +4,27 @@
 // Every pixel walks every splat of a batch (its cut-off test blends only those that cover it).
 const BALLOT_WALK: bool = false;
 
+// The binning (`bin_tile` in render/tiles.wgsl): without subgroups, each thread writes its own positions' entries,
+// and only in frames after one of few entries a splat (a splat over many tiles would hold its workgroup back).
+@compute @workgroup_size(GROUP)
+fn tile_bin(
+    @builtin(local_invocation_index) tid: u32,
+    @builtin(workgroup_id) workgroup_id: vec3<u32>,
+    @builtin(num_workgroups) num_workgroups: vec3<u32>,
+) {
+    bin_tile(tid, workgroup_id, num_workgroups, 0u, 1u);
+}
+
+// Without subgroups every position is written by its own thread (see render/walk_subgroup.wgsl): 0.
+override EMIT_ALONE_MAX: u32 = 0u;
+
+// Without subgroups (were EMIT_ALONE_MAX set): the wide position by its own thread.
+fn emit_wide(wide: bool, splat: u32, first: u32, count: u32, limit: u32, lane: u32, sg_size: u32) {
+    if (wide) {
+        emit_splat(splat, ellipse_of(projected_at(splat, 0u)), first, count, limit);
+    }
+}
+
 @compute @workgroup_size(GROUP)
 fn rasterize(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) workgroup_id: vec3<u32>) {
     rasterize_tile(tid, workgroup_id, 0u, 1u);

@@ -11,6 +11,55 @@
 // side, with four alphas at a time (`blend_four`), took the rasterizer 7-23% lower at 1M-100M splats. The pixel
 // order's rasterizer (render/pixel_order.wgsl) always walks by ballots where the module has them.
 
+// The binning (`bin_tile` in render/tiles.wgsl) with the subgroup's lanes.
+@compute @workgroup_size(GROUP)
+fn tile_bin(
+    @builtin(local_invocation_index) tid: u32,
+    @builtin(workgroup_id) workgroup_id: vec3<u32>,
+    @builtin(num_workgroups) num_workgroups: vec3<u32>,
+    @builtin(subgroup_invocation_id) lane: u32,
+    @builtin(subgroup_size) sg_size: u32,
+) {
+    bin_tile(tid, workgroup_id, num_workgroups, lane, sg_size);
+}
+
+// A position of more entries than this in a frame whose entries the binning writes (few a splat, most of one or two
+// tiles) is written by its whole subgroup (`emit_wide`), so that a rare splat over many tiles holds no thread back;
+// 0: never (`emit_wide` is then left out). Set by the pipeline: 16 where the binning counts a position an
+// invocation (scenes of fewer than 2^19 splats), 0 where it counts eight. Measured on an H200 (docs/BENCHMARKS.md):
+// the demo scene framed 0.256 -> 0.247 ms a frame at 16 (slower at 2-8), but 1M-100M splats framed 0.2-1% slower.
+override EMIT_ALONE_MAX: u32 = 0u;
+
+// The entries of the subgroup's positions marked `wide` (each lane's `splat`, its `first` entry and `count`, as
+// `emit_splat` takes them, below `limit`), one position after another, the subgroup's lanes side by side along
+// each row of the ellipse's tiles (consecutive entries). Called by every lane of the subgroup, wide or not.
+fn emit_wide(wide: bool, splat: u32, first: u32, count: u32, limit: u32, lane: u32, sg_size: u32) {
+    var pending = subgroupBallot(wide).x;
+    while (pending != 0u) {
+        let owner = firstTrailingBit(pending);
+        pending &= pending - 1u;
+        let s = subgroupShuffle(splat, owner);
+        let start = subgroupShuffle(first, owner);
+        let end = min(start + subgroupShuffle(count, owner), limit);
+        let e = ellipse_of(projected_at(s, 0u));
+        // As `emit_splat`: row by row; tiles past the count left out, sentinels where the walk finds fewer.
+        var at = start;
+        let rows = ellipse_tile_rows(e, tiles.tiles_y);
+        for (var row = rows.x; row < rows.y && at < end; row++) {
+            let span = ellipse_row_tiles(e, row, tiles.tiles_x);
+            for (var x = span.x + lane; x < span.y && at + (x - span.x) < end; x += sg_size) {
+                entry_tiles[at + (x - span.x)] = row * tiles.tiles_x + x;
+                entry_splats[at + (x - span.x)] = s;
+            }
+            at += span.y - span.x;
+        }
+        for (var i = at + lane; i < end; i += sg_size) {
+            entry_tiles[i] = sentinel_tile();
+            entry_splats[i] = s;
+        }
+    }
+}
+
 // The runs of a block's lanes in a 32-lane subgroup.
 override RUNS: u32 = 32u / BLOCK_PIXELS;
 
