@@ -2,7 +2,7 @@
 # splatsort's frame beside gsplat 1.5.3 in one call (issues 40 and 39; docs/BENCHMARKS.md, "Beside gsplat"): the
 # Semarang crop at the anchors' two cameras and tiled x18 / x90 at their framed views, each timed by both renderers
 # at 1920x1080, and the PSNR between their images. Run from the repository root on the GPU machine:
-#   SPLATSORT=path DEVBIN=dir OUT=dir bash docs/bench/gsplat_frames.sh
+#   SPLATSORT=path DEVBIN=dir OUT=dir [KARANG=dir] bash docs/bench/gsplat_frames.sh
 # DEVBIN holds semarang_stadium_sh3.ply (../shared/scenes/), the anchors' cam_demo.json, inside.json and
 # gsplat_time.py (../shared/tools/anchors/), and the gsplat 1.5.3 wheel (`pip download --no-deps gsplat==1.5.3`).
 set -u
@@ -41,4 +41,23 @@ for view in "crop crop_demo 200" "crop crop_inside 200" "x18 x18_framed 100" "x9
   python3 "$D/gsplat_time.py" "$scene" "$cam" --out "$O" --iters 50 2>&1 | grep -E "gsplat|splats|rror"
   psnr "$O/splatsort_$2.png" "$O/gsplat_$2.png"
 done
+# The real 5M-splat scene (issue 40), where KARANG names the folder of its ten SOG chunks with the lod-meta.json
+# that `docs/bench/today.sh` writes: framed, and at today.sh's two cameras (aerial, street). gsplat reads PLY only,
+# so splatsort writes the level as a 3DGS PLY first (1.2 GB, in $T).
+if [ -n "${KARANG:-}" ]; then
+  L="$KARANG/lod-meta.json"
+  "$S" convert "$L" "$T/karang.ply" 2>&1 | tail -1
+  "$S" render-bench "$L" --frames 1 --width 1920 --height 1080 --save-camera "$O/karang_framed.json" >/dev/null 2>&1
+  cp docs/bench/karang_aerial.json docs/bench/karang_street.json "$O/"
+  for view in karang_framed karang_aerial karang_street; do
+    echo "== $view: splatsort"
+    "$S" render-bench "$L" --camera "$O/$view.json" --frames 50 --warmup-secs 2 --algorithm onesweep --draw compute 2>&1 |
+      grep -E "frame \(span\)|rasterize|entries|rror"
+    "$S" render "$L" --camera "$O/$view.json" --draw compute --algorithm onesweep --out "$O/splatsort_$view.png" 2>&1 |
+      tail -1
+    echo "== $view: gsplat 1.5.3"
+    python3 "$D/gsplat_time.py" "$T/karang.ply" "$O/$view.json" --out "$O" --iters 50 2>&1 | grep -E "gsplat|splats|rror"
+    psnr "$O/splatsort_$view.png" "$O/gsplat_$view.png"
+  done
+fi
 echo done
