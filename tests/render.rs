@@ -948,7 +948,8 @@ fn the_binning_look_back_fallback_draws_the_same_image() {
     // every bin tile's first step back, the fallback must find the same entries and draw the same image, byte for
     // byte, counting one sorted position an invocation or eight (the scene's size picks one), for frames whose
     // entries are then written a thread per position (the demo from above: by the binning pass itself, after a
-    // first frame) and a thread per entry (from inside, and the dense tile).
+    // first frame) and a thread per entry (from inside, and the dense tile; forced, its search of each entry's
+    // position goes over every position in memory, not only its workgroup's, staged).
     let ctx = common::context();
     let inside = inside_camera();
     let cases = [
