@@ -27,7 +27,7 @@ fn tile_bin(
 // tiles) is written by its whole subgroup (`emit_wide`), so that a rare splat over many tiles holds no thread back;
 // 0: never (`emit_wide` is then left out). Set by the pipeline: 16 where the binning counts a position an
 // invocation (scenes of fewer than 2^19 splats), 0 where it counts eight. Measured on an H200 (docs/BENCHMARKS.md):
-// the demo scene framed 0.256 -> 0.247 ms a frame at 16 (slower at 2-8), but 1M-100M splats framed 0.2-1% slower.
+// the demo scene framed 0.255 -> 0.245 ms a frame at 16 (slower at 2-8), but 1M-100M splats framed 0.2-1% slower.
 override EMIT_ALONE_MAX: u32 = 0u;
 
 // The entries of the subgroup's positions marked `wide` (each lane's `splat`, its `first` entry and `count`, as
