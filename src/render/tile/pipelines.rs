@@ -98,10 +98,12 @@ impl TilePipelines {
         let with_constants =
             |entry: &str, label: &str, constants: &[(&str, f64)]| in_module(&module, entry, label, constants);
         let pipeline = |entry: &str| with_constants(entry, entry, &[]);
-        let wide_emit = [("BIN_ITEMS", 1.0), ("EMIT_ALONE_MAX", 16.0)];
+        // A position a thread (small scenes): with subgroups, a splat of many tiles written by its subgroup
+        // (`EMIT_ALONE_MAX` in render/walk_subgroup.wgsl).
+        let bin_constants: &[(&str, f64)] =
+            if ballot { &[("BIN_ITEMS", 1.0), ("EMIT_ALONE_MAX", 16.0)] } else { &[("BIN_ITEMS", 1.0)] };
         Self {
-            // A splat of many tiles written by its subgroup in small scenes only (`EMIT_ALONE_MAX`).
-            bin: with_constants("tile_bin", "tile_bin", if ballot { &wide_emit[..] } else { &wide_emit[..1] }),
+            bin: with_constants("tile_bin", "tile_bin", bin_constants),
             bin8: with_constants("tile_bin", "tile_bin (8 a thread)", &[("BIN_ITEMS", 8.0)]),
             prepare: pipeline("tile_prepare"),
             emit: pipeline("tile_emit"),
