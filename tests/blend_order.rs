@@ -103,6 +103,21 @@ fn each_order_matches_the_reference() {
     }
 }
 
+/// Stacks of three identical tilted discs (equal depth along every ray, in three colours), each with a small splat
+/// in front of it that the walk meets after them (its least depth is past theirs): the small one goes in before
+/// the stack, which must move down in its own order.
+fn equal_depths() -> Scene {
+    let mut scene = Scene::default();
+    for (i, (x, y)) in [(-0.7, -0.45), (0.7, -0.45), (-0.7, 0.45), (0.7, 0.45)].into_iter().enumerate() {
+        let tilt = Quat::from_euler(glam::EulerRot::XYZ, 1.0 + 0.1 * i as f32, 0.3 * i as f32, 0.0);
+        for colour in [[0.9, 0.1, 0.1], [0.1, 0.9, 0.1], [0.1, 0.1, 0.9]] {
+            push(&mut scene, [x, y, 0.0], [0.5, 0.5, 0.004], tilt, 0.6, colour);
+        }
+        push(&mut scene, [x, y, -0.25], [0.05, 0.05, 0.05], Quat::IDENTITY, 0.5, [0.9, 0.9, 0.9]);
+    }
+    scene
+}
+
 fn demo_crop() -> Scene {
     common::demo_scene().crop(Vec3::new(0.3, -2.5, -2.8), Vec3::new(2.5, 0.1, -0.3))
 }
@@ -110,12 +125,13 @@ fn demo_crop() -> Scene {
 #[test]
 fn the_pixel_order_is_the_exact_order_at_any_window() {
     // A full window defers its farthest splats to another pass over the list, so the window sets the speed and
-    // never the image: every window draws the brute-force order's image to the bit, on the crossing splats (a few deep) and on
-    // the demo's crop (glass panes over a sphere, hundreds of splats a pixel). The merge's window is a ring of
-    // `window` slots: 13 wraps it at no power of two.
+    // never the image: every window draws the brute-force order's image to the bit, on the crossing splats (a few
+    // deep), on stacks of splats of equal depth with nearer ones met after them, and on the demo's crop (glass panes
+    // over a sphere, hundreds of splats a pixel). The window's slots are registers: 13 fills them in part.
     let crossing = (crossing_splats(), common::camera_at(128, 96, [0.3, -0.4, -3.5], [0.0, 0.0, 0.2]));
+    let equal = (equal_depths(), common::camera_at(128, 96, [0.0, 0.0, -3.5], [0.0, 0.0, 0.0]));
     let crop = (demo_crop(), common::camera_at(128, 96, [1.5, -1.3, -4.1], [1.4, -0.8, -1.5]));
-    for (what, (scene, cam)) in [("crossing splats", crossing), ("demo crop", crop)] {
+    for (what, (scene, cam)) in [("crossing splats", crossing), ("equal depths", equal), ("demo crop", crop)] {
         let exact = gpu_render(&scene, &cam, in_order(BlendOrder::Exact));
         for window in [1, 4, 8, 13, render::DEFAULT_BLEND_WINDOW, render::MAX_BLEND_WINDOW] {
             let pixel = gpu_render(&scene, &cam, Setup { blend_window: window, ..in_order(BlendOrder::Pixel) });
@@ -182,7 +198,11 @@ fn an_order_the_draw_path_cannot_do_is_refused_before_any_gpu_work() {
     for window in [0, render::MAX_BLEND_WINDOW + 1] {
         let options = SceneOptions { blend_window: window, draw: DrawPath::Compute, ..SceneOptions::default() };
         let error = options.check().expect_err("window out of range").to_string();
-        assert!(error.contains(&format!("blend window {window}")) && error.contains("1 to 64"), "{error}");
+        assert!(
+            error.contains(&format!("blend window {window}"))
+                && error.contains(&format!("1 to {}", render::MAX_BLEND_WINDOW)),
+            "{error}"
+        );
     }
     // Through the renderer: the error, and the old options still in force.
     let ctx = common::context();

@@ -40,7 +40,7 @@ fn constants_agree_with_rust() {
     assert_eq!(const_u32(source("render/compact.wgsl"), "WORKGROUP_SIZE"), Some(render::PROJECT_WORKGROUP_SIZE));
     assert_eq!(const_u32(source("render/project.wgsl"), "WORKGROUP_SIZE"), Some(render::PROJECT_WORKGROUP_SIZE));
     assert_eq!(const_u32(source("render/tiles.wgsl"), "TILE"), Some(render::tile::TILE));
-    assert_eq!(const_u32(source("render/pixel_order.wgsl"), "WINDOW_CAP"), Some(render::MAX_BLEND_WINDOW));
+    assert_eq!(const_u32(source("render/pixel_order.wgsl"), "WINDOW_SLOTS"), Some(render::MAX_BLEND_WINDOW));
     // The projection's output struct is the size the Rust side allocates per splat.
     let project = validate("render/project.wgsl", source("render/project.wgsl"));
     let projected = project

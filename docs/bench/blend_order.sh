@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
-# The blend orders on the GPU machine (docs/BENCHMARKS.md, "Blend orders"): each order's frame at 1080p at the
-# issue's four views (the pixel order at windows 8 to 64), and popping turning and yawing on the demo and the real
-# captures. Run from the repository root:
+# The blend orders on the GPU machine (docs/BENCHMARKS.md, "The pixel order's window in registers" and "Blend
+# orders"): each order's frame at 1080p at the issue's four views and the Semarang crop's (the pixel order at
+# windows 8 to 16), and popping turning and yawing on the demo and the real captures. Run from the repository root:
 #   SPLATSORT=path/to/splatsort REAL=dir bash docs/bench/blend_order.sh
-# REAL holds semarang_stadium_sh3.ply, semarang_holdout_sh3.ply (../shared/scenes/ and its more/), cam_demo.json
-# (../shared/tools/anchors/) and holdout_low.json (docs/bench/holdout_low.json).
+# REAL holds semarang_stadium_sh3.ply, semarang_holdout_sh3.ply (../shared/scenes/ and its more/), cam_demo.json and
+# inside.json (../shared/tools/anchors/) and holdout_low.json (docs/bench/holdout_low.json).
 set -u
 S=${SPLATSORT:-splatsort}
 R=${REAL:-../shared/scenes}
 keep() { grep -E "^    frame|rasterize|entries|x[0-9]+ = |rror"; }
 frame() { echo "== frame: $*"; "$S" render-bench "$@" --algorithm onesweep --width 1920 --height 1080 --draw compute 2>&1 | keep; }
-for view in "demo" "demo --camera assets/cameras/inside.json" "demo --tile 10" "demo --tile 48"; do
+crop="$R/semarang_stadium_sh3.ply"
+for view in "demo" "demo --camera assets/cameras/inside.json" "demo --tile 10" "demo --tile 48" \
+  "$crop --camera $R/cam_demo.json" "$crop --camera $R/inside.json" "$crop --tile 90"; do
   # shellcheck disable=SC2086
   frame $view --frames 100 --warmup-secs 1 --blend-order splat
-  for window in 8 16 32 64; do
+  for window in 8 12 16; do
     # shellcheck disable=SC2086
     frame $view --frames 100 --warmup-secs 1 --blend-order pixel --blend-window $window
   done

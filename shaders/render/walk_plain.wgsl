@@ -41,8 +41,14 @@ fn rasterize_pixel(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
 }
 
 // Every splat of the batch's `count` from `first` (at most 32), as bits from `first`: without ballots each pixel
-// walks them all (and tests its own block).
-fn batch_touching(first: u32, count: u32, block: u32, lane: u32, sg_size: u32) -> u32 {
+// walks them all (and tests its own block and its own last splat blended; `behind` is the subgroup's in
+// render/walk_subgroup.wgsl).
+fn batch_touching(first: u32, count: u32, block: u32, behind: f32, lane: u32, sg_size: u32) -> u32 {
     let n = min(32u, count - first);
     return select((1u << n) - 1u, 0xffffffffu, n == 32u);
+}
+
+// Without subgroups, what no splat of the batch can be behind for every pixel: nothing is culled.
+fn subgroup_least(v: f32) -> f32 {
+    return -3.40282347e38;
 }

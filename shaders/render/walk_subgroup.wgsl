@@ -161,18 +161,24 @@ fn rasterize_pixel(
 }
 
 // The splats of the batch's `count` from `first` (at most 32) whose block masks touch one of this subgroup's pixel
-// blocks, as bits from `first`: a ballot of a lane a splat (subgroup-uniform). The per-pixel orders walk only
-// these; each pixel still tests its own block.
-fn batch_touching(first: u32, count: u32, block: u32, lane: u32, sg_size: u32) -> u32 {
+// blocks and whose depth along some ray can come after `behind` (their `most`), as bits from `first`: a ballot of
+// a lane a splat (subgroup-uniform). The per-pixel orders walk only these; each pixel still tests its own block.
+fn batch_touching(first: u32, count: u32, block: u32, behind: f32, lane: u32, sg_size: u32) -> u32 {
     let blocks = subgroupOr(1u << block);
     var bits = 0u;
     for (var at = 0u; at < 32u; at += sg_size) {
         let j = first + at + lane;
         var touches = false;
         if (at + lane < 32u && j < count) {
-            touches = (bitcast<u32>(batch_b[j].w) & blocks) != 0u;
+            touches = (bitcast<u32>(batch_b[j].w) & blocks) != 0u && !(batch_ray1[j].w < behind);
         }
         bits |= subgroupBallot(touches).x << at;
     }
     return bits;
+}
+
+// The least of `v` over the subgroup's lanes (subgroup-uniform): the per-pixel order walks no splat whose every
+// ray's depth is before it (`batch_touching`).
+fn subgroup_least(v: f32) -> f32 {
+    return subgroupMin(v);
 }

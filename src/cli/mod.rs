@@ -81,7 +81,7 @@ pub(crate) struct SortArgs {
     /// sorted: the reference, slow). Per-pixel orders take the compute path (--draw raster refuses them).
     #[arg(long, value_enum, default_value_t = BlendOrder::Splat)]
     pub(crate) blend_order: BlendOrder,
-    /// The pixel order's window: splats each pixel holds at once, 1 to 64 (the image is the same at any; a larger one
+    /// The pixel order's window: splats each pixel holds at once, 1 to 16 (the image is the same at any; a larger one
     /// takes fewer passes over a tile's list where splats overlap deeply).
     #[arg(long, default_value_t = DEFAULT_BLEND_WINDOW, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_BLEND_WINDOW)))]
     pub(crate) blend_window: u32,

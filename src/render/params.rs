@@ -206,13 +206,14 @@ impl BlendOrder {
     }
 }
 
-/// The most splats a pixel's window holds (`BlendOrder::Pixel`; `WINDOW_CAP` in `render/pixel_order.wgsl`).
-pub const MAX_BLEND_WINDOW: u32 = 64;
-/// The merge's window by default, by measurement (docs/BENCHMARKS.md, on the H100 at 1080p): the image is the exact
-/// order's at any window. A small window defers more splats to another pass over the tile's list (at 5M splats 16
-/// took 1.4x as long as 64), a large one spreads its ring over more memory (on the demo scene 64 took 1.16x as long
-/// as 16); 32 was within 3% of the fastest at 1M and 5M splats and from inside the demo, 9% on the demo framed.
-pub const DEFAULT_BLEND_WINDOW: u32 = 32;
+/// The most splats a pixel's window holds (`BlendOrder::Pixel`; `WINDOW_SLOTS` in `render/pixel_order.wgsl`, which
+/// keeps the window in registers: more slots would take the rasterizer past 128 registers, one workgroup a
+/// multiprocessor fewer).
+pub const MAX_BLEND_WINDOW: u32 = 16;
+/// The merge's window by default, by measurement (docs/BENCHMARKS.md, on an H200 at 1080p): the image is the exact
+/// order's at any window. A small window defers more splats to another pass over the tile's list; the whole window
+/// (16) was the fastest of 8, 12 and 16 at every view but the demo scene from inside (12 there, by 6%).
+pub const DEFAULT_BLEND_WINDOW: u32 = 16;
 
 /// How a scene's GPU state is built: changing any of these rebuilds something (`SceneBuffers::set_options` says
 /// what). The scene's layout on the GPU (`GpuFormat`) is not among them: it is fixed when the scene is uploaded.
