@@ -212,7 +212,7 @@ impl BlendOrder {
 pub const MAX_BLEND_WINDOW: u32 = 16;
 /// The merge's window by default, by measurement (docs/BENCHMARKS.md, on an H200 at 1080p): the image is the exact
 /// order's at any window. A small window defers more splats to another pass over the tile's list; the whole window
-/// (16) was the fastest of 8, 12 and 16 at every view but the demo scene from inside (12 there, by 6%).
+/// (16) was the fastest of 8, 12 and 16 at every view but the demo scene from inside (12 there, by 5%).
 pub const DEFAULT_BLEND_WINDOW: u32 = 16;
 
 /// How a scene's GPU state is built: changing any of these rebuilds something (`SceneBuffers::set_options` says
