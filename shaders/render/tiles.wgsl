@@ -40,7 +40,7 @@ struct TileSettings {
     // `BlendOrder`: 0 splat (the depth order), 1 pixel, 2 exact (each pixel's own ray depth: `rasterize_pixel` and
     // `rasterize_exact` below; the other rasterizers get no workgroups).
     blend_order: u32,
-    // The pixel order's window: splats a pixel holds back, 1 to WINDOW_CAP.
+    // The pixel order's window: splats a pixel holds back, 1 to WINDOW_SLOTS (render/pixel_order.wgsl).
     blend_window: u32,
     // 1: every bin tile's look-back takes the fallback on its first step back, and the emit of a thread an entry
     // searches every position's first entry in memory (tests).
@@ -525,27 +525,31 @@ fn emit_position(position: u32) {
 }
 
 // The `count` entries of `splat` (ellipse `e`) from entry `first`, one per tile the ellipse touches, row by row,
-// those below `limit` only. The count is the count pass's; where this walk of the same ellipse finds fewer tiles
-// (floating-point contraction may round two pipelines apart), the rest are sentinel entries, and tiles past the
-// count are left out.
+// those below `limit` only, by one invocation (`emit_rows`).
 fn emit_splat(splat: u32, e: Ellipse, first: u32, count: u32, limit: u32) {
-    let end = min(first + count, limit);
-    var at = first;
+    emit_rows(splat, e, first, min(first + count, limit), 0u, 1u);
+}
+
+// Entries [`start`, `end`) of `splat` (ellipse `e`): one per tile the ellipse touches, row by row, by `stride`
+// invocations side by side along each row (this one, `lane`, takes every stride-th from its own). The count is the
+// count pass's; where this walk of the same ellipse finds fewer tiles (floating-point contraction may round two
+// pipelines apart), the rest are sentinel entries, and tiles past the count are left out.
+fn emit_rows(splat: u32, e: Ellipse, start: u32, end: u32, lane: u32, stride: u32) {
+    var at = start;
     let rows = ellipse_tile_rows(e, tiles.tiles_y);
     for (var row = rows.x; row < rows.y && at < end; row++) {
         let span = ellipse_row_tiles(e, row, tiles.tiles_x);
-        for (var x = span.x; x < span.y && at < end; x++) {
-            entry_tiles[at] = row * tiles.tiles_x + x;
-            entry_splats[at] = splat;
-            at++;
+        for (var x = span.x + lane; x < span.y && at + (x - span.x) < end; x += stride) {
+            entry_tiles[at + (x - span.x)] = row * tiles.tiles_x + x;
+            entry_splats[at + (x - span.x)] = splat;
         }
+        at += span.y - span.x;
     }
-    for (; at < end; at++) {
-        entry_tiles[at] = sentinel_tile();
-        entry_splats[at] = splat;
+    for (var i = at + lane; i < end; i += stride) {
+        entry_tiles[i] = sentinel_tile();
+        entry_splats[i] = splat;
     }
 }
-
 
 // Reads the sorted entries (the tile sort's output set, bound at the same bindings).
 @compute @workgroup_size(GROUP)

@@ -41,22 +41,7 @@ fn emit_wide(wide: bool, splat: u32, first: u32, count: u32, limit: u32, lane: u
         let s = subgroupShuffle(splat, owner);
         let start = subgroupShuffle(first, owner);
         let end = min(start + subgroupShuffle(count, owner), limit);
-        let e = ellipse_of(projected_at(s, 0u));
-        // As `emit_splat`: row by row; tiles past the count left out, sentinels where the walk finds fewer.
-        var at = start;
-        let rows = ellipse_tile_rows(e, tiles.tiles_y);
-        for (var row = rows.x; row < rows.y && at < end; row++) {
-            let span = ellipse_row_tiles(e, row, tiles.tiles_x);
-            for (var x = span.x + lane; x < span.y && at + (x - span.x) < end; x += sg_size) {
-                entry_tiles[at + (x - span.x)] = row * tiles.tiles_x + x;
-                entry_splats[at + (x - span.x)] = s;
-            }
-            at += span.y - span.x;
-        }
-        for (var i = at + lane; i < end; i += sg_size) {
-            entry_tiles[i] = sentinel_tile();
-            entry_splats[i] = s;
-        }
+        emit_rows(s, ellipse_of(projected_at(s, 0u)), start, end, lane, sg_size);
     }
 }
 
