@@ -1,16 +1,17 @@
 // The rasterizers of the per-pixel blend orders (`BlendOrder::Pixel` and `Exact`): each pixel blends its splats in
 // the order of their depth along its own ray, t (render/project.wgsl, `store_ray_depth`), not in the depth sort's
-// order. Appended to render/tiles.wgsl (with the ray-depth records' split array `rays`); a tile's list, its batches
-// and the early stop are the splat order's.
+// order. Appended to render/tiles.wgsl (with the ray-depth records' split array `rays`); the batches and the early
+// stop are the splat order's, but a tile's list goes by each splat's least ray depth over the tile (its key's floor
+// level, `tile_floors` in render/tiles.wgsl), then by the depth order (the least over the whole splat).
 //
-// - `rasterize_pixel`: a merge, exact. The depth sort keys each splat by its least ray depth, so the walk (nearest
-//   key first) meets the splats in order of the least depth l any of their rays can have. A pixel holds the splats
-//   it takes in a small window sorted by t (registers: `window_insert`); at every splat of key floor l
-//   (`key_floor`) the walk meets, every held splat with t <= l is in its final place (nothing later can come before
-//   it) and is blended. A full window lets its farthest splat go (or the new one, if that is farther): that splat
-//   becomes the pass's horizon, and it and every splat after it wait for the next pass, which walks the list again
-//   for the splats after the last one blended. Everything before the horizon is blended in this pass, in order;
-//   once the walk's floor passes the horizon, the pass is over for the pixel. A subgroup does not walk a splat
+// - `rasterize_pixel`: a merge, exact. The walk (nearest key first) meets the splats in order of a floor l under
+//   every ray depth they have in the tile, and under every later splat's (`load_ray`). A pixel holds the splats
+//   it takes in a small window sorted by t (registers: `window_insert`); at every splat of floor l the walk meets,
+//   every held splat with t <= l is in its final place (nothing later can come before it) and is blended. A full
+//   window lets its farthest splat go (or the new one, if that is farther): that splat becomes the pass's horizon,
+//   and it and every splat after it wait for the next pass, which walks the list again for the splats after the
+//   last one blended. Everything before the horizon is blended in this pass, in order; once the walk's floor
+//   passes the horizon, the pass is over for the pixel. A subgroup does not walk a splat
 //   whose every ray is nearer than each of its pixels' last blended (`batch_touching`). The window
 //   (`blend_window`) sets the speed, never the image: it is the exact order's, to the bit. A held splat is 16 bytes
 //   (`held_splat`).
@@ -21,8 +22,9 @@
 // The splats each pass of the exact order's reference holds a pixel.
 const WINDOW_CAP: u32 = 64u;
 
-// Each batch splat's ray-depth record (render/project.wgsl): (centre, z, least), (g, floor, most), (H, -); and its
-// colour as the projection stores it (RGB9E5), which a held splat keeps.
+// Each batch splat's ray-depth record (render/project.wgsl): (centre, z, least), (g, floor, most), (H, -), with the
+// walk's floor (`load_ray`) in place of the depth order's; and its colour as the projection stores it (RGB9E5),
+// which a held splat keeps.
 var<workgroup> batch_ray0: array<vec4<f32>, GROUP>;
 var<workgroup> batch_ray1: array<vec4<f32>, GROUP>;
 var<workgroup> batch_ray2: array<vec4<f32>, GROUP>;
@@ -33,7 +35,13 @@ var<workgroup> pass_done: atomic<u32>;
 fn load_ray(slot: u32, entry: u32) {
     let splat = entry_splats[entry];
     batch_ray0[slot] = rays_at(splat, 0u);
-    batch_ray1[slot] = rays_at(splat, 1u);
+    // The floor the walk goes by: the entry's, over its tile (`entry_floor` in render/tiles.wgsl), or the depth
+    // order's where that is tighter. The walk goes by level, then by the depth order within a level, so either
+    // bounds every later splat: one of a later level is past this level's top, and so past this splat's floor over
+    // the tile, which is at least its depth order's floor; one of the same level is at least this level's edge and,
+    // later in the depth order, at least this splat's depth order's floor.
+    let r1 = rays_at(splat, 1u);
+    batch_ray1[slot] = vec4<f32>(r1.xy, max(entry_floor(entry_tiles[entry]), r1.z), r1.w);
     batch_ray2[slot] = rays_at(splat, 2u);
     batch_rgb9e5[slot] = projected_at(splat, 0u).color;
 }
@@ -354,6 +362,25 @@ fn pixel_order_tile(tid: u32, workgroup_id: vec3<u32>, lane: u32, sg_size: u32) 
                         continue;
                     }
                     let splat = held_splat(depth, alpha, place, j);
+                    // Nearer than every held splat, and at or before the floor of every later one (the next one's
+                    // floor bounds them all; past the list's last, nothing follows): final now, so it is blended at
+                    // once, past the window.
+                    var next_floor = floor;
+                    if (j + 1u < count) {
+                        next_floor = batch_ray1[j + 1u].z;
+                    } else if (end - count == t.range.x) {
+                        next_floor = 3.40282347e38;
+                    }
+                    if ((n == 0u || depth < held_t(slot0)) && depth <= next_floor) {
+                        done = blend_held(&px, splat);
+                        if (done) {
+                            walking = false;
+                            break;
+                        }
+                        last = splat;
+                        any_blended = true;
+                        continue;
+                    }
                     if (n == window) {
                         // Full: the farthest of the window and the new splat goes, and becomes the horizon.
                         deferred = true;

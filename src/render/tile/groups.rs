@@ -9,6 +9,8 @@ pub(super) struct Groups {
     pub(super) bin8: wgpu::BindGroup,
     pub(super) prepare: wgpu::BindGroup,
     pub(super) emit: wgpu::BindGroup,
+    /// The per-pixel orders' keys (`tile_floors`).
+    pub(super) floors: wgpu::BindGroup,
     pub(super) ranges: wgpu::BindGroup,
     pub(super) raster: wgpu::BindGroup,
     pub(super) raster_ballot: Option<wgpu::BindGroup>,
@@ -57,9 +59,16 @@ impl TileRaster {
             (11, view()),
             (12, self.args.as_entire_binding()),
         ];
+        fn plus<'a>(
+            entries: &[(u32, wgpu::BindingResource<'a>)],
+            more: &[wgpu::BindGroupEntry<'a>],
+        ) -> Vec<(u32, wgpu::BindingResource<'a>)> {
+            entries.iter().cloned().chain(more.iter().map(|e| (e.binding, e.resource.clone()))).collect()
+        }
+        // The per-pixel orders' rasterizers read each entry's floor from its key.
         let ordered_entries = || {
-            let mut entries = raster_entries.to_vec();
-            entries.extend(rays.iter().map(|e| (e.binding, e.resource.clone())));
+            let mut entries = plus(&raster_entries, &rays);
+            entries.push((6, self.entries.keys(out).as_entire_binding()));
             entries
         };
         let bin_state = || self.bin_state.as_entire_binding();
@@ -104,6 +113,20 @@ impl TileRaster {
                     (12, self.args.as_entire_binding()),
                 ],
                 true,
+            ),
+            floors: group(
+                &self.pipelines.floors,
+                &plus(
+                    &[
+                        (0, frame()),
+                        (1, settings()),
+                        (6, self.entries.keys(0).as_entire_binding()),
+                        (7, self.entries.values(0).as_entire_binding()),
+                        (8, self.entries.count().as_entire_binding()),
+                    ],
+                    &rays,
+                ),
+                false,
             ),
             ranges: group(
                 &self.pipelines.ranges,

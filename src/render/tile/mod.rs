@@ -1,6 +1,7 @@
 //! The compute draw path (`shaders/render/tiles.wgsl`): splats binned to the 16x16 tiles their ellipses touch, from
-//! the depth order; the (tile, splat) entries ordered by tile with splatsort's own radix sort (stable, so each tile's list stays in depth
-//! order), each tile blended front to back in one workgroup with an early stop.
+//! the depth order; the (tile, splat) entries ordered by tile with splatsort's own radix sort (stable, so each tile's
+//! list stays in depth order; in the per-pixel blend orders, by tile and then by each splat's least ray depth over
+//! the tile, `floor_bits`), each tile blended front to back in one workgroup with an early stop.
 //!
 //! Made when the compute path is first chosen: pipelines once, the tile ranges once per resolution, bind groups
 //! when the depth sort's output buffer set or the image changes. The entries, up to a cap, are sorted in the depth
@@ -79,7 +80,7 @@ struct TileSettings {
     blend_order: u32,
     blend_window: u32,
     bin_force: u32,
-    _pad0: u32,
+    floor_bits: u32,
     _pad1: u32,
 }
 
@@ -102,6 +103,12 @@ pub fn entry_cap_within(num_splats: u32, limit: u64) -> u32 {
 /// Key bits of a tile id for `tiles` tiles, and the sentinel id `tiles` (the emit pass's entries it could not place).
 fn tile_bits(tiles: u32) -> u32 {
     (32 - tiles.leading_zeros()).max(1)
+}
+
+/// Bits of an entry's key under its tile id that hold its floor (`entry_key` in `render/tiles.wgsl`): the rest of
+/// 32 in the per-pixel orders, none in the splat order (each tile's list keeps the depth order).
+fn floor_bits(tiles: u32, order: BlendOrder) -> u32 {
+    if order.per_pixel() { 32 - tile_bits(tiles) } else { 0 }
 }
 
 /// What the tile passes read from the rest of the frame.
@@ -147,6 +154,8 @@ pub struct TileRaster {
     args: wgpu::Buffer,
     ranges: wgpu::Buffer,
     tiles: (u32, u32),
+    /// The key's floor bits the entries' sort was configured for (`floor_bits`).
+    floor_bits: u32,
     groups: Option<Groups>,
     num_splats: u32,
     max_dim: u32,
@@ -166,7 +175,7 @@ impl TileRaster {
         let device = renderer.device();
         let sort_kernels = renderer.sort().clone();
         let entries = Self::entries_in(device, depth, entry_cap)?;
-        let config = Self::sort_config(algorithm, radix_bits, 1)?;
+        let config = Self::sort_config(algorithm, radix_bits, 1, 0)?;
         let sorter = GpuSort::with_kernels(&sort_kernels, algorithm, &entries, config)?;
         let buffer = |label: &str, size: u64, usage: wgpu::BufferUsages| {
             device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size, usage, mapped_at_creation: false })
@@ -196,6 +205,7 @@ impl TileRaster {
             ),
             ranges: buffer("tile ranges", 8, wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC),
             tiles: (0, 0),
+            floor_bits: 0,
             groups: None,
             depth_set: depth.1,
             num_splats,
@@ -234,8 +244,14 @@ impl TileRaster {
         self.groups = None;
     }
 
-    fn sort_config(algorithm: SortAlgorithm, radix_bits: u32, tiles: u32) -> Result<SortConfig, RenderError> {
-        Ok(algorithm.config(radix_bits, tile_bits(tiles))?)
+    /// The entries' sort for `tiles` tiles and `floor_bits` under each tile id.
+    fn sort_config(
+        algorithm: SortAlgorithm,
+        radix_bits: u32,
+        tiles: u32,
+        floor_bits: u32,
+    ) -> Result<SortConfig, RenderError> {
+        Ok(algorithm.config(radix_bits, tile_bits(tiles) + floor_bits)?)
     }
 
     /// Timed passes of the tile sort at its most (32-bit tile ids; the image's size sets the real width later).
@@ -284,7 +300,7 @@ impl TileRaster {
         radix_bits: u32,
     ) -> Result<(), RenderError> {
         let tiles = self.tiles.0 * self.tiles.1;
-        let config = Self::sort_config(algorithm, radix_bits, tiles.max(1))?;
+        let config = Self::sort_config(algorithm, radix_bits, tiles.max(1), self.floor_bits)?;
         if depth.1 != self.depth_set {
             let entries = Self::entries_in(device, depth, self.entries.capacity())?;
             self.sorter = GpuSort::with_kernels(&self.sort_kernels, algorithm, &entries, config)?;
@@ -315,13 +331,16 @@ impl TileRaster {
                 usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
                 mapped_at_creation: false,
             });
-            let config = self.sorter.config();
-            self.sorter.set_config(
-                device,
-                Self::sort_config(self.sorter.algorithm(), config.radix_bits, tiles.0 * tiles.1)?,
-            )?;
             self.groups = None;
         }
+        let floor_bits = floor_bits(tiles.0 * tiles.1, inputs.blend_order);
+        let config = self.sorter.config();
+        let wanted = Self::sort_config(self.sorter.algorithm(), config.radix_bits, tiles.0 * tiles.1, floor_bits)?;
+        if wanted != config {
+            self.sorter.set_config(device, wanted)?;
+            self.groups = None;
+        }
+        self.floor_bits = floor_bits;
         let settings = TileSettings {
             tiles_x: tiles.0,
             tiles_y: tiles.1,
@@ -333,7 +352,7 @@ impl TileRaster {
             blend_order: inputs.blend_order.index(),
             blend_window: inputs.blend_window,
             bin_force: u32::from(self.bin_force),
-            _pad0: 0,
+            floor_bits,
             _pad1: 0,
         };
         if self.settings_written != Some(settings) {
@@ -378,6 +397,13 @@ impl TileRaster {
             pass.set_bind_group(0, &groups.emit, &[]);
             pass.dispatch_workgroups_indirect(&self.args, ARGS_EMIT);
         });
+        if inputs.blend_order.per_pixel() {
+            stages.stage("tile floors", PassKind::TileEmit, |pass| {
+                pass.set_pipeline(&self.pipelines.floors);
+                pass.set_bind_group(0, &groups.floors, &[]);
+                pass.dispatch_workgroups_indirect(&self.args, ARGS_RANGES);
+            });
+        }
         // Every pass of the entries' sort is timed as one stage of the frame.
         stages.sort(&mut self.sorter, queue, Some(PassKind::TileSort));
         stages.stage("tile ranges", PassKind::TileRanges, |pass| {
@@ -453,7 +479,7 @@ mod tests {
                 blend_order,
                 blend_window,
                 bin_force,
-                _pad0,
+                floor_bits,
                 _pad1,
             ]
         );

@@ -59,6 +59,8 @@ pub(crate) struct TilePipelines {
     pub(super) prepare: wgpu::ComputePipeline,
     /// The emit, by entry or by position as the prepare pass chose.
     pub(super) emit: wgpu::ComputePipeline,
+    /// The per-pixel orders' keys: each entry's floor under its tile id.
+    pub(super) floors: wgpu::ComputePipeline,
     pub(super) ranges: wgpu::ComputePipeline,
     pub(super) raster: wgpu::ComputePipeline,
     /// Where the device has it (`has_ballot_walk`) and frames may take it.
@@ -107,6 +109,7 @@ impl TilePipelines {
             bin8: with_constants("tile_bin", "tile_bin (8 a thread)", &[("BIN_ITEMS", 8.0)]),
             prepare: pipeline("tile_prepare"),
             emit: pipeline("tile_emit"),
+            floors: pipeline("tile_floors"),
             ranges: pipeline("tile_ranges"),
             raster: in_module(&plain, "rasterize", "rasterize", &[("BLOCK_W", 8.0)]),
             raster_pixel: pipeline("rasterize_pixel"),
