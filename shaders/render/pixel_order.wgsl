@@ -124,10 +124,12 @@ fn end_ordered_tile(t: OrderedTile, px: Pixel) {
 // The pixel order's window: up to WINDOW_SLOTS held splats, nearest first, each in registers of its own (named
 // slots, never an array: an array indexed by a count lives in memory, and there each step of the merge waited on
 // the one before). An empty slot holds EMPTY_SLOT, whose depth (+inf) comes after every held splat's, so a splat
-// goes in by one pass down the slots and the nearest leaves by one shift, with no loop that depends on the depths.
-// Measured on an H200 (docs/BENCHMARKS.md): a ring of 32 in private memory took the demo scene's rasterizer 2.6 ms
-// at 1080p, where walking the same splats and blending them at once took 0.18; 16 slots take 1.5 (8: 2.0, 12: 1.6;
-// 16 slots are 128 registers, two workgroups a multiprocessor, as the ring's 90 were).
+// goes in by one comparison a slot, all at once, and the nearest leaves by one shift, with no loop that depends on
+// the depths. Measured on an H200 (docs/BENCHMARKS.md): a ring of 32 in private memory took the demo scene's
+// rasterizer 2.6 ms at 1080p, where walking the same splats and blending them at once took 0.18; 16 slots took 1.5
+// (8: 2.0, 12: 1.6; 20 and 24 took 164 and 176 registers, one workgroup a multiprocessor, and 1.2-1.7x the time),
+// and 1.2 with the insertion's steps side by side (`window_insert`). 16 slots are 128 registers, two workgroups a
+// multiprocessor, as the ring's 90 were.
 const WINDOW_SLOTS: u32 = 16u;
 const EMPTY_SLOT: vec4<u32> = vec4<u32>(0x7f800000u, 0u, 0u, 0u);
 var<private> slot0: vec4<u32>;
@@ -166,45 +168,49 @@ fn window_clear() {
     slot15 = EMPTY_SLOT;
 }
 
-// One step of `window_insert` at `slot`: the splat carried down (`carry`) takes the slot if it is nearer than the
-// slot's, or once it has (`shifting`), and the slot's goes on down.
-fn insert_step(slot: ptr<private, vec4<u32>>, carry: ptr<function, vec4<u32>>, shifting: ptr<function, bool>) {
-    if (*shifting || held_t(*carry) < held_t(*slot)) {
-        let held = *slot;
-        *slot = *carry;
-        *carry = held;
-        *shifting = true;
-    }
-}
-
-// Puts `h` after every held splat at least as near (so splats of equal depth keep the walk's order): down the slots
-// until one holds a farther splat, which, with every one after it, moves down a slot (so they keep their order
-// too). The caller has made room: `n` (at most WINDOW_SLOTS - 1) are held, and the rest are empty; where fewer than
-// eight are, the steps past slot 7 would move only empty slots, and are skipped (measured on an H200,
-// docs/BENCHMARKS.md: 2-11% off the pixel order's frame at six views of seven, 2.5% more at the crop x90; four
-// slots as a third tier gained nothing more).
+// Puts `h` after every held splat at least as near (so splats of equal depth keep the walk's order), and moves each
+// held splat after it down a slot (so they keep their order too). The caller has made room: `n` (at most
+// WINDOW_SLOTS - 1) are held, and the rest are empty. Each slot's new splat depends only on its own comparison and
+// the one before it (the slots are sorted, so `h` is before every slot from its place on): no step waits on the
+// one before, where a pass down the slots carrying the displaced splat was a chain of sixteen (measured on an H200,
+// docs/BENCHMARKS.md: 9-13% off the pixel order's frame at every view). Where fewer than eight are held, the slots
+// past slot 7 are empty and stay so (without that branch: within 4% either way).
 fn window_insert(h: vec4<u32>, n: u32) {
-    var carry = h;
-    var shifting = false;
-    insert_step(&slot0, &carry, &shifting);
-    insert_step(&slot1, &carry, &shifting);
-    insert_step(&slot2, &carry, &shifting);
-    insert_step(&slot3, &carry, &shifting);
-    insert_step(&slot4, &carry, &shifting);
-    insert_step(&slot5, &carry, &shifting);
-    insert_step(&slot6, &carry, &shifting);
-    insert_step(&slot7, &carry, &shifting);
-    if (n < 8u) {
-        return;
+    let t = held_t(h);
+    let before0 = t < held_t(slot0);
+    let before1 = t < held_t(slot1);
+    let before2 = t < held_t(slot2);
+    let before3 = t < held_t(slot3);
+    let before4 = t < held_t(slot4);
+    let before5 = t < held_t(slot5);
+    let before6 = t < held_t(slot6);
+    let before7 = t < held_t(slot7);
+    if (n >= 8u) {
+        let before8 = t < held_t(slot8);
+        let before9 = t < held_t(slot9);
+        let before10 = t < held_t(slot10);
+        let before11 = t < held_t(slot11);
+        let before12 = t < held_t(slot12);
+        let before13 = t < held_t(slot13);
+        let before14 = t < held_t(slot14);
+        let before15 = t < held_t(slot15);
+        slot15 = select(slot15, select(h, slot14, before14), before15);
+        slot14 = select(slot14, select(h, slot13, before13), before14);
+        slot13 = select(slot13, select(h, slot12, before12), before13);
+        slot12 = select(slot12, select(h, slot11, before11), before12);
+        slot11 = select(slot11, select(h, slot10, before10), before11);
+        slot10 = select(slot10, select(h, slot9, before9), before10);
+        slot9 = select(slot9, select(h, slot8, before8), before9);
+        slot8 = select(slot8, select(h, slot7, before7), before8);
     }
-    insert_step(&slot8, &carry, &shifting);
-    insert_step(&slot9, &carry, &shifting);
-    insert_step(&slot10, &carry, &shifting);
-    insert_step(&slot11, &carry, &shifting);
-    insert_step(&slot12, &carry, &shifting);
-    insert_step(&slot13, &carry, &shifting);
-    insert_step(&slot14, &carry, &shifting);
-    insert_step(&slot15, &carry, &shifting);
+    slot7 = select(slot7, select(h, slot6, before6), before7);
+    slot6 = select(slot6, select(h, slot5, before5), before6);
+    slot5 = select(slot5, select(h, slot4, before4), before5);
+    slot4 = select(slot4, select(h, slot3, before3), before4);
+    slot3 = select(slot3, select(h, slot2, before2), before3);
+    slot2 = select(slot2, select(h, slot1, before1), before2);
+    slot1 = select(slot1, select(h, slot0, before0), before1);
+    slot0 = select(slot0, h, before0);
 }
 
 // The nearest leaves (`slot0`) of the `n` held; the rest move up a slot (past slot 8 only where more are held).
