@@ -46,22 +46,20 @@ fn load_ray(slot: u32, entry: u32) {
     batch_rgb9e5[slot] = projected_at(splat, 0u).color;
 }
 
-// Batch splat `j` as a window holds it, a word each: t and alpha (as bits), its place in the walk, its colour
-// (RGB9E5): no read of the projection to blend it.
-fn held_splat(t: f32, alpha: f32, place: u32, j: u32) -> vec4<u32> {
-    return vec4<u32>(bitcast<u32>(t), bitcast<u32>(alpha), place, batch_rgb9e5[j]);
+// A splat as a window holds it, a word each: t and alpha (as bits), its place in the walk, its colour (RGB9E5, as
+// `batch_rgb9e5` keeps it): no read of the projection to blend it.
+fn held_splat(t: f32, alpha: f32, place: u32, rgb9e5: u32) -> vec4<u32> {
+    return vec4<u32>(bitcast<u32>(t), bitcast<u32>(alpha), place, rgb9e5);
 }
 
 fn held_t(h: vec4<u32>) -> f32 {
     return bitcast<f32>(h.x);
 }
 
-// The depth along the ray through `centre` of batch splat `j`: t(d) = z (1 + d.g) / (1 + 2 d.g + d^T H d), d the
-// offset from its centre, clamped to [least, most] (z itself where the ray misses every finite value).
-fn ray_depth(j: u32, centre: vec2<f32>) -> f32 {
-    let r0 = batch_ray0[j];
-    let r1 = batch_ray1[j];
-    let r2 = batch_ray2[j];
+// The depth along the ray through `centre` of the splat whose ray-depth record is (r0, r1, r2): t(d) = z (1 + d.g)
+// / (1 + 2 d.g + d^T H d), d the offset from its centre, clamped to [least, most] (z itself where the ray misses
+// every finite value).
+fn ray_depth(r0: vec4<f32>, r1: vec4<f32>, r2: vec4<f32>, centre: vec2<f32>) -> f32 {
     let d = centre - r0.xy;
     let dg = dot(d, r1.xy);
     let den = 1.0 + 2.0 * dg + r2.x * d.x * d.x + 2.0 * r2.y * d.x * d.y + r2.z * d.y * d.y;
@@ -342,8 +340,17 @@ fn pixel_order_tile(tid: u32, workgroup_id: vec3<u32>, lane: u32, sg_size: u32) 
                 while (walking && bits != 0u) {
                     let j = first + firstTrailingBit(bits);
                     bits &= bits - 1u;
+                    // Everything this step may read of the splat, read at once (measured on an H200,
+                    // docs/BENCHMARKS.md: 4-11% off the frame, against reading each where it is first needed, after
+                    // the branches before it).
+                    let a = batch_a[j];
+                    let b = batch_b[j];
+                    let r0 = batch_ray0[j];
+                    let r1 = batch_ray1[j];
+                    let r2 = batch_ray2[j];
+                    let rgb9e5 = batch_rgb9e5[j];
                     // What no later splat, this one included, can come before.
-                    let floor = batch_ray1[j].z;
+                    let floor = r1.z;
                     // Past the horizon nothing more can enter the window: the pass ends for the pixel, and what it
                     // holds (all before the horizon, so at or before the floor) is final.
                     if (deferred && held_t(horizon) <= floor) {
@@ -365,38 +372,19 @@ fn pixel_order_tile(tid: u32, workgroup_id: vec3<u32>, lane: u32, sg_size: u32) 
                         walking = false;
                         break;
                     }
-                    let alpha = coverage_alpha(batch_a[j], batch_b[j], local);
+                    let alpha = coverage_alpha(a, b, local);
                     if (alpha == 0.0) {
                         continue;
                     }
                     // Places count from the nearest key (the walk's order): a splat comes after every splat met before
                     // it at the same depth, so below, "before" is a comparison of depths alone.
-                    let depth = ray_depth(j, centre);
+                    let depth = ray_depth(r0, r1, r2, centre);
                     let place = t.range.y - end + j;
                     if ((any_blended && !(held_t(last) < depth || (held_t(last) == depth && last.z < place)))
                         || (deferred && !(depth < held_t(horizon)))) {
                         continue;
                     }
-                    let splat = held_splat(depth, alpha, place, j);
-                    // Nearer than every held splat, and at or before the floor of every later one (the next one's
-                    // floor bounds them all; past the list's last, nothing follows): final now, so it is blended at
-                    // once, past the window.
-                    var next_floor = floor;
-                    if (j + 1u < count) {
-                        next_floor = batch_ray1[j + 1u].z;
-                    } else if (end - count == t.range.x) {
-                        next_floor = 3.40282347e38;
-                    }
-                    if ((n == 0u || depth < held_t(slot0)) && depth <= next_floor) {
-                        done = blend_held(&px, splat);
-                        if (done) {
-                            walking = false;
-                            break;
-                        }
-                        last = splat;
-                        any_blended = true;
-                        continue;
-                    }
+                    let splat = held_splat(depth, alpha, place, rgb9e5);
                     if (n == window) {
                         // Full: the farthest of the window and the new splat goes, and becomes the horizon.
                         deferred = true;
@@ -508,7 +496,8 @@ fn rasterize_exact(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
                     continue;
                 }
                 // Places count from the nearest key (the walk's order), so ties keep the splat order's.
-                let splat = held_splat(ray_depth(j, centre), alpha, t.range.y - end + j, j);
+                let depth = ray_depth(batch_ray0[j], batch_ray1[j], batch_ray2[j], centre);
+                let splat = held_splat(depth, alpha, t.range.y - end + j, batch_rgb9e5[j]);
                 if (!first_pass && !before(last, splat)) {
                     continue;
                 }
