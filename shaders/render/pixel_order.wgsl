@@ -126,8 +126,9 @@ fn end_ordered_tile(t: OrderedTile, px: Pixel) {
 // the depths. Measured on an H200 (docs/BENCHMARKS.md): a ring of 32 in private memory took the demo scene's
 // rasterizer 2.6 ms at 1080p, where walking the same splats and blending them at once took 0.18; 16 slots took 1.5
 // (8: 2.0, 12: 1.6; 20 and 24 took 164 and 176 registers, one workgroup a multiprocessor, and 1.2-1.7x the time),
-// and 1.2 with the insertion's steps side by side (`window_insert`). 16 slots are 128 registers, two workgroups a
-// multiprocessor, as the ring's 90 were.
+// and 1.2 with the insertion's steps side by side (`window_insert`; with that, 8 and 12 slots took 116 and 120
+// registers and 1.1-1.6x the time). 16 slots are 128 registers, two workgroups a multiprocessor, as the ring's 90
+// were.
 const WINDOW_SLOTS: u32 = 16u;
 const EMPTY_SLOT: vec4<u32> = vec4<u32>(0x7f800000u, 0u, 0u, 0u);
 var<private> slot0: vec4<u32>;
@@ -388,7 +389,11 @@ fn pixel_order_tile(tid: u32, workgroup_id: vec3<u32>, lane: u32, sg_size: u32) 
                     if (n == window) {
                         // Full: the farthest of the window and the new splat goes, and becomes the horizon.
                         deferred = true;
-                        let far = window_slot(n - 1u);
+                        // (At the default window, the last slot: no chain of selects.)
+                        var far = slot15;
+                        if (window < WINDOW_SLOTS) {
+                            far = window_slot(n - 1u);
+                        }
                         if (!(depth < held_t(far))) {
                             horizon = splat;
                             continue;
