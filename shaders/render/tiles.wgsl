@@ -48,7 +48,7 @@ struct TileSettings {
     // searches every position's first entry in memory (tests).
     bin_force: u32,
     // The per-pixel orders: bits of each entry's key under its tile id that order a tile's list by the splat's
-    // least ray depth over the tile (`entry_key`); 0 in the splat order, whose lists keep the depth order.
+    // least ray depth over the tile (`tile_floors`); 0 in the splat order, whose lists keep the depth order.
     floor_bits: u32,
     _pad1: u32,
 }
@@ -127,8 +127,8 @@ fn sentinel_tile() -> u32 {
 // floor's level, nearest last (the walk goes from a list's end), and the tile sort orders them too. Level q > 0 is
 // the floor's f32 bits above the near plane's, shifted down (monotone for positive floats, truncated: its depth is
 // at or before the floor); level 0 bounds nothing (-F32_MAX). Measured on an H200 (docs/BENCHMARKS.md): the pixel
-// order's frame of the real crop 1.85 -> 1.41 ms from above and 5.90 -> 3.23 from inside; the synthetic views
-// within 3% either way (this pass and the wider sort cost 0.02-0.35 ms).
+// order's frame of the real crop 1.85 -> 1.46 ms from above and 5.90 -> 3.36 from inside; the synthetic views
+// within 3% either way (this pass and the wider sort cost 0.04-0.35 ms).
 
 // The tile id of an entry's key.
 fn key_tile(key: u32) -> u32 {

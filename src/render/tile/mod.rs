@@ -105,7 +105,7 @@ fn tile_bits(tiles: u32) -> u32 {
     (32 - tiles.leading_zeros()).max(1)
 }
 
-/// Bits of an entry's key under its tile id that hold its floor (`entry_key` in `render/tiles.wgsl`): the rest of
+/// Bits of an entry's key under its tile id that hold its floor (`tile_floors` in `render/tiles.wgsl`): the rest of
 /// 32 in the per-pixel orders, none in the splat order (each tile's list keeps the depth order).
 fn floor_bits(tiles: u32, order: BlendOrder) -> u32 {
     if order.per_pixel() { 32 - tile_bits(tiles) } else { 0 }
