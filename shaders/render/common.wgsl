@@ -215,3 +215,13 @@ fn ellipse_tile_count(e: Ellipse, tiles: vec2<u32>) -> u32 {
     }
     return count;
 }
+
+// A bound under a splat's ray depth t = z (1 + u) / (1 + 2u + q) (render/project.wgsl, `store_ray_depth`) over the
+// offsets d whose u = d.g lies in [u_lo, u_hi] and whose q = d^T H d is at most `q` (H positive semi-definite), where
+// 1 + 2u stays positive: t falls as q grows and is monotone in u at fixed q, so it is least at q's most and one of
+// u's ends. Less a part in 10^5 for rounding. (The depth pass bounds a splat's whole footprint with it, the tile
+// pass each tile.)
+fn ray_depth_below(z: f32, u_lo: f32, u_hi: f32, q: f32) -> f32 {
+    let least = z * min((1.0 + u_lo) / (1.0 + 2.0 * u_lo + q), (1.0 + u_hi) / (1.0 + 2.0 * u_hi + q));
+    return least - 1e-5 * abs(least);
+}

@@ -285,19 +285,16 @@ fn store_ray_depth(splat: u32, m: vec3<f32>, m_order: vec3<f32>, sigma_world: ma
 // A bound under t(d) over the pixels the splat covers (d^T conic d <= k^2), far tighter than z - dev for a splat
 // seen face on (its rays' depths vary by the view's slant, not by its thickness): with u = d.g and q = d^T H d,
 // |u| <= U = k sqrt(g^T Sigma g) and 0 <= q <= Q = k^2 tr(H Sigma) (Sigma the 2D covariance, H positive
-// semi-definite), and t = z (1 + u) / (1 + 2u + q) is monotone in u for fixed q, least at q = Q and u = +-U. Where
-// 1 - 2U + Q is not positive the bound says nothing (-F32_MAX).
+// semi-definite), least at q = Q and u = +-U (`ray_depth_below` in render/common.wgsl). Where 1 - 2U + Q is not
+// positive the bound says nothing (-F32_MAX).
 fn least_ray_depth(z: f32, g: vec2<f32>, h: vec3<f32>, ellipse: vec4<f32>) -> f32 {
     let k2 = ellipse.w;
     let u = sqrt(k2 * max(g.x * g.x * ellipse.x + 2.0 * g.x * g.y * ellipse.y + g.y * g.y * ellipse.z, 0.0));
     let q = k2 * max(h.x * ellipse.x + 2.0 * h.y * ellipse.y + h.z * ellipse.z, 0.0);
-    let low_den = 1.0 - 2.0 * u + q;
-    if (!(low_den > 0.0) || !(u <= 1.0)) {
+    if (!(1.0 - 2.0 * u + q > 0.0) || !(u <= 1.0)) {
         return -F32_MAX;
     }
-    // Less a part in 10^5 for rounding.
-    let least = z * min((1.0 + u) / (1.0 + 2.0 * u + q), (1.0 - u) / low_den);
-    return least - 1e-5 * abs(least);
+    return ray_depth_below(z, -u, u, q);
 }
 
 // A bound under the least depth of every splat the walk meets after one keyed `key` (it goes nearest first: their

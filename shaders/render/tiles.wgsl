@@ -180,11 +180,10 @@ fn entry_floor(key: u32) -> f32 {
     return bitcast<f32>(((level - 1u) << floor_shift()) + bitcast<u32>(frame.near));
 }
 
-// A bound under the ray depth t(d) = z (1 + u) / (1 + 2u + q), u = d.g, q = d^T H d (render/project.wgsl), at the
-// pixel centres of the tile from `origin`: u is linear in d, so its least and most over the tile are at corners, and
-// so is q's most (H is positive semi-definite); with 1 + 2u > 0 over the tile, t falls as q grows and is monotone in
-// u at fixed q, so it is least at q's most and one of u's ends. Less a part in 10^5 for rounding; where 1 + 2u
-// comes near 0, nothing. Then clamped as every t is: to [least, most].
+// A bound under the ray depth t(d) (`ray_depth_below` in render/common.wgsl) at the pixel centres of the tile from
+// `origin`: u = d.g is linear in d, so its least and most over the tile are at corners, and so is the most of
+// q = d^T H d (H is positive semi-definite). Where 1 + 2u comes near 0, nothing. Then clamped as every t is: to
+// [least, most].
 fn tile_floor(splat: u32, origin: vec2<f32>) -> f32 {
     let r0 = rays_at(splat, 0u);
     let r1 = rays_at(splat, 1u);
@@ -198,8 +197,7 @@ fn tile_floor(splat: u32, origin: vec2<f32>) -> f32 {
     let q = max(q_lo, max(quad_form(h, vec2<f32>(lo.x, hi.y)), quad_form(h, hi)));
     var bound = r0.w;
     if (r0.z > 0.0 && 1.0 + 2.0 * u_lo >= 0.125 && q >= 0.0 && q <= 3.40282347e38) {
-        let least = r0.z * min((1.0 + u_lo) / (1.0 + 2.0 * u_lo + q), (1.0 + u_hi) / (1.0 + 2.0 * u_hi + q));
-        bound = max(bound, least - 1e-5 * abs(least));
+        bound = max(bound, ray_depth_below(r0.z, u_lo, u_hi, q));
     }
     return min(bound, r1.w);
 }
