@@ -11,24 +11,22 @@
 //   window lets its farthest splat go (or the new one, if that is farther): that splat becomes the pass's horizon,
 //   and it and every splat after it wait for the next pass, which walks the list again for the splats after the
 //   last one blended. Everything before the horizon is blended in this pass, in order; once the walk's floor
-//   passes the horizon, the pass is over for the pixel. A subgroup does not walk a splat
-//   whose every ray is nearer than each of its pixels' last blended (`batch_touching`). The window
-//   (`blend_window`) sets the speed, never the image: it is the exact order's, to the bit. A held splat is 16 bytes
-//   (`held_splat`).
+//   passes the horizon, the pass is over for the pixel. A subgroup does not walk a splat whose every ray is nearer
+//   than each of its pixels' last blended (`batch_touching`). The window (`blend_window`) sets the speed, never the
+//   image: it is the exact order's, to the bit. A held splat is 12 bytes (`held_splat`).
 // - `rasterize_exact`: the reference, by brute force. Each pass walks the whole list and keeps, per pixel, the
-//   WINDOW_CAP nearest splats (by t, then by place in the list) after the last one blended; blends them; again until
+//   WINDOW_CAP nearest splats (by t's key, then by place in the list) after the last one blended; blends them; again until
 //   the pixel stops or runs out.
 
 // The splats each pass of the exact order's reference holds a pixel.
 const WINDOW_CAP: u32 = 64u;
 
-// Each batch splat's ray-depth record (render/project.wgsl): (centre, z, least), (g, floor, most), (H, -), with the
-// walk's floor (`load_ray`) in place of the depth order's; and its colour as the projection stores it (RGB9E5),
-// which a held splat keeps.
+// Each batch splat's ray-depth record (render/project.wgsl): (centre, z, least), (g, floor, most), (H, colour), as
+// the bits of each: the floor is the walk's (`load_ray`) as a depth key (`depth_key`), and the colour the
+// projection's (RGB9E5), which a held splat keeps.
 var<workgroup> batch_ray0: array<vec4<f32>, GROUP>;
-var<workgroup> batch_ray1: array<vec4<f32>, GROUP>;
-var<workgroup> batch_ray2: array<vec4<f32>, GROUP>;
-var<workgroup> batch_rgb9e5: array<u32, GROUP>;
+var<workgroup> batch_ray1: array<vec4<u32>, GROUP>;
+var<workgroup> batch_ray2: array<vec4<u32>, GROUP>;
 var<workgroup> group_finished: atomic<u32>;
 var<workgroup> pass_done: atomic<u32>;
 
@@ -41,19 +39,29 @@ fn load_ray(slot: u32, entry: u32) {
     // the tile, which is at least its depth order's floor; one of the same level is at least this level's edge and,
     // later in the depth order, at least this splat's depth order's floor.
     let r1 = rays_at(splat, 1u);
-    batch_ray1[slot] = vec4<f32>(r1.xy, max(entry_floor(entry_tiles[entry]), r1.z), r1.w);
-    batch_ray2[slot] = rays_at(splat, 2u);
-    batch_rgb9e5[slot] = projected_at(splat, 0u).color;
+    let floor = max(entry_floor(entry_tiles[entry]), r1.z);
+    batch_ray1[slot] = vec4<u32>(bitcast<vec2<u32>>(r1.xy), depth_key(floor), bitcast<u32>(r1.w));
+    let r2 = rays_at(splat, 2u);
+    batch_ray2[slot] = vec4<u32>(bitcast<vec3<u32>>(r2.xyz), projected_at(splat, 0u).color);
 }
 
-// A splat as a window holds it, a word each: t and alpha (as bits), its place in the walk, its colour (RGB9E5, as
-// `batch_rgb9e5` keeps it): no read of the projection to blend it.
-fn held_splat(t: f32, alpha: f32, place: u32, rgb9e5: u32) -> vec4<u32> {
-    return vec4<u32>(bitcast<u32>(t), bitcast<u32>(alpha), place, rgb9e5);
+// The order both per-pixel orders blend by: a depth t's key, its f32 bits made to order as u32s (negative depths
+// flipped whole, positive ones with the sign bit set), then the walk's order among equal keys. (Keys of 28 bits,
+// with something else in the other four, would make depths 2^-19 apart one key: on lavapipe the demo scene's exact
+// order then popped 1.8 pixels a frame, not 0.2, by the walk's order among them.)
+fn depth_key(t: f32) -> u32 {
+    let bits = bitcast<u32>(t);
+    return bits ^ select(0x80000000u, 0xffffffffu, (bits & 0x80000000u) != 0u);
 }
 
-fn held_t(h: vec4<u32>) -> f32 {
-    return bitcast<f32>(h.x);
+// The depth of key `key`.
+fn key_depth(key: u32) -> f32 {
+    return bitcast<f32>(key ^ select(0xffffffffu, 0x80000000u, (key & 0x80000000u) != 0u));
+}
+
+// A splat as the exact order's reference holds it: the window's (`held_splat`) and its place in the walk.
+fn placed_splat(key: u32, alpha: f32, place: u32, rgb9e5: u32) -> vec4<u32> {
+    return vec4<u32>(key, bitcast<u32>(alpha), rgb9e5, place);
 }
 
 // The depth along the ray through `centre` of the splat whose ray-depth record is (r0, r1, r2): t(d) = z (1 + d.g)
@@ -70,15 +78,15 @@ fn ray_depth(r0: vec4<f32>, r1: vec4<f32>, r2: vec4<f32>, centre: vec2<f32>) -> 
     return clamp(t, r0.w, r1.w);
 }
 
-// Blends the held splat `h` into the pixel, in its colour as `load_splat` keeps it (f16); true when the pixel
-// stops before it.
-fn blend_held(px: ptr<function, Pixel>, h: vec4<u32>) -> bool {
-    let alpha = bitcast<f32>(h.y);
+// Blends a held splat of alpha `alpha_bits` (as bits) and colour `rgb9e5` into the pixel, in its colour as
+// `load_splat` keeps it (f16); true when the pixel stops before it.
+fn blend_held(px: ptr<function, Pixel>, alpha_bits: u32, rgb9e5: u32) -> bool {
+    let alpha = bitcast<f32>(alpha_bits);
     let next = (*px).transmittance * (1.0 - alpha);
     if (next < STOP_TRANSMITTANCE) {
         return true;
     }
-    let c = unpack_rgb9e5(h.w);
+    let c = unpack_rgb9e5(rgb9e5);
     let b = unpack2x16float(pack2x16float(vec2<f32>(c.b, 0.0))).x;
     let colour = vec3<f32>(unpack2x16float(pack2x16float(c.rg)), b);
     (*px).colour += (*px).transmittance * alpha * colour;
@@ -121,32 +129,41 @@ fn end_ordered_tile(t: OrderedTile, px: Pixel) {
 
 // The pixel order's window: up to WINDOW_SLOTS held splats, nearest first, each in registers of its own (named
 // slots, never an array: an array indexed by a count lives in memory, and there each step of the merge waited on
-// the one before). An empty slot holds EMPTY_SLOT, whose depth (+inf) comes after every held splat's, so a splat
-// goes in by one comparison a slot, all at once, and the nearest leaves by one shift, with no loop that depends on
-// the depths. Measured on an H200 (docs/BENCHMARKS.md): a ring of 32 in private memory took the demo scene's
-// rasterizer 2.6 ms at 1080p, where walking the same splats and blending them at once took 0.18; 16 slots took 1.5
-// (8: 2.0, 12: 1.6; 20 and 24 took 164 and 176 registers, one workgroup a multiprocessor, and 1.2-1.7x the time),
-// and 1.2 with the insertion's steps side by side (`window_insert`; with that, 8 and 12 slots took 116 and 120
-// registers and 1.1-1.6x the time). 16 slots are 128 registers, two workgroups a multiprocessor, as the ring's 90
-// were.
+// the one before). A slot holds the splat's depth key (`depth_key`), alpha and colour (`held_splat`). An empty slot
+// holds EMPTY_SLOT, whose key comes after every held splat's, so a splat goes in by one comparison a slot, all at
+// once, and the nearest leaves by one shift, with no loop that depends on the depths. Measured on an H200
+// (docs/BENCHMARKS.md): a ring of 32 in private memory took the demo scene's rasterizer 2.6 ms at 1080p, where
+// walking the same splats and blending them at once took 0.18; 16 slots took 1.5 (8: 2.0, 12: 1.6; 20 and 24 took
+// 164 and 176 registers, one workgroup a multiprocessor, and 1.2-1.7x the time), and 1.2 with the insertion's steps
+// side by side (`window_insert`). Three words a slot, not four (no place in the walk: `pixel_order_tile` counts the
+// splats of the last key blended instead), took 120 registers, not 128, and 3-6% off the frame at every view; one
+// word a slot, the alpha and colour in workgroup memory until blended, 102 registers, but 1.2-2x the time (a write
+// at every insertion and a read at every blend, on the merge's chain).
 const WINDOW_SLOTS: u32 = 16u;
-const EMPTY_SLOT: vec4<u32> = vec4<u32>(0x7f800000u, 0u, 0u, 0u);
-var<private> slot0: vec4<u32>;
-var<private> slot1: vec4<u32>;
-var<private> slot2: vec4<u32>;
-var<private> slot3: vec4<u32>;
-var<private> slot4: vec4<u32>;
-var<private> slot5: vec4<u32>;
-var<private> slot6: vec4<u32>;
-var<private> slot7: vec4<u32>;
-var<private> slot8: vec4<u32>;
-var<private> slot9: vec4<u32>;
-var<private> slot10: vec4<u32>;
-var<private> slot11: vec4<u32>;
-var<private> slot12: vec4<u32>;
-var<private> slot13: vec4<u32>;
-var<private> slot14: vec4<u32>;
-var<private> slot15: vec4<u32>;
+// After every depth key (a NaN's): an empty slot's key, and a pass's horizon before the window has let a splat go.
+const EMPTY_KEY: u32 = 0xffffffffu;
+const EMPTY_SLOT: vec3<u32> = vec3<u32>(EMPTY_KEY, 0u, 0u);
+var<private> slot0: vec3<u32>;
+var<private> slot1: vec3<u32>;
+var<private> slot2: vec3<u32>;
+var<private> slot3: vec3<u32>;
+var<private> slot4: vec3<u32>;
+var<private> slot5: vec3<u32>;
+var<private> slot6: vec3<u32>;
+var<private> slot7: vec3<u32>;
+var<private> slot8: vec3<u32>;
+var<private> slot9: vec3<u32>;
+var<private> slot10: vec3<u32>;
+var<private> slot11: vec3<u32>;
+var<private> slot12: vec3<u32>;
+var<private> slot13: vec3<u32>;
+var<private> slot14: vec3<u32>;
+var<private> slot15: vec3<u32>;
+
+// A splat as the window holds it: its depth key, alpha (bits) and colour (RGB9E5, as `batch_ray2` keeps it).
+fn held_splat(key: u32, alpha: f32, rgb9e5: u32) -> vec3<u32> {
+    return vec3<u32>(key, bitcast<u32>(alpha), rgb9e5);
+}
 
 fn window_clear() {
     slot0 = EMPTY_SLOT;
@@ -167,32 +184,31 @@ fn window_clear() {
     slot15 = EMPTY_SLOT;
 }
 
-// Puts `h` after every held splat at least as near (so splats of equal depth keep the walk's order), and moves each
-// held splat after it down a slot (so they keep their order too). The caller has made room: `n` (at most
-// WINDOW_SLOTS - 1) are held, and the rest are empty. Each slot's new splat depends only on its own comparison and
-// the one before it (the slots are sorted, so `h` is before every slot from its place on): no step waits on the
+// Puts `h` after every held splat of a key at most its own (so splats of equal keys keep the walk's order), and
+// moves each held splat after it down a slot (so they keep their order too). The caller has made room: `n` (at
+// most WINDOW_SLOTS - 1) are held, and the rest are empty. Each slot's new splat depends only on its own comparison
+// and the one before it (the slots are sorted, so `h` is before every slot from its place on): no step waits on the
 // one before, where a pass down the slots carrying the displaced splat was a chain of sixteen (measured on an H200,
 // docs/BENCHMARKS.md: 9-13% off the pixel order's frame at every view). Where fewer than eight are held, the slots
 // past slot 7 are empty and stay so (without that branch: within 4% either way).
-fn window_insert(h: vec4<u32>, n: u32) {
-    let t = held_t(h);
-    let before0 = t < held_t(slot0);
-    let before1 = t < held_t(slot1);
-    let before2 = t < held_t(slot2);
-    let before3 = t < held_t(slot3);
-    let before4 = t < held_t(slot4);
-    let before5 = t < held_t(slot5);
-    let before6 = t < held_t(slot6);
-    let before7 = t < held_t(slot7);
+fn window_insert(h: vec3<u32>, n: u32) {
+    let before0 = h.x < slot0.x;
+    let before1 = h.x < slot1.x;
+    let before2 = h.x < slot2.x;
+    let before3 = h.x < slot3.x;
+    let before4 = h.x < slot4.x;
+    let before5 = h.x < slot5.x;
+    let before6 = h.x < slot6.x;
+    let before7 = h.x < slot7.x;
     if (n >= 8u) {
-        let before8 = t < held_t(slot8);
-        let before9 = t < held_t(slot9);
-        let before10 = t < held_t(slot10);
-        let before11 = t < held_t(slot11);
-        let before12 = t < held_t(slot12);
-        let before13 = t < held_t(slot13);
-        let before14 = t < held_t(slot14);
-        let before15 = t < held_t(slot15);
+        let before8 = h.x < slot8.x;
+        let before9 = h.x < slot9.x;
+        let before10 = h.x < slot10.x;
+        let before11 = h.x < slot11.x;
+        let before12 = h.x < slot12.x;
+        let before13 = h.x < slot13.x;
+        let before14 = h.x < slot14.x;
+        let before15 = h.x < slot15.x;
         slot15 = select(slot15, select(h, slot14, before14), before15);
         slot14 = select(slot14, select(h, slot13, before13), before14);
         slot13 = select(slot13, select(h, slot12, before12), before13);
@@ -237,7 +253,7 @@ fn window_pop(n: u32) {
 }
 
 // Held splat `i` (below WINDOW_SLOTS), and emptying it: only where a full window lets its farthest go.
-fn window_slot(i: u32) -> vec4<u32> {
+fn window_slot(i: u32) -> vec3<u32> {
     var h = slot15;
     h = select(h, slot14, i == 14u);
     h = select(h, slot13, i == 13u);
@@ -293,9 +309,11 @@ fn pixel_order_tile(tid: u32, workgroup_id: vec3<u32>, lane: u32, sg_size: u32) 
     if (finished) {
         atomicAdd(&group_finished, 1u);
     }
-    // The last splat blended, once there is one: a later pass takes only the splats after it.
-    var last = vec4<u32>(0u);
-    var any_blended = false;
+    // The last splat blended, once there is one (`blended` > 0): its depth key, and how many of the splats of
+    // that key the pixel has blended. Every pass blends the splats before its horizon, in order, so those are the
+    // first `blended` of that key the walk meets, and a later pass takes only the splats after them.
+    var last = 0u;
+    var blended = 0u;
     loop {
         workgroupBarrier();
         if (workgroupUniformLoad(&group_finished) == GROUP) {
@@ -314,9 +332,13 @@ fn pixel_order_tile(tid: u32, workgroup_id: vec3<u32>, lane: u32, sg_size: u32) 
         // The window holds `n` splats, nearest first (`slot0`).
         window_clear();
         var n = 0u;
-        // The nearest splat the window let go (`deferred`): it and every splat after it wait for the next pass.
-        var horizon = vec4<u32>(0u);
-        var deferred = false;
+        // The key of the nearest splat the window let go: it and every splat after it wait for the next pass.
+        var horizon = EMPTY_KEY;
+        // What earlier passes blended: the splats before `skip_key` and the first `skip_count` of it (none where
+        // that is 0); `met`: the splats of that key this pass has passed over.
+        let skip_key = last;
+        let skip_count = blended;
+        var met = 0u;
         var end = t.range.y;
         loop {
             workgroupBarrier();
@@ -329,10 +351,7 @@ fn pixel_order_tile(tid: u32, workgroup_id: vec3<u32>, lane: u32, sg_size: u32) 
             // Before every splat a pixel walking this pass could still take: the last one it blended, or the head
             // of the list where it has blended none. A splat whose every ray is nearer than that for each of the
             // subgroup's pixels is not walked (`batch_touching`).
-            var last_t = held_t(last);
-            if (!any_blended) {
-                last_t = -3.40282347e38;
-            }
+            let last_t = select(-3.40282347e38, key_depth(last), blended > 0u);
             let behind = subgroup_least(select(3.40282347e38, last_t, walking));
             for (var first = 0u; first < count; first += 32u) {
                 // The batch's splats from `first` that this subgroup's pixels may take, in order (every invocation
@@ -349,23 +368,23 @@ fn pixel_order_tile(tid: u32, workgroup_id: vec3<u32>, lane: u32, sg_size: u32) 
                     let r0 = batch_ray0[j];
                     let r1 = batch_ray1[j];
                     let r2 = batch_ray2[j];
-                    let rgb9e5 = batch_rgb9e5[j];
-                    // What no later splat, this one included, can come before.
+                    // What no later splat, this one included, can come before (a depth key).
                     let floor = r1.z;
                     // Past the horizon nothing more can enter the window: the pass ends for the pixel, and what it
                     // holds (all before the horizon, so at or before the floor) is final.
-                    if (deferred && held_t(horizon) <= floor) {
+                    if (horizon <= floor) {
                         walking = false;
                         break;
                     }
-                    // Every held splat at or before the floor is final, whether this pixel takes this splat or not.
-                    while (n > 0u && held_t(slot0) <= floor) {
-                        done = blend_held(&px, slot0);
+                    // Every held splat at or before the floor is final, whether this pixel takes this splat or not
+                    // (an empty window's EMPTY_KEY is after every floor).
+                    while (slot0.x <= floor) {
+                        done = blend_held(&px, slot0.y, slot0.z);
                         if (done) {
                             break;
                         }
-                        last = slot0;
-                        any_blended = true;
+                        blended = select(1u, blended + 1u, blended > 0u && slot0.x == last);
+                        last = slot0.x;
                         window_pop(n);
                         n -= 1u;
                     }
@@ -377,32 +396,32 @@ fn pixel_order_tile(tid: u32, workgroup_id: vec3<u32>, lane: u32, sg_size: u32) 
                     if (alpha == 0.0) {
                         continue;
                     }
-                    // Places count from the nearest key (the walk's order): a splat comes after every splat met before
-                    // it at the same depth, so below, "before" is a comparison of depths alone.
-                    let depth = ray_depth(r0, r1, r2, centre);
-                    let place = t.range.y - end + j;
-                    if ((any_blended && !(held_t(last) < depth || (held_t(last) == depth && last.z < place)))
-                        || (deferred && !(depth < held_t(horizon)))) {
+                    let key = depth_key(ray_depth(r0, bitcast<vec4<f32>>(r1), bitcast<vec4<f32>>(r2), centre));
+                    // Blended in an earlier pass: nearer than the last splat it blended, or of that key and among
+                    // the first `skip_count` of it.
+                    if (key < skip_key || (key == skip_key && met < skip_count)) {
+                        met += select(0u, 1u, key == skip_key);
                         continue;
                     }
-                    let splat = held_splat(depth, alpha, place, rgb9e5);
+                    if (key >= horizon) {
+                        continue;
+                    }
                     if (n == window) {
                         // Full: the farthest of the window and the new splat goes, and becomes the horizon.
-                        deferred = true;
                         // (At the default window, the last slot: no chain of selects.)
                         var far = slot15;
                         if (window < WINDOW_SLOTS) {
                             far = window_slot(n - 1u);
                         }
-                        if (!(depth < held_t(far))) {
-                            horizon = splat;
+                        if (key >= far.x) {
+                            horizon = key;
                             continue;
                         }
-                        horizon = far;
+                        horizon = far.x;
                         window_empty_slot(n - 1u);
                         n -= 1u;
                     }
-                    window_insert(splat, n);
+                    window_insert(held_splat(key, alpha, r2.w), n);
                     n += 1u;
                 }
             }
@@ -415,16 +434,16 @@ fn pixel_order_tile(tid: u32, workgroup_id: vec3<u32>, lane: u32, sg_size: u32) 
         // The walk is over, or past the horizon: what the window holds is final, nearest first.
         if (!finished) {
             while (!done && n > 0u) {
-                done = blend_held(&px, slot0);
+                done = blend_held(&px, slot0.y, slot0.z);
                 if (!done) {
-                    last = slot0;
-                    any_blended = true;
+                    blended = select(1u, blended + 1u, blended > 0u && slot0.x == last);
+                    last = slot0.x;
                 }
                 window_pop(n);
                 n -= 1u;
             }
             // What the window let go waits for the next pass.
-            finished = done || !deferred;
+            finished = done || horizon == EMPTY_KEY;
             if (finished) {
                 atomicAdd(&group_finished, 1u);
             }
@@ -453,17 +472,22 @@ fn insert_nearest(held: ptr<function, array<vec4<u32>, WINDOW_CAP>>, n: u32, win
     return min(n + 1u, window);
 }
 
-// Loads the batch of `count` entries that ends at `end` (the walk's next, nearest first) into workgroup memory.
+// Loads the batch of `count` entries that ends at `end` (the walk's next, nearest first) into workgroup memory:
+// the coverage's records and the ray depths' (the colour is in `batch_ray2`).
 fn load_batch(tid: u32, count: u32, end: u32, origin: vec2<u32>) {
     if (tid < count) {
-        load_splat(tid, end - 1u - tid, vec2<f32>(origin));
-        load_ray(tid, end - 1u - tid);
+        let entry = end - 1u - tid;
+        let p = projected_at(entry_splats[entry], 0u);
+        let records = splat_records(ellipse_of(p), log2(stored_opacity(p)), vec2<f32>(origin));
+        batch_a[tid] = records.a;
+        batch_b[tid] = records.b;
+        load_ray(tid, entry);
     }
 }
 
-// Held splat `a` before `b`: by t, then by place?
+// Held splat `a` before `b`: by depth key, then by place?
 fn before(a: vec4<u32>, b: vec4<u32>) -> bool {
-    return held_t(a) < held_t(b) || (held_t(a) == held_t(b) && a.z < b.z);
+    return a.x < b.x || (a.x == b.x && a.w < b.w);
 }
 
 @compute @workgroup_size(GROUP)
@@ -501,8 +525,9 @@ fn rasterize_exact(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
                     continue;
                 }
                 // Places count from the nearest key (the walk's order), so ties keep the splat order's.
-                let depth = ray_depth(batch_ray0[j], batch_ray1[j], batch_ray2[j], centre);
-                let splat = held_splat(depth, alpha, t.range.y - end + j, batch_rgb9e5[j]);
+                let r2 = batch_ray2[j];
+                let depth = ray_depth(batch_ray0[j], bitcast<vec4<f32>>(batch_ray1[j]), bitcast<vec4<f32>>(r2), centre);
+                let splat = placed_splat(depth_key(depth), alpha, t.range.y - end + j, r2.w);
                 if (!first_pass && !before(last, splat)) {
                     continue;
                 }
@@ -516,7 +541,7 @@ fn rasterize_exact(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
         if (!finished) {
             var stopped = false;
             for (var i = 0u; i < n && !stopped; i++) {
-                stopped = blend_held(&px, held[i]);
+                stopped = blend_held(&px, held[i].y, held[i].z);
             }
             // Stopped, or fewer than a full window left: nothing more to blend.
             finished = stopped || n < WINDOW_CAP;

@@ -155,7 +155,7 @@ fn batch_touching(first: u32, count: u32, block: u32, behind: f32, lane: u32, sg
         let j = first + at + lane;
         var touches = false;
         if (at + lane < 32u && j < count) {
-            touches = (bitcast<u32>(batch_b[j].w) & blocks) != 0u && !(batch_ray1[j].w < behind);
+            touches = (bitcast<u32>(batch_b[j].w) & blocks) != 0u && !(bitcast<f32>(batch_ray1[j].w) < behind);
         }
         bits |= subgroupBallot(touches).x << at;
     }
