@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The blend orders on the GPU machine (docs/BENCHMARKS.md, "Each tile's list by its own floor", "The pixel order's
-# window in registers" and "Blend orders"; today's table's pixel-order rows): each order's frame at 1080p at the issue's four views and the Semarang crop's (the pixel order at
-# windows 8 to 16), and popping turning and yawing on the demo and the real captures. Run from the repository root:
+# The blend orders on the GPU machine (docs/BENCHMARKS.md, "Three words a held splat", "Each tile's list by its own
+# floor", "The pixel order's window in registers" and "Blend orders"; today's table's pixel-order rows): each order's
+# frame at 1080p at the issue's four views and the Semarang crop's (the pixel order at windows 8 to 16), and popping
+# turning and yawing on the demo and the real captures. Run from the repository root:
 #   SPLATSORT=path/to/splatsort REAL=dir bash docs/bench/blend_order.sh
 # REAL holds semarang_stadium_sh3.ply, semarang_holdout_sh3.ply (../shared/scenes/ and its more/), cam_demo.json and
 # inside.json (../shared/tools/anchors/) and holdout_low.json (docs/bench/holdout_low.json).
