@@ -15,8 +15,8 @@
 //   than each of its pixels' last blended (`batch_touching`). The window (`blend_window`) sets the speed, never the
 //   image: it is the exact order's, to the bit. A held splat is 12 bytes (`held_splat`).
 // - `rasterize_exact`: the reference, by brute force. Each pass walks the whole list and keeps, per pixel, the
-//   WINDOW_CAP nearest splats (by t's key, then by place in the list) after the last one blended; blends them; again until
-//   the pixel stops or runs out.
+//   WINDOW_CAP nearest splats (by t's key, then by place in the list) after the last one blended; blends them; again
+//   until the pixel stops or runs out.
 
 // The splats each pass of the exact order's reference holds a pixel.
 const WINDOW_CAP: u32 = 64u;

@@ -10,10 +10,10 @@
 // the opacity is stored as f16, and k and the conic come from the stored values, so that every reader derives the
 // same ellipse. Culled: depth outside [near, far], opacity under 1/255, an ellipse whose bounding box misses the
 // image, or a projected covariance that is not finite (counted, so the caller can say why a scene renders empty).
-// Keys sort ascending = farthest first. Visible splats are compacted, in splat order, for the sort: this pass writes each
-// visible splat's key and its rank among its workgroup's visible splats, and each workgroup's visible count; the
-// shared scan turns the counts into offsets and `render/compact.wgsl` moves the keys to their slots. Splat order (not an
-// atomic counter's) keeps the draw order of equal keys the same from frame to frame. Needs render/common.wgsl and
+// Keys sort ascending = farthest first. Visible splats are compacted, in splat order, for the sort: this pass writes
+// each visible splat's key and its rank among its workgroup's visible splats, and each workgroup's visible count; the
+// shared scan turns the counts into offsets and `render/compact.wgsl` moves the keys to their slots. Splat order (not
+// an atomic counter's) keeps the draw order of equal keys the same from frame to frame. Needs render/common.wgsl and
 // sort/scan/common.wgsl, one layout (render/layout_full.wgsl or render/layout_compact.wgsl: `load_splat` and
 // `sh_coefficient` over the scene's arrays), and the arrays `geometry`, `sh` and `projected` with their `_at` and
 // `_store` accessors (render/split.rs composes them). A scene split across several bindings (render/split.rs) is
