@@ -185,13 +185,14 @@ fn window_clear() {
 }
 
 // Puts `h` after every held splat of a key at most its own (so splats of equal keys keep the walk's order), and
-// moves each held splat after it down a slot (so they keep their order too). The caller has made room: `n` (at
-// most WINDOW_SLOTS - 1) are held, and the rest are empty. Each slot's new splat depends only on its own comparison
+// moves each held splat after it down a slot (so they keep their order too). The caller has made room: at most
+// WINDOW_SLOTS - 1 are held, and the rest are empty. Each slot's new splat depends only on its own comparison
 // and the one before it (the slots are sorted, so `h` is before every slot from its place on): no step waits on the
 // one before, where a pass down the slots carrying the displaced splat was a chain of sixteen (measured on an H200,
-// docs/BENCHMARKS.md: 9-13% off the pixel order's frame at every view). Where fewer than eight are held, the slots
-// past slot 7 are empty and stay so (without that branch: within 4% either way).
-fn window_insert(h: vec3<u32>, n: u32) {
+// docs/BENCHMARKS.md: 9-13% off the pixel order's frame at every view). Every slot takes part, held or empty: a
+// branch that left slots 8-15 alone where fewer than eight are held (they are empty) cost 1-3% at every view with
+// slots of three words (H200, docs/BENCHMARKS.md).
+fn window_insert(h: vec3<u32>) {
     let before0 = h.x < slot0.x;
     let before1 = h.x < slot1.x;
     let before2 = h.x < slot2.x;
@@ -200,24 +201,22 @@ fn window_insert(h: vec3<u32>, n: u32) {
     let before5 = h.x < slot5.x;
     let before6 = h.x < slot6.x;
     let before7 = h.x < slot7.x;
-    if (n >= 8u) {
-        let before8 = h.x < slot8.x;
-        let before9 = h.x < slot9.x;
-        let before10 = h.x < slot10.x;
-        let before11 = h.x < slot11.x;
-        let before12 = h.x < slot12.x;
-        let before13 = h.x < slot13.x;
-        let before14 = h.x < slot14.x;
-        let before15 = h.x < slot15.x;
-        slot15 = select(slot15, select(h, slot14, before14), before15);
-        slot14 = select(slot14, select(h, slot13, before13), before14);
-        slot13 = select(slot13, select(h, slot12, before12), before13);
-        slot12 = select(slot12, select(h, slot11, before11), before12);
-        slot11 = select(slot11, select(h, slot10, before10), before11);
-        slot10 = select(slot10, select(h, slot9, before9), before10);
-        slot9 = select(slot9, select(h, slot8, before8), before9);
-        slot8 = select(slot8, select(h, slot7, before7), before8);
-    }
+    let before8 = h.x < slot8.x;
+    let before9 = h.x < slot9.x;
+    let before10 = h.x < slot10.x;
+    let before11 = h.x < slot11.x;
+    let before12 = h.x < slot12.x;
+    let before13 = h.x < slot13.x;
+    let before14 = h.x < slot14.x;
+    let before15 = h.x < slot15.x;
+    slot15 = select(slot15, select(h, slot14, before14), before15);
+    slot14 = select(slot14, select(h, slot13, before13), before14);
+    slot13 = select(slot13, select(h, slot12, before12), before13);
+    slot12 = select(slot12, select(h, slot11, before11), before12);
+    slot11 = select(slot11, select(h, slot10, before10), before11);
+    slot10 = select(slot10, select(h, slot9, before9), before10);
+    slot9 = select(slot9, select(h, slot8, before8), before9);
+    slot8 = select(slot8, select(h, slot7, before7), before8);
     slot7 = select(slot7, select(h, slot6, before6), before7);
     slot6 = select(slot6, select(h, slot5, before5), before6);
     slot5 = select(slot5, select(h, slot4, before4), before5);
@@ -228,8 +227,8 @@ fn window_insert(h: vec3<u32>, n: u32) {
     slot0 = select(slot0, h, before0);
 }
 
-// The nearest leaves (`slot0`) of the `n` held; the rest move up a slot (past slot 8 only where more are held).
-fn window_pop(n: u32) {
+// The nearest leaves (`slot0`); the rest move up a slot.
+fn window_pop() {
     slot0 = slot1;
     slot1 = slot2;
     slot2 = slot3;
@@ -237,10 +236,6 @@ fn window_pop(n: u32) {
     slot4 = slot5;
     slot5 = slot6;
     slot6 = slot7;
-    if (n <= 8u) {
-        slot7 = EMPTY_SLOT;
-        return;
-    }
     slot7 = slot8;
     slot8 = slot9;
     slot9 = slot10;
@@ -385,7 +380,7 @@ fn pixel_order_tile(tid: u32, workgroup_id: vec3<u32>, lane: u32, sg_size: u32) 
                         }
                         blended = select(1u, blended + 1u, blended > 0u && slot0.x == last);
                         last = slot0.x;
-                        window_pop(n);
+                        window_pop();
                         n -= 1u;
                     }
                     if (done) {
@@ -421,7 +416,7 @@ fn pixel_order_tile(tid: u32, workgroup_id: vec3<u32>, lane: u32, sg_size: u32) 
                         window_empty_slot(n - 1u);
                         n -= 1u;
                     }
-                    window_insert(held_splat(key, alpha, r2.w), n);
+                    window_insert(held_splat(key, alpha, r2.w));
                     n += 1u;
                 }
             }
@@ -439,7 +434,7 @@ fn pixel_order_tile(tid: u32, workgroup_id: vec3<u32>, lane: u32, sg_size: u32) 
                     blended = select(1u, blended + 1u, blended > 0u && slot0.x == last);
                     last = slot0.x;
                 }
-                window_pop(n);
+                window_pop();
                 n -= 1u;
             }
             // What the window let go waits for the next pass.
