@@ -78,18 +78,16 @@ fn ray_depth(r0: vec4<f32>, r1: vec4<f32>, r2: vec4<f32>, centre: vec2<f32>) -> 
     return clamp(t, r0.w, r1.w);
 }
 
-// Blends a held splat of alpha `alpha_bits` (as bits) and colour `rgb9e5` into the pixel, in its colour as
-// `load_splat` keeps it (f16); true when the pixel stops before it.
+// Blends a held splat of alpha `alpha_bits` (as bits) and colour `rgb9e5` into the pixel; true when the pixel stops
+// before it. (Every RGB9E5 colour, nine bits of mantissa from 2^-24 to 2^7, is exact in f16: the colour the splat
+// order's batch keeps, `load_splat`.)
 fn blend_held(px: ptr<function, Pixel>, alpha_bits: u32, rgb9e5: u32) -> bool {
     let alpha = bitcast<f32>(alpha_bits);
     let next = (*px).transmittance * (1.0 - alpha);
     if (next < STOP_TRANSMITTANCE) {
         return true;
     }
-    let c = unpack_rgb9e5(rgb9e5);
-    let b = unpack2x16float(pack2x16float(vec2<f32>(c.b, 0.0))).x;
-    let colour = vec3<f32>(unpack2x16float(pack2x16float(c.rg)), b);
-    (*px).colour += (*px).transmittance * alpha * colour;
+    (*px).colour += (*px).transmittance * alpha * unpack_rgb9e5(rgb9e5);
     (*px).transmittance = next;
     return false;
 }
@@ -402,8 +400,9 @@ fn pixel_order_tile(tid: u32, workgroup_id: vec3<u32>, lane: u32, sg_size: u32) 
                         continue;
                     }
                     if (n == window) {
-                        // Full: the farthest of the window and the new splat goes, and becomes the horizon.
-                        // (At the default window, the last slot: no chain of selects.)
+                        // Full: the farthest of the window and the new splat goes, and becomes the horizon. At the
+                        // default window that is the last slot, read and emptied with no chain of selects: the
+                        // insertion below writes it whatever it holds, since the new splat is before it.
                         var far = slot15;
                         if (window < WINDOW_SLOTS) {
                             far = window_slot(n - 1u);
@@ -413,7 +412,9 @@ fn pixel_order_tile(tid: u32, workgroup_id: vec3<u32>, lane: u32, sg_size: u32) 
                             continue;
                         }
                         horizon = far.x;
-                        window_empty_slot(n - 1u);
+                        if (window < WINDOW_SLOTS) {
+                            window_empty_slot(n - 1u);
+                        }
                         n -= 1u;
                     }
                     window_insert(held_splat(key, alpha, r2.w));
