@@ -285,6 +285,13 @@ fn window_empty_slot(i: u32) {
     slot15 = select(slot15, EMPTY_SLOT, i == 15u);
 }
 
+// Counts a splat of key `key` blended after the pixel's `last` (`pixel_order_tile`): it becomes the last, and
+// `blended` counts the splats of its key blended so far.
+fn note_blended(last: ptr<function, u32>, blended: ptr<function, u32>, key: u32) {
+    *blended = select(1u, *blended + 1u, *blended > 0u && key == *last);
+    *last = key;
+}
+
 // The pixel order's rasterizer for tile `workgroup_id` (its entry point `rasterize_pixel` is in
 // render/walk_subgroup.wgsl or render/walk_plain.wgsl, which also say which splats of a batch a subgroup walks:
 // `batch_touching`).
@@ -376,8 +383,7 @@ fn pixel_order_tile(tid: u32, workgroup_id: vec3<u32>, lane: u32, sg_size: u32) 
                         if (done) {
                             break;
                         }
-                        blended = select(1u, blended + 1u, blended > 0u && slot0.x == last);
-                        last = slot0.x;
+                        note_blended(&last, &blended, slot0.x);
                         window_pop();
                         n -= 1u;
                     }
@@ -432,8 +438,7 @@ fn pixel_order_tile(tid: u32, workgroup_id: vec3<u32>, lane: u32, sg_size: u32) 
             while (!done && n > 0u) {
                 done = blend_held(&px, slot0.y, slot0.z);
                 if (!done) {
-                    blended = select(1u, blended + 1u, blended > 0u && slot0.x == last);
-                    last = slot0.x;
+                    note_blended(&last, &blended, slot0.x);
                 }
                 window_pop();
                 n -= 1u;
@@ -473,10 +478,7 @@ fn insert_nearest(held: ptr<function, array<vec4<u32>, WINDOW_CAP>>, n: u32, win
 fn load_batch(tid: u32, count: u32, end: u32, origin: vec2<u32>) {
     if (tid < count) {
         let entry = end - 1u - tid;
-        let p = projected_at(entry_splats[entry], 0u);
-        let records = splat_records(ellipse_of(p), log2(stored_opacity(p)), vec2<f32>(origin));
-        batch_a[tid] = records.a;
-        batch_b[tid] = records.b;
+        store_coverage(tid, projected_at(entry_splats[entry], 0u), vec2<f32>(origin));
         load_ray(tid, entry);
     }
 }

@@ -732,11 +732,16 @@ fn load_splat(slot: u32, entry: u32, origin: vec2<f32>) {
 
 // The record of `load_splat` from the projection `p`, read before.
 fn store_splat(slot: u32, p: Projected, origin: vec2<f32>) {
+    store_coverage(slot, p, origin);
+    let colour = stored_color(p);
+    batch_color[slot] = batch_colour(colour);
+}
+
+// The coverage's part of `store_splat` (`batch_a`, `batch_b`), which the per-pixel orders load without the colour.
+fn store_coverage(slot: u32, p: Projected, origin: vec2<f32>) {
     let records = splat_records(ellipse_of(p), log2(stored_opacity(p)), origin);
     batch_a[slot] = records.a;
     batch_b[slot] = records.b;
-    let colour = stored_color(p);
-    batch_color[slot] = batch_colour(colour);
 }
 
 // A splat's `batch_a` and `batch_b` records.
