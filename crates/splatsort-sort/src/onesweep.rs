@@ -58,11 +58,9 @@ pub const MIN_SUBGROUP_SIZE: u32 = 8;
 /// Buffers of at most this many keys get small tiles of many threads (`TileShape::for_device`): 4 Mi; of 32-bit
 /// keys, at most `SMALL_SORT_32`.
 pub const SMALL_SORT: u32 = 1 << 22;
-/// Buffers of 32-bit keys past this many (1.5 Mi) take `TileShape::PAIRS_32`, with values or without up to
-/// `SMALL_SORT` keys. Measured on an H200 (one call, 2026-11-28, `docs/BENCHMARKS.md`): 512 x 10 against 1024 x 4
-/// at 1.5M / 2M / 3M / 4M keys took 1.6 / 0.7 / 5 / 5.5% less time with values and 4 / 2 / 6.6 / 6.2% less keys
-/// only, but 4% more with values at 1M (keys only the same); between 1M and 1.5M was not measured.
-pub const SMALL_SORT_32: u32 = 3 << 19;
+/// Buffers of 32-bit keys past this many (1 Mi) take `TileShape::MIDDLE_32` up to `SMALL_SORT` keys, with values
+/// or without.
+pub const SMALL_SORT_32: u32 = 1 << 20;
 /// Most keys per thread of a digit pass. Mirrors `MAX_KEYS_PER_THREAD`.
 pub const MAX_KEYS_PER_THREAD: u32 = 24;
 
@@ -101,17 +99,23 @@ impl TileShape {
     /// waves of tiles takes about (waves) x (one tile's chain of dependent steps), so which shape wins at a given
     /// count depends on how its tiles fill the last wave; no shape wins at every count. On the H100 1024 x 4 (fewer
     /// keys per thread, a shorter chain) took the least time, or within 2% of it, from 0.75M to 4M pairs but at
-    /// 1.3M, of the shapes measured then; 512 x 10, measured later, beats it from 1.5M (`SMALL_SORT_32`).
+    /// 1.3M, of the shapes measured then; `MIDDLE_32`, measured later, beats it past 1M keys (`SMALL_SORT_32`).
     pub const SMALL: [TileShape; 2] =
         [TileShape { threads: 1024, keys_per_thread: 4 }, TileShape { threads: 512, keys_per_thread: 8 }];
-    /// Tried first for large sorts of 32-bit keys with values, and for keys-only ones past `SMALL_SORT_32` up to
-    /// `SMALL_SORT` keys (where `KEYS_ONLY` takes over). On the H100 its digit pass takes 64 registers an
-    /// invocation (the driver's statistics, read through `docs/bench/vkstats`), so two workgroups share an SM (32
-    /// warps); 768 x 14 takes 80, one workgroup (24 warps). It sorted 2^24 and 2^26 pairs 3.3% and 1.5% faster
-    /// than 768 x 14, and the renderer's 5M-splat depth sort 11% faster. It sits on that edge: 512 x 11 takes 78
-    /// registers and was 27-36% slower, and 64-bit keys (more registers) were 5% slower, so they keep `CANDIDATES`
-    /// (`docs/BENCHMARKS.md`). Only up to `PAIRS_32_MAX` keys: past 2^26 it was not measured, and past 16,384 tiles
-    /// (84M keys) a GPU's status table becomes a ring, slower than a slot per tile.
+    /// Tried first for buffers of 32-bit keys past `SMALL_SORT_32` up to `SMALL_SORT`, with values or without.
+    /// Measured on an H200 (two calls, 2026-11-28, `docs/BENCHMARKS.md`) against 1024 x 4, 512 x 8-10, 384 x 10-12
+    /// and 768 x 6 at 1M-4M keys: from 1.25M to 3M keys 2-4% less time than 512 x 10 with values (keys only 1%
+    /// more to 4% less) and 4-11% less than 1024 x 4, the same as 512 x 10 at 4M, and 1% more at 1M, which keeps
+    /// `SMALL`. A device of fewer invocations a workgroup takes 512 x 10, the shape these sizes had before.
+    pub const MIDDLE_32: [TileShape; 2] =
+        [TileShape { threads: 1024, keys_per_thread: 5 }, TileShape { threads: 512, keys_per_thread: 10 }];
+    /// Tried first for large sorts of 32-bit keys with values (past `SMALL_SORT`). On the H100 its digit pass takes
+    /// 64 registers an invocation (the driver's statistics, read through `docs/bench/vkstats`), so two workgroups
+    /// share an SM (32 warps); 768 x 14 takes 80, one workgroup (24 warps). It sorted 2^24 and 2^26 pairs 3.3% and
+    /// 1.5% faster than 768 x 14, and the renderer's 5M-splat depth sort 11% faster. It sits on that edge: 512 x 11
+    /// takes 78 registers and was 27-36% slower, and 64-bit keys (more registers) were 5% slower, so they keep
+    /// `CANDIDATES` (`docs/BENCHMARKS.md`). Only up to `PAIRS_32_MAX` keys: past 2^26 it was not measured, and past
+    /// 16,384 tiles (84M keys) a GPU's status table becomes a ring, slower than a slot per tile.
     pub const PAIRS_32: [TileShape; 1] = [TileShape { threads: 512, keys_per_thread: 10 }];
     /// The largest buffers that take `PAIRS_32`: 2^26 keys.
     pub const PAIRS_32_MAX: u32 = 1 << 26;
@@ -166,10 +170,10 @@ impl TileShape {
     }
 
     /// The tile for buffers of `capacity` keys of `key_words` u32 words on a device: for small buffers (`SMALL_SORT`,
-    /// `SMALL_SORT_32`) the first of `SMALL` that fits, for large ones sorted keys-only (the config the sort is made
-    /// with; a later `set_config` keeps the tile) the first of `KEYS_ONLY` (of 32-bit keys up to `SMALL_SORT`,
-    /// `PAIRS_32`), for large ones of 32-bit keys with values up to `PAIRS_32_MAX` `PAIRS_32`, else the first of
-    /// `CANDIDATES` that fits. wgpu does not check workgroup memory: a shape over the limit would fail when the
+    /// `SMALL_SORT_32`) the first of `SMALL` that fits; for 32-bit keys up to `SMALL_SORT`, `MIDDLE_32`; past that,
+    /// for sorts made keys-only (the config the sort is made with; a later `set_config` keeps the tile) the first of
+    /// `KEYS_ONLY`, and for 32-bit keys with values up to `PAIRS_32_MAX` `PAIRS_32`; else the first of `CANDIDATES`
+    /// that fits. wgpu does not check workgroup memory: a shape over the limit would fail when the
     /// pipeline is made, or worse. The choice follows the capacity, not a sort's count, because the renderer's
     /// count is known only on the GPU. Measured on the H100 (and an H200 for `SMALL_SORT_32`); other GPUs (other
     /// SM counts, so other wave boundaries) may prefer other shapes (`--onesweep-tile`).
@@ -184,7 +188,7 @@ impl TileShape {
         let small = if key_words == 1 { SMALL_SORT_32 } else { SMALL_SORT };
         let first: &[TileShape] = match (capacity <= small, keys_only, key_words) {
             (true, _, _) => &Self::SMALL,
-            (false, true, 1) if capacity <= SMALL_SORT => &Self::PAIRS_32,
+            (false, _, 1) if capacity <= SMALL_SORT => &Self::MIDDLE_32,
             (false, true, _) => &Self::KEYS_ONLY,
             (false, false, 1) if capacity <= Self::PAIRS_32_MAX => &Self::PAIRS_32,
             (false, false, _) => &[],

@@ -219,9 +219,10 @@ fn the_tile_is_chosen_for_the_device_workgroup_memory() {
     let h100 = limits(48 << 10);
     assert_eq!(TileShape::for_device(&h100, 32, onesweep::SMALL_SORT_32, 1, true), shape(1024, 4));
     assert_eq!(TileShape::for_device(&h100, 32, onesweep::SMALL_SORT_32, 1, false), shape(1024, 4));
-    assert_eq!(TileShape::for_device(&h100, 32, onesweep::SMALL_SORT_32 + 1, 1, true), shape(512, 10));
-    assert_eq!(TileShape::for_device(&h100, 32, onesweep::SMALL_SORT_32 + 1, 1, false), shape(512, 10));
-    assert_eq!(TileShape::for_device(&h100, 32, onesweep::SMALL_SORT, 1, true), shape(512, 10));
+    assert_eq!(TileShape::for_device(&h100, 32, onesweep::SMALL_SORT_32 + 1, 1, true), shape(1024, 5));
+    assert_eq!(TileShape::for_device(&h100, 32, onesweep::SMALL_SORT_32 + 1, 1, false), shape(1024, 5));
+    assert_eq!(TileShape::for_device(&h100, 32, onesweep::SMALL_SORT, 1, true), shape(1024, 5));
+    assert_eq!(TileShape::for_device(&h100, 32, onesweep::SMALL_SORT, 1, false), shape(1024, 5));
     assert_eq!(TileShape::for_device(&h100, 32, onesweep::SMALL_SORT + 1, 1, true), shape(1024, 11));
     assert_eq!(TileShape::for_device(&h100, 32, onesweep::SMALL_SORT, 2, false), shape(1024, 4));
     assert_eq!(TileShape::for_device(&h100, 32, onesweep::SMALL_SORT + 1, 1, false), shape(512, 10));
@@ -230,6 +231,7 @@ fn the_tile_is_chosen_for_the_device_workgroup_memory() {
     assert_eq!(TileShape::for_device(&h100, 32, TileShape::PAIRS_32_MAX + 1, 1, false), shape(768, 14));
     let h100_512 = wgpu::Limits { max_compute_invocations_per_workgroup: 512, ..h100.clone() };
     assert_eq!(TileShape::for_device(&h100_512, 32, onesweep::SMALL_SORT_32, 1, false), shape(512, 8));
+    assert_eq!(TileShape::for_device(&h100_512, 32, onesweep::SMALL_SORT, 1, false), shape(512, 10));
     let webgpu = wgpu::Limits { max_compute_workgroup_storage_size: 48 << 10, ..wgpu::Limits::default() };
     for capacity in [1000, onesweep::SMALL_SORT, large] {
         assert_eq!(TileShape::for_device(&webgpu, 32, capacity, 1, false), shape(256, 15), "{capacity} keys");
