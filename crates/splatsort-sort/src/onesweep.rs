@@ -668,9 +668,9 @@ fn unroll(source: &str, header: &str, var: &str, count: u32) -> String {
     out
 }
 
-/// The sort's module. Trusted by default: `sort/onesweep/onesweep.wgsl` says why each of its indices is in range and each of
-/// its loops ends, so naga's bounds clamps (on every indexed access) and loop counters (a 64-bit counter in every
-/// loop) are left out; buffer accesses stay guarded where the driver's robust buffer access does it.
+/// The sort's module. Trusted by default: `shaders/onesweep/onesweep.wgsl` says why each of its indices is in range and
+/// each of its loops ends, so naga's bounds clamps (on every indexed access) and loop counters (a 64-bit counter in
+/// every loop) are left out; buffer accesses stay guarded where the driver's robust buffer access does it.
 fn shader_module(device: &wgpu::Device, shape: TileShape, checked: bool) -> wgpu::ShaderModule {
     let descriptor = wgpu::ShaderModuleDescriptor {
         label: Some("sort onesweep"),
