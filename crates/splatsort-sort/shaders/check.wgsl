@@ -1,4 +1,4 @@
-// The sort laboratory's check of one sorted result, on the GPU (sort/common.wgsl is prepended for `ordered_key`).
+// The sort laboratory's check of one sorted result, on the GPU (shaders/common.wgsl is prepended for `ordered_key`).
 // `mark` records, for every input pair, that its value was seen and which key it carried; `check` then walks the
 // output: a pair whose key is greater than the next one's (in the sort's order, on its key bits) counts as out of
 // order, and a value that is out of range, not among the input values (or seen more often than it went in), or

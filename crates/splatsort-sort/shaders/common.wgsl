@@ -1,4 +1,4 @@
-// Shared by the sort shaders (prepended to each by the sort crate, with sort/scan/common.wgsl): sizes and the
+// Shared by the sort shaders (prepended to each by the sort crate, with shaders/scan/common.wgsl): sizes and the
 // per-iteration parameters.
 
 const WORKGROUP_SIZE: u32 = 256u;

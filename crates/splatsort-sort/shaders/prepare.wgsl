@@ -24,7 +24,7 @@ struct PrepareSettings {
     tile_size: u32,
     keys_per_group: u32,
     max_per_dim: u32,
-    // Copied into every iteration's parameters (see `IterationParams` in sort/common.wgsl).
+    // Copied into every iteration's parameters (see `IterationParams` in shaders/common.wgsl).
     key_order: u32,
     keys_only: u32,
 }

@@ -144,8 +144,8 @@ impl SortBuffers {
         Ok(())
     }
 
-    /// Reads the first `num_keys` pairs of buffer set `set` back (blocking: tests, benchmarks, the viewer's verify button).
-    /// Keys come back as u32 words: two per key, low word first, from buffers of u64 keys.
+    /// Reads the first `num_keys` pairs of buffer set `set` back (blocking: tests, benchmarks, the viewer's verify
+    /// button). Keys come back as u32 words: two per key, low word first, from buffers of u64 keys.
     pub fn read_blocking(
         &self,
         device: &wgpu::Device,

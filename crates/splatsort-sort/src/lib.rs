@@ -58,23 +58,23 @@
 //! set 0, result in set `iterations % 2`), and `GpuSort` is the one type the renderer, both benchmarks, the tests
 //! and the viewer sort with: made once per capacity over the caller's buffers, `record(encoder, n, timer)` for a
 //! count known on the CPU and `record_gpu_count` for one a GPU pass wrote into `SortBuffers::count()` (a one-thread
-//! prepare pass, `shaders/prepare.wgsl`, writes the parameters and indirect dispatch sizes), the output buffer set, its settings, its pass kinds and the bytes it allocated. It is an **enum** over the algorithms, not a
-//! trait object: the set is closed and small, the viewer and CLI list it, and what differs per algorithm (the radix
-//! bits it takes, its pass kinds, why a device cannot run it) is plain data on `SortAlgorithm` that the panel and the
-//! benches loop over. Switching algorithm makes only the new algorithm's pipelines and temporaries; the key/value
-//! buffers and every bind group of the frame stay. `SortConfig` holds radix bits, key bits, the key type
-//! (`u32`/`i32`/`f32`, and `u64` for OneSweep in buffers made by `SortBuffers::new_u64`), the order, keys-only, and
-//! OneSweep's options; `SortAlgorithm::check` checks them for one
-//! algorithm. Key types and orders cost every algorithm one function (`ordered_key` in `shaders/common.wgsl`): digits
-//! are taken from an order-preserving transform of the key's bits (i32: flip the sign bit; f32: flip the sign bit of
-//! positives and all bits of negatives, every NaN to the top; descending: invert, NaNs kept last), and the sorts move
-//! the original bits, so nothing is transformed back. Keys-only is a uniform flag that skips the value reads and
-//! writes.
-//! - `sort::tutorial`: the WebGPU tutorial's three-pass sort (`shaders/tutorial/rank.wgsl`, `shaders/tutorial/scatter.wgsl`, 1-8 bits).
-//!   Design choice: pass 1 keeps **one rank per key** (its position among equal digits in its 512-key chunk) instead
-//!   of the tutorial's vec4 of digit-flag prefix sums: 4 bytes per key at any radix. It is computed by stably sorting
-//!   the chunk in workgroup memory with two-bit splits (one workgroup scan of three 10-bit counters packed in a u32
-//!   per two bits).
+//! prepare pass, `shaders/prepare.wgsl`, writes the parameters and indirect dispatch sizes), the output buffer set, its
+//! settings, its pass kinds and the bytes it allocated. It is an **enum** over the algorithms, not a trait object: the
+//! set is closed and small, the viewer and CLI list it, and what differs per algorithm (the radix bits it takes, its
+//! pass kinds, why a device cannot run it) is plain data on `SortAlgorithm` that the panel and the benches loop over.
+//! Switching algorithm makes only the new algorithm's pipelines and temporaries; the key/value buffers and every bind
+//! group of the frame stay. `SortConfig` holds radix bits, key bits, the key type (`u32`/`i32`/`f32`, and `u64` for
+//! OneSweep in buffers made by `SortBuffers::new_u64`), the order, keys-only, and OneSweep's options;
+//! `SortAlgorithm::check` checks them for one algorithm. Key types and orders cost every algorithm one function
+//! (`ordered_key` in `shaders/common.wgsl`): digits are taken from an order-preserving transform of the key's bits
+//! (i32: flip the sign bit; f32: flip the sign bit of positives and all bits of negatives, every NaN to the top;
+//! descending: invert, NaNs kept last), and the sorts move the original bits, so nothing is transformed back. Keys-only
+//! is a uniform flag that skips the value reads and writes.
+//! - `sort::tutorial`: the WebGPU tutorial's three-pass sort (`shaders/tutorial/rank.wgsl`,
+//!   `shaders/tutorial/scatter.wgsl`, 1-8 bits). Design choice: pass 1 keeps **one rank per key** (its position among
+//!   equal digits in its 512-key chunk) instead of the tutorial's vec4 of digit-flag prefix sums: 4 bytes per key at
+//!   any radix. It is computed by stably sorting the chunk in workgroup memory with two-bit splits (one workgroup scan
+//!   of three 10-bit counters packed in a u32 per two bits).
 //! - `sort::subgroup`: VREN's 4-bit sort (`shaders/subgroup/subgroup.wgsl`): per digit, `count` (a 2048-key tile per
 //!   workgroup; each subgroup walks its contiguous segment in rounds of `subgroup_size` keys, and a lane finds the
 //!   lanes with its digit by AND-ing the four ballots of the digit's bits: no per-key atomics), the shared scan, and
@@ -82,10 +82,10 @@
 //!   memory and written out so that consecutive threads write consecutive slots). The subgroup size is read in the
 //!   shader; lanes own digits `lane + k * subgroup_size`, so sizes 4 to 128 all work. Needs `SUBGROUP`; without it
 //!   the algorithm is listed as unavailable with the reason.
-//! - `sort::onesweep`: OneSweep (`shaders/onesweep/onesweep.wgsl`), 8-bit digits. Per sort: `histogram` (every digit position
-//!   of every key counted in one read, four loads in flight per thread: workgroup-memory atomics, then one global
-//!   atomic per bin; it also clears the status entries the sort will use and resets the digit passes' tickets and
-//!   counters), then one `digit_pass` per digit. There is no scan dispatch: each tile reads its pass's 256 digit
+//! - `sort::onesweep`: OneSweep (`shaders/onesweep/onesweep.wgsl`), 8-bit digits. Per sort: `histogram` (every digit
+//!   position of every key counted in one read, four loads in flight per thread: workgroup-memory atomics, then one
+//!   global atomic per bin; it also clears the status entries the sort will use and resets the digit passes' tickets
+//!   and counters), then one `digit_pass` per digit. There is no scan dispatch: each tile reads its pass's 256 digit
 //!   counts and scans them beside its own counts in one subgroup scan of (tile, pass) pairs, which gives its digits'
 //!   first output positions. The histogram is zeroed behind the passes for the next sort: tile 0 of each pass zeroes
 //!   the previous pass's counts, and tile 0 of the first pass moves the last pass's counts aside and zeroes them
@@ -143,11 +143,11 @@
 //!     global offset, which the walk adds; under 2^29 keys). Flag, tag and count share one word, so no reader sees a
 //!     flag with a count from another write.
 //!   - **Slots**: the table has N slots (by default one per tile the buffers hold, at most 16,384 on a GPU, i.e. up
-//!     to 176M keys in 10,752-key tiles, and as many as one binding holds on a CPU driver; `--status-entries`; `per-tile` sizes it to the
-//!     buffers). While a sort's tiles fit, tile t uses slot t in **every** digit pass, tagged with `pass % 3 + 1`:
-//!     the previous pass finished before this one began and wrote every slot, so a reader meets this pass's tag
-//!     (ready), the previous pass's or 0 (not ready); the histogram pass clears the slots once per sort. No tail, no
-//!     waiting for a slot: the tail waits are off the hot path.
+//!     to 176M keys in 10,752-key tiles, and as many as one binding holds on a CPU driver; `--status-entries`;
+//!     `per-tile` sizes it to the buffers). While a sort's tiles fit, tile t uses slot t in **every** digit pass,
+//!     tagged with `pass % 3 + 1`: the previous pass finished before this one began and wrote every slot, so a reader
+//!     meets this pass's tag (ready), the previous pass's or 0 (not ready); the histogram pass clears the slots once
+//!     per sort. No tail, no waiting for a slot: the tail waits are off the hot path.
 //!   - **Ring** (a sort of more tiles than slots): tiles numbered across the sort's passes (g = pass * tiles +
 //!     tile), slot g mod N, tag `(g / N) % 3 + 1`. A tile first waits until the **tail** (how many tiles, in ticket
 //!     order, have finished with the table; its low bits count out of order within groups of up to 1024 tiles, AMD's
@@ -160,8 +160,8 @@
 //!        guarantees at tile g - L - 1 at the latest; the walk is now also bounded explicitly (a read further back
 //!        than L + 1 entries takes the fallback, which counts that tile from its keys and is always right).
 //!     3. *A tail timeout sends every later tile table-free* (each counts all earlier keys of its pass: O(n²/tile)):
-//!        still so. It happens only when a tile cannot get its slot within `tail_spin_limit` reads of the tail, which no
-//!        tested GPU has done (a 64-slot ring at 16M keys on the H100: no table-free tile); with the default table
+//!        still so. It happens only when a tile cannot get its slot within `tail_spin_limit` reads of the tail, which
+//!        no tested GPU has done (a 64-slot ring at 16M keys on the H100: no table-free tile); with the default table
 //!        no sort up to 176M keys uses the ring at all.
 //!
 //!     (This relies, as every WebGPU look-back does, on device-scope atomics being coherent at one point: WGSL's
@@ -194,12 +194,12 @@
 //! - `dispatch`, `scan`, `util` (private, except `scan::ScanTable` and `util`'s readback and grid helpers): what the
 //!   sorts share. OneSweep uses the parameters, the GPU-count prepare pass and the plan; the two
 //!   reduce-then-scan sorts also use the rest. That is the parameters buffer (per-iteration and
-//!   per-scan-level uniforms at dynamic offsets), the hierarchical exclusive scan (`shaders/scan/scan.wgsl`) of a digit-major
-//!   count table (`digit * num_tiles + tile`), whose scanned entry is each (digit, tile)'s first output position, any table
-//!   length; the dispatch plan (sizes from a CPU count, or indirect arguments that `shaders/prepare.wgsl` writes from a
-//!   GPU count); `record_cpu`/`record_gpu`/`record_gpu_in`; and the iteration loop (`Iterations`: the pass before the
-//!   scan, the scan, the pass after; each its own compute pass when timed, all into one pass when not), so an algorithm is its
-//!   two passes and their bind groups. `ScanTable` is the scan on
+//!   per-scan-level uniforms at dynamic offsets), the hierarchical exclusive scan (`shaders/scan/scan.wgsl`) of a
+//!   digit-major count table (`digit * num_tiles + tile`), whose scanned entry is each (digit, tile)'s first output
+//!   position, any table length; the dispatch plan (sizes from a CPU count, or indirect arguments that
+//!   `shaders/prepare.wgsl` writes from a GPU count); `record_cpu`/`record_gpu`/`record_gpu_in`; and the iteration loop
+//!   (`Iterations`: the pass before the scan, the scan, the pass after; each its own compute pass when timed, all into
+//!   one pass when not), so an algorithm is its two passes and their bind groups. `ScanTable` is the scan on
 //!   its own (the renderer's visible-splat compaction uses it).
 //! - `sort::cpu` is the stable CPU sort every GPU result is compared with. `sort::SortCheck` (`shaders/check.wgsl`)
 //!   checks a sorted result on the GPU: out-of-order neighbours and pairs that are not the input's, counted into 16

@@ -266,7 +266,7 @@ pub fn subgroup_size_problem(info: &wgpu::AdapterInfo) -> Option<String> {
     })
 }
 
-/// Mirrors `OnesweepSettings` in `sort/onesweep/onesweep.wgsl`.
+/// Mirrors `OnesweepSettings` in `shaders/onesweep/onesweep.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable, PartialEq, Eq)]
 struct Settings {
@@ -681,7 +681,7 @@ fn shader_module(device: &wgpu::Device, shape: TileShape, checked: bool) -> wgpu
     }
     let checks = wgpu::ShaderRuntimeChecks::unchecked();
     #[allow(unsafe_code, reason = "the shader's indices and loops are bounded by construction (see above)")]
-    // SAFETY: every index of sort/onesweep/onesweep.wgsl is in range and every loop ends, as its header comment argues.
+    // SAFETY: every index of shaders/onesweep/onesweep.wgsl is in range and every loop ends, as its header argues.
     unsafe {
         device.create_shader_module_trusted(descriptor, checks)
     }

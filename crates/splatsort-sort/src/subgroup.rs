@@ -24,9 +24,9 @@ use crate::{SortBuffers, SortConfig, SortError, SortKernels, TrafficModel, check
 
 /// Bits per digit: the sort takes 4 only.
 pub const RADIX_BITS: u32 = 4;
-/// Keys per thread in a tile. Mirrors `KEYS_PER_THREAD` in `sort/subgroup/subgroup.wgsl` (checked by a test).
+/// Keys per thread in a tile. Mirrors `KEYS_PER_THREAD` in `shaders/subgroup/subgroup.wgsl` (checked by a test).
 pub const KEYS_PER_THREAD: u32 = 8;
-/// Keys per workgroup tile. Mirrors `TILE_SIZE` in `sort/subgroup/subgroup.wgsl`.
+/// Keys per workgroup tile. Mirrors `TILE_SIZE` in `shaders/subgroup/subgroup.wgsl`.
 pub const TILE_SIZE: u32 = WORKGROUP_SIZE * KEYS_PER_THREAD;
 
 /// The count and reorder kernels.

@@ -64,7 +64,8 @@ pub struct SortPassLabel {
     pub iteration: Option<u32>,
 }
 
-/// Where a sort gets the timestamp writes of its passes. `GpuSort::record` takes an `Option<&mut (dyn PassTimer + '_)>`.
+/// Where a sort gets the timestamp writes of its passes. `GpuSort::record` takes an
+/// `Option<&mut (dyn PassTimer + '_)>`.
 ///
 /// When `is_timing` is false the sort records all its work in one compute pass (a compute-pass boundary costs about
 /// 10 µs on an H100); when it is true, each pass in its own compute pass with the writes `compute_pass_writes` gives.

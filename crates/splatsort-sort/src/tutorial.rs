@@ -1,14 +1,14 @@
 //! The WebGPU tutorial's three-pass radix sort (WebGPU Unleashed, ch. 4.1), with its limits lifted.
 //!
 //! How it works, per iteration (one digit of `radix_bits` bits):
-//! 1. `sort/tutorial/rank.wgsl`: each workgroup of 256 threads takes a 512-key chunk, stably sorts it by digit in workgroup
-//!    memory with two-bit splits (packed counters, one workgroup scan per two bits), and writes each key's rank
-//!    among equal digits in its chunk plus the chunk's digit counts into a digit-major table
+//! 1. `shaders/tutorial/rank.wgsl`: each workgroup of 256 threads takes a 512-key chunk, stably sorts it by digit in
+//!    workgroup memory with two-bit splits (packed counters, one workgroup scan per two bits), and writes each key's
+//!    rank among equal digits in its chunk plus the chunk's digit counts into a digit-major table
 //!    (`digit * num_chunks + chunk`).
-//! 2. `sort/scan/scan.wgsl`: an exclusive scan of that table. Digit-major order makes the scanned entry of
-//!    (digit, chunk) that chunk's first output position for the digit. The scan is hierarchical (blocks of 1024), so any
-//!    number of chunks works, where the tutorial's one-workgroup scan stopped at 512 chunks.
-//! 3. `sort/tutorial/scatter.wgsl`: every key and value goes to `scanned[digit][chunk] + rank`.
+//! 2. `shaders/scan/scan.wgsl`: an exclusive scan of that table. Digit-major order makes the scanned entry of
+//!    (digit, chunk) that chunk's first output position for the digit. The scan is hierarchical (blocks of 1024), so
+//!    any number of chunks works, where the tutorial's one-workgroup scan stopped at 512 chunks.
+//! 3. `shaders/tutorial/scatter.wgsl`: every key and value goes to `scanned[digit][chunk] + rank`.
 //!
 //! Keys and values ping-pong between the caller's two buffer pairs (`SortBuffers`); the result lands in pair
 //! `iterations % 2`. The tail chunk is

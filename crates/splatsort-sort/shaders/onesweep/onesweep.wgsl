@@ -1,6 +1,6 @@
 // OneSweep: an 8-bit LSD radix sort with one read of the keys per digit (Adinets & Merrill), made safe for GPUs
 // without forward-progress guarantees (Gridwise's look-back with fallback) and bounded in memory (AMD's circular
-// status table). Needs sort/common.wgsl. Entry points, in the order a sort records them:
+// status table). Needs shaders/common.wgsl. Entry points, in the order a sort records them:
 //
 // - `histogram`: counts every digit position of every key in one read (per workgroup in workgroup memory, then
 //   one global atomic per bin), clears the status entries the sort will use, and resets the digit passes' tickets

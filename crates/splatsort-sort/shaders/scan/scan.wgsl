@@ -1,7 +1,7 @@
 // Pass 2 of the three-pass radix sort: exclusive prefix sum of the digit-major chunk counts, at any length.
 // The tutorial scans the counts in one workgroup, which caps it at 512 x 512 keys; this is a classic hierarchical
 // scan (Blelloch 1990; Harris et al., GPU Gems 3 ch. 39): scan 1024-entry blocks and write each block's total one level
-// up, scan that level the same way, then add each block's scanned total back down. Needs sort/common.wgsl.
+// up, scan that level the same way, then add each block's scanned total back down. Needs shaders/common.wgsl.
 
 const ITEMS_PER_THREAD: u32 = 4u;
 const SCAN_BLOCK_SIZE: u32 = 1024u;

@@ -1,7 +1,7 @@
 // VREN's 4-bit radix sort, one digit per dispatch pair: `count` counts each tile's digits with subgroup ballots,
 // the shared hierarchical scan turns the digit-major counts into output slots, and `reorder` ranks each key among
 // equal digits of its tile with ballots, sorts the tile by digit in workgroup memory and writes it out coalesced.
-// Needs sort/common.wgsl.
+// Needs shaders/common.wgsl.
 //
 // A tile is WORKGROUP_SIZE * KEYS_PER_THREAD keys. Subgroup s of a workgroup owns the contiguous segment
 // [s * KEYS_PER_THREAD * sg_size, (s + 1) * ...) of the tile and walks it in KEYS_PER_THREAD rounds of sg_size keys,

@@ -2,7 +2,7 @@
 // The tutorial keeps a vec4 of digit-flag prefix sums per element; this keeps one rank per element instead (4 bytes
 // whatever the radix): each 512-key chunk is stably sorted in workgroup memory by its digit with two-bit splits (one
 // workgroup prefix sum of packed counters per two bits), and a key's rank is its local position minus where its digit
-// starts in the chunk. Needs sort/common.wgsl.
+// starts in the chunk. Needs shaders/common.wgsl.
 
 @group(0) @binding(0) var<uniform> params: IterationParams;
 @group(0) @binding(1) var<storage, read> keys: array<u32>;

@@ -1,6 +1,6 @@
 // Pass 3 of the tutorial's three-pass radix sort: move every key and value to its sorted slot for this digit.
 // slot = (first slot of this digit in this chunk, from the scanned digit-major counts) + (the key's rank in its chunk).
-// Needs sort/common.wgsl.
+// Needs shaders/common.wgsl.
 
 @group(0) @binding(0) var<uniform> params: IterationParams;
 @group(0) @binding(1) var<storage, read> keys_in: array<u32>;
