@@ -105,7 +105,7 @@ impl TileShape {
     /// Tried first for buffers of 32-bit keys past `SMALL_SORT_32` up to `SMALL_SORT`, with values or without.
     /// Measured on an H200 (two calls, 2026-11-28, `docs/BENCHMARKS.md`) against 1024 x 4, 512 x 8-10, 384 x 10-12
     /// and 768 x 6 at 1M-4M keys: from 1.25M to 3M keys 2-4% less time than 512 x 10 with values (keys only 1%
-    /// more to 4% less) and 4-11% less than 1024 x 4, the same as 512 x 10 at 4M, and 1% more at 1M, which keeps
+    /// more to 3% less) and 4-11% less than 1024 x 4, the same as 512 x 10 at 4M, and 1% more at 1M, which keeps
     /// `SMALL`. A device of fewer invocations a workgroup takes 512 x 10 (second from 1.25M to 4M).
     pub const MIDDLE_32: [TileShape; 2] =
         [TileShape { threads: 1024, keys_per_thread: 5 }, TileShape { threads: 512, keys_per_thread: 10 }];
