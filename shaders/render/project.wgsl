@@ -14,11 +14,11 @@
 // each visible splat's key and its rank among its workgroup's visible splats, and each workgroup's visible count; the
 // shared scan turns the counts into offsets and `render/compact.wgsl` moves the keys to their slots. Splat order (not
 // an atomic counter's) keeps the draw order of equal keys the same from frame to frame. Needs render/common.wgsl and
-// sort/scan/common.wgsl, one layout (render/layout_full.wgsl or render/layout_compact.wgsl: `load_splat` and
-// `sh_coefficient` over the scene's arrays), and the arrays `geometry`, `sh` and `projected` with their `_at` and
-// `_store` accessors (render/split.rs composes them). A scene split across several bindings (render/split.rs) is
-// projected one part at a time: the arrays bound are the part's, indexed by the splat's place in the part; the
-// keys, ranks and workgroup counts are the whole scene's, indexed by the splat.
+// the sort crate's shaders/scan/common.wgsl, one layout (render/layout_full.wgsl or render/layout_compact.wgsl:
+// `load_splat` and `sh_coefficient` over the scene's arrays), and the arrays `geometry`, `sh` and `projected` with
+// their `_at` and `_store` accessors (render/split.rs composes them). A scene split across several bindings
+// (render/split.rs) is projected one part at a time: the arrays bound are the part's, indexed by the splat's place in
+// the part; the keys, ranks and workgroup counts are the whole scene's, indexed by the splat.
 
 const WORKGROUP_SIZE: u32 = 256u;
 const SH_C0: f32 = 0.28209479177387814;

@@ -202,6 +202,37 @@ pub(crate) trait RadixPasses {
     fn record_timed(&self, encoder: &mut wgpu::CommandEncoder, plan: &Plan<'_>, timer: &mut dyn PassTimer);
 }
 
+/// A reduce-then-scan sort (the tutorial and subgroup sorts), whose passes are its `Iterations`.
+pub(crate) trait IteratedSort {
+    fn config(&self) -> SortConfig;
+    fn dispatch(&self) -> &SortDispatch;
+    fn dispatch_mut(&mut self) -> &mut SortDispatch;
+    /// The passes of every iteration.
+    fn iterations(&self) -> Iterations<'_>;
+}
+
+impl<T: IteratedSort> RadixPasses for T {
+    fn config(&self) -> SortConfig {
+        IteratedSort::config(self)
+    }
+
+    fn dispatch(&self) -> &SortDispatch {
+        IteratedSort::dispatch(self)
+    }
+
+    fn dispatch_mut(&mut self) -> &mut SortDispatch {
+        IteratedSort::dispatch_mut(self)
+    }
+
+    fn record_in(&self, pass: &mut wgpu::ComputePass<'_>, plan: &Plan<'_>) {
+        self.iterations().record_in(pass, plan);
+    }
+
+    fn record_timed(&self, encoder: &mut wgpu::CommandEncoder, plan: &Plan<'_>, timer: &mut dyn PassTimer) {
+        self.iterations().record_timed(encoder, plan, timer);
+    }
+}
+
 /// Records a sort's passes: each in its own timed compute pass when `timer` is timing; otherwise all of them in one
 /// compute pass (a compute pass boundary costs more than a dispatch boundary inside one pass: on the H100, 2^20
 /// pairs took 0.191 ms in six passes and 0.160 in one, `docs/BENCHMARKS.md`).

@@ -13,10 +13,10 @@
 //! lane), which keeps the sort stable for any size from 4 to 128.
 
 use crate::dispatch::{
-    DigitPass, Grid, Iterations, Plan, RadixPasses, SortDispatch, WORKGROUP_SIZE, iteration_params_entry, with_common,
+    DigitPass, Grid, IteratedSort, Iterations, SortDispatch, WORKGROUP_SIZE, iteration_params_entry, with_common,
 };
 use crate::scan::{Scan, counts_bytes};
-use crate::timing::{PassTimer, SortPass};
+use crate::timing::SortPass;
 use crate::util::{data_buffer, pipeline_with, storage_entry};
 use std::sync::Arc;
 
@@ -152,8 +152,19 @@ impl SubgroupSort {
     }
 }
 
-impl SubgroupSort {
-    /// The passes of every iteration.
+impl IteratedSort for SubgroupSort {
+    fn config(&self) -> SortConfig {
+        self.config
+    }
+
+    fn dispatch(&self) -> &SortDispatch {
+        &self.dispatch
+    }
+
+    fn dispatch_mut(&mut self) -> &mut SortDispatch {
+        &mut self.dispatch
+    }
+
     fn iterations(&self) -> Iterations<'_> {
         let count = DigitPass {
             name: "sort count",
@@ -175,28 +186,6 @@ impl SubgroupSort {
             scan: (&*self.scan, &self.scan_group),
             passes: [count, reorder],
         }
-    }
-}
-
-impl RadixPasses for SubgroupSort {
-    fn config(&self) -> SortConfig {
-        self.config
-    }
-
-    fn dispatch(&self) -> &SortDispatch {
-        &self.dispatch
-    }
-
-    fn dispatch_mut(&mut self) -> &mut SortDispatch {
-        &mut self.dispatch
-    }
-
-    fn record_in(&self, pass: &mut wgpu::ComputePass<'_>, plan: &Plan<'_>) {
-        self.iterations().record_in(pass, plan);
-    }
-
-    fn record_timed(&self, encoder: &mut wgpu::CommandEncoder, plan: &Plan<'_>, timer: &mut dyn PassTimer) {
-        self.iterations().record_timed(encoder, plan, timer);
     }
 }
 

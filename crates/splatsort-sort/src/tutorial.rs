@@ -19,11 +19,11 @@
 //! word instead of a vector.
 
 use crate::dispatch::{
-    DigitPass, Grid, Iterations, Plan, RadixPasses, SortDispatch, SortParams, WORKGROUP_SIZE, iteration_params_entry,
+    DigitPass, Grid, IteratedSort, Iterations, SortDispatch, SortParams, WORKGROUP_SIZE, iteration_params_entry,
     with_common,
 };
 use crate::scan::{Scan, counts_bytes};
-use crate::timing::{PassTimer, SortPass};
+use crate::timing::SortPass;
 use crate::util::{data_buffer, pipeline, storage_entry};
 use std::sync::Arc;
 
@@ -228,8 +228,19 @@ impl TutorialSort {
     }
 }
 
-impl TutorialSort {
-    /// The passes of every iteration.
+impl IteratedSort for TutorialSort {
+    fn config(&self) -> SortConfig {
+        self.config
+    }
+
+    fn dispatch(&self) -> &SortDispatch {
+        &self.dispatch
+    }
+
+    fn dispatch_mut(&mut self) -> &mut SortDispatch {
+        &mut self.dispatch
+    }
+
     fn iterations(&self) -> Iterations<'_> {
         let rank = DigitPass {
             name: "sort rank",
@@ -251,28 +262,6 @@ impl TutorialSort {
             scan: (&*self.scan, &self.scan_group),
             passes: [rank, scatter],
         }
-    }
-}
-
-impl RadixPasses for TutorialSort {
-    fn config(&self) -> SortConfig {
-        self.config
-    }
-
-    fn dispatch(&self) -> &SortDispatch {
-        &self.dispatch
-    }
-
-    fn dispatch_mut(&mut self) -> &mut SortDispatch {
-        &mut self.dispatch
-    }
-
-    fn record_in(&self, pass: &mut wgpu::ComputePass<'_>, plan: &Plan<'_>) {
-        self.iterations().record_in(pass, plan);
-    }
-
-    fn record_timed(&self, encoder: &mut wgpu::CommandEncoder, plan: &Plan<'_>, timer: &mut dyn PassTimer) {
-        self.iterations().record_timed(encoder, plan, timer);
     }
 }
 
