@@ -32,8 +32,23 @@ use crate::{
 /// Bits per digit: the sort takes 8 only.
 pub const RADIX_BITS: u32 = 8;
 const RADIX: u32 = 1 << RADIX_BITS;
-/// Keys per workgroup of the histogram pass. Mirrors `HISTOGRAM_TILE`.
+/// Keys per workgroup of the histogram pass for buffers past 1M keys (`histogram_tile`).
 pub const HISTOGRAM_TILE: u32 = 8192;
+
+/// Keys per workgroup of the histogram pass for buffers of `capacity` keys: 2,048 up to 256K keys, 4,096 up to 1M,
+/// else `HISTOGRAM_TILE`. A smaller tile spreads a small sort's histogram over more workgroups, each with fewer loads
+/// one after another. Measured on an H200 (2026-11-29, `docs/BENCHMARKS.md`) against 8,192 keys a workgroup at 64K,
+/// 256K, 1M and 4M keys: 2,048 took the histogram from 10 µs to 7 at 64K and each whole sort 2-4 µs less at 64K and
+/// 256K (and the demo scene's frame, both its sorts with 2,048, 0.247 → 0.240 ms), but up to 1 µs more at 1M; 4,096
+/// took up to 1 µs off at 1M, and 4 µs more at 4M.
+pub fn histogram_tile(capacity: u32) -> u32 {
+    match capacity {
+        0..=0x4_0000 => 2048,
+        0x4_0001..=0x10_0000 => 4096,
+        _ => HISTOGRAM_TILE,
+    }
+}
+
 /// Words of the sort's state buffer. Mirrors `STATE_WORDS`.
 const STATE_WORDS: u32 = 4108;
 /// Where the fallback and table-free counters are in it. Mirror `STATE_FALLBACKS`, `STATE_TABLE_FREE`.
@@ -325,7 +340,9 @@ pub(crate) struct OnesweepVariant {
 /// OneSweep's pipelines for one variant (once per device and variant: `SortKernels::onesweep`).
 pub(crate) struct OnesweepKernels {
     layout: wgpu::BindGroupLayout,
-    histogram_pipeline: wgpu::ComputePipeline,
+    /// The histogram pass for each of its tiles (`histogram_tile`: 2,048, 4,096 and 8,192 keys), made when a sort
+    /// first asks for it.
+    histogram_pipelines: [OnceLock<wgpu::ComputePipeline>; 3],
     reset_pipeline: wgpu::ComputePipeline,
     digit_pipeline: wgpu::ComputePipeline,
     /// The digit pass compiled without values (`WITH_VALUES` off: no registers held for them), made when a
@@ -366,7 +383,7 @@ impl OnesweepKernels {
         ];
         let make = |label, entry| Self::pipeline(device, &module, &layout, &constants, label, entry);
         Self {
-            histogram_pipeline: make("sort onesweep histogram", "histogram"),
+            histogram_pipelines: Default::default(),
             reset_pipeline: make("sort onesweep reset", "reset"),
             digit_pipeline: make("sort onesweep digit pass", "digit_pass"),
             keys_only_pipeline: OnceLock::new(),
@@ -387,6 +404,17 @@ impl OnesweepKernels {
         // Every entry point writes the workgroup words it reads first, so WebGPU's zeroing is skipped.
         let options = wgpu::PipelineCompilationOptions { constants, zero_initialize_workgroup_memory: false };
         pipeline_from_module(device, label, module, entry, layout, options)
+    }
+
+    /// The histogram pass of `tile` keys a workgroup (one of `histogram_tile`'s), compiled on first use.
+    fn histogram_pipeline(&self, device: &wgpu::Device, tile: u32) -> &wgpu::ComputePipeline {
+        let slot = tile.trailing_zeros().saturating_sub(11).min(2) as usize;
+        debug_assert_eq!(2048 << slot, tile, "a histogram tile of histogram_tile's");
+        self.histogram_pipelines[slot].get_or_init(|| {
+            let constants: Vec<_> =
+                self.constants.iter().copied().chain([("HISTOGRAM_TILE", f64::from(tile))]).collect();
+            Self::pipeline(device, &self.module, &self.layout, &constants, "sort onesweep histogram", "histogram")
+        })
     }
 
     /// The keys-only digit pass, compiled on first use.
@@ -430,6 +458,8 @@ pub struct OnesweepSort {
     tail_spin_limit: u32,
     /// Whether `settings` holds the current config.
     settings_written: bool,
+    /// The histogram pass for the buffers' size (`histogram_tile`).
+    histogram: wgpu::ComputePipeline,
 }
 
 impl OnesweepSort {
@@ -477,7 +507,8 @@ impl OnesweepSort {
         });
         let state = data_buffer(device, "sort onesweep state", u64::from(STATE_WORDS) * 4);
         let status = data_buffer(device, "sort onesweep status table", status_bytes);
-        let dispatch = SortDispatch::new(kernels, buffers, tile_size, HISTOGRAM_TILE);
+        let dispatch = SortDispatch::new(kernels, buffers, tile_size, histogram_tile(capacity));
+        let histogram = onesweep.histogram_pipeline(device, histogram_tile(capacity)).clone();
         let keys = [buffers.keys(0).clone(), buffers.keys(1).clone()];
         let values = [buffers.values(0).clone(), buffers.values(1).clone()];
         let groups =
@@ -498,6 +529,7 @@ impl OnesweepSort {
             default_entries,
             tail_spin_limit: tail_spin_limit(&info),
             settings_written: false,
+            histogram,
         };
         sort.set_config(device, config)?;
         Ok(sort)
@@ -750,7 +782,7 @@ impl OnesweepSort {
         match step {
             Step::Histogram => {
                 pass.set_bind_group(0, &self.groups[0], &[params.iteration_offset(0)]);
-                pass.set_pipeline(&self.kernels.histogram_pipeline);
+                pass.set_pipeline(&self.histogram);
                 plan.dispatch(pass, Grid::PerKey);
             }
             Step::Reset => {
@@ -863,7 +895,6 @@ mod tests {
                 })
                 .unwrap_or_else(|| panic!("{name} in the shader"))
         };
-        assert_eq!(constant("HISTOGRAM_TILE"), HISTOGRAM_TILE);
         assert_eq!(constant("STATE_WORDS"), STATE_WORDS);
         assert_eq!(constant("STATE_FALLBACKS"), STATE_FALLBACKS);
         assert_eq!(constant("MAX_KEYS_PER_THREAD"), MAX_KEYS_PER_THREAD);

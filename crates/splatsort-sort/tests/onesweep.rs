@@ -284,6 +284,23 @@ fn forced_fallback_and_table_free_tiles_sort_exactly() {
     }
 }
 
+#[test]
+fn every_histogram_tile_counts_exactly() {
+    if !available() {
+        return;
+    }
+    // The histogram's tile follows the buffers (2,048, 4,096 or 8,192 keys a workgroup): at each boundary, a sort
+    // of a partial histogram tile and of the whole buffers.
+    for (capacity, histogram_tile) in [(0x4_0000, 2048), (0x4_0001, 4096), (0x10_0000, 4096), (0x10_0001, 8192)] {
+        assert_eq!(onesweep::histogram_tile(capacity), histogram_tile, "{capacity} keys");
+        let (buffers, mut sorter) = sorter(capacity, config(|c| c.key_bits = 24));
+        for (i, n) in [histogram_tile + 5, capacity].into_iter().enumerate() {
+            let keys = KeyDistribution::Uniform.generate(n as usize, 90 + i as u64);
+            sort_and_check(&buffers, &mut sorter, &keys, &format!("histogram tile {histogram_tile}"));
+        }
+    }
+}
+
 /// Keys of `key_type` with the awkward values: negatives, zeros of both signs, infinities, NaNs of both signs,
 /// extremes, and many duplicates (so stability shows).
 fn awkward_keys(key_type: KeyType, n: usize) -> Vec<u32> {

@@ -46,8 +46,9 @@ const DIGIT_BITS: u32 = 8u;
 // Set by the pipeline when every subgroup of the device has at most 32 lanes (NVIDIA, Intel, Apple, lavapipe):
 // ballots then fit one u32, a quarter of the mask arithmetic of the general 128-lane path.
 override SCALAR_LANES: bool = false;
-// Keys per workgroup of the histogram pass.
-const HISTOGRAM_TILE: u32 = 8192u;
+// Keys per workgroup of the histogram pass, set by the pipeline for the buffers (`onesweep::histogram_tile`): a
+// multiple of 4 * WORKGROUP_SIZE.
+override HISTOGRAM_TILE: u32 = 8192u;
 // u32 words per key, set by the pipeline: 1, or 2 for 64-bit keys (low word first, as a little-endian u64). A
 // digit pass sorts by one word (`key_word`); the other word travels with it as values do.
 override KEY_WORDS: u32 = 1u;
