@@ -43,11 +43,14 @@ pub const HISTOGRAM_TILE: u32 = 8192;
 /// took up to 1 µs off at 1M, and 4 µs more at 4M.
 pub fn histogram_tile(capacity: u32) -> u32 {
     match capacity {
-        0..=0x4_0000 => 2048,
-        0x4_0001..=0x10_0000 => 4096,
-        _ => HISTOGRAM_TILE,
+        0..=0x4_0000 => HISTOGRAM_TILES[0],
+        0x4_0001..=0x10_0000 => HISTOGRAM_TILES[1],
+        _ => HISTOGRAM_TILES[2],
     }
 }
+
+/// Every tile `histogram_tile` chooses, smallest first: each has its histogram pipeline.
+const HISTOGRAM_TILES: [u32; 3] = [2048, 4096, HISTOGRAM_TILE];
 
 /// Words of the sort's state buffer. Mirrors `STATE_WORDS`.
 const STATE_WORDS: u32 = 4108;
@@ -340,9 +343,8 @@ pub(crate) struct OnesweepVariant {
 /// OneSweep's pipelines for one variant (once per device and variant: `SortKernels::onesweep`).
 pub(crate) struct OnesweepKernels {
     layout: wgpu::BindGroupLayout,
-    /// The histogram pass for each of its tiles (`histogram_tile`: 2,048, 4,096 and 8,192 keys), made when a sort
-    /// first asks for it.
-    histogram_pipelines: [OnceLock<wgpu::ComputePipeline>; 3],
+    /// The histogram pass for each of its tiles (`HISTOGRAM_TILES`), made when a sort first asks for it.
+    histogram_pipelines: [OnceLock<wgpu::ComputePipeline>; HISTOGRAM_TILES.len()],
     reset_pipeline: wgpu::ComputePipeline,
     digit_pipeline: wgpu::ComputePipeline,
     /// The digit pass compiled without values (`WITH_VALUES` off: no registers held for them), made when a
@@ -408,8 +410,7 @@ impl OnesweepKernels {
 
     /// The histogram pass of `tile` keys a workgroup (one of `histogram_tile`'s), compiled on first use.
     fn histogram_pipeline(&self, device: &wgpu::Device, tile: u32) -> &wgpu::ComputePipeline {
-        let slot = tile.trailing_zeros().saturating_sub(11).min(2) as usize;
-        debug_assert_eq!(2048 << slot, tile, "a histogram tile of histogram_tile's");
+        let slot = HISTOGRAM_TILES.iter().position(|&t| t == tile).expect("a tile of HISTOGRAM_TILES");
         self.histogram_pipelines[slot].get_or_init(|| {
             let constants: Vec<_> =
                 self.constants.iter().copied().chain([("HISTOGRAM_TILE", f64::from(tile))]).collect();
