@@ -20,7 +20,7 @@
 //! other word through workgroup memory as it carries the values, so the tile and its memory are the same for both
 //! widths. The width is fixed when the sort is made (pipeline constants), by its `SortBuffers`.
 
-use crate::dispatch::{Grid, Plan, RadixPasses, SortDispatch, iteration_params_entry, with_common};
+use crate::dispatch::{Grid, Plan, RadixPasses, SortDispatch, WORKGROUP_SIZE, iteration_params_entry, with_common};
 use crate::timing::{PassTimer, SortPass, SortPassLabel};
 use crate::util::{begin_pass, data_buffer, pipeline_from_module, storage_entry, uniform_entry};
 use std::sync::{Arc, OnceLock};
@@ -39,8 +39,9 @@ pub const HISTOGRAM_TILE: u32 = 8192;
 /// else `HISTOGRAM_TILE`. A smaller tile spreads a small sort's histogram over more workgroups, each with fewer loads
 /// one after another. Measured on an H200 (2026-11-29, `docs/BENCHMARKS.md`) against 8,192 keys a workgroup at 64K,
 /// 256K, 1M and 4M keys: 2,048 took the histogram from 10 µs to 7 at 64K and each whole sort 2-4 µs less at 64K and
-/// 256K (and the demo scene's frame, both its sorts with 2,048, 0.247 → 0.240 ms), but up to 1 µs more at 1M; 4,096
-/// took up to 1 µs off at 1M, and 4 µs more at 4M.
+/// 256K (and the demo scene's frame, both its sorts with 2,048, 0.247 → 0.240 ms; this rule gives its tile sort's
+/// 828K-pair buffers 4,096, not measured), but up to 1 µs more at 1M; 4,096 took up to 1 µs off at 1M, and 4 µs more
+/// at 4M. Measured in an experiment build that replaced the shader's constant, not with this code.
 pub fn histogram_tile(capacity: u32) -> u32 {
     match capacity {
         0..=0x4_0000 => HISTOGRAM_TILES[0],
@@ -49,8 +50,17 @@ pub fn histogram_tile(capacity: u32) -> u32 {
     }
 }
 
-/// Every tile `histogram_tile` chooses, smallest first: each has its histogram pipeline.
+/// Every tile `histogram_tile` chooses, smallest first: each has its histogram pipeline. Each is a whole number of
+/// the histogram's rounds of loads (4 keys an invocation, 2 of 64-bit keys), as the shader's loop over a whole tile
+/// reads without a bound check.
 const HISTOGRAM_TILES: [u32; 3] = [2048, 4096, HISTOGRAM_TILE];
+const _: () = {
+    let mut i = 0;
+    while i < HISTOGRAM_TILES.len() {
+        assert!(HISTOGRAM_TILES[i].is_multiple_of(4 * WORKGROUP_SIZE), "a whole number of rounds");
+        i += 1;
+    }
+};
 
 /// Words of the sort's state buffer. Mirrors `STATE_WORDS`.
 const STATE_WORDS: u32 = 4108;

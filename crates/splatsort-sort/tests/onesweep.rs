@@ -290,14 +290,37 @@ fn every_histogram_tile_counts_exactly() {
         return;
     }
     // The histogram's tile follows the buffers (2,048, 4,096 or 8,192 keys a workgroup): at each boundary, a sort
-    // of a partial histogram tile and of the whole buffers.
+    // of a partial histogram tile and of the whole buffers, one of a count only the GPU knows (the prepare pass
+    // sizes the histogram's dispatch), and u64 keys (two words a key, half the keys a round of loads).
+    let ctx = common::context();
     for (capacity, histogram_tile) in [(0x4_0000, 2048), (0x4_0001, 4096), (0x10_0000, 4096), (0x10_0001, 8192)] {
         assert_eq!(onesweep::histogram_tile(capacity), histogram_tile, "{capacity} keys");
+        let what = format!("histogram tile {histogram_tile}");
         let (buffers, mut sorter) = sorter(capacity, config(|c| c.key_bits = 24));
         for (i, n) in [histogram_tile + 5, capacity].into_iter().enumerate() {
             let keys = KeyDistribution::Uniform.generate(n as usize, 90 + i as u64);
-            sort_and_check(&buffers, &mut sorter, &keys, &format!("histogram tile {histogram_tile}"));
+            sort_and_check(&buffers, &mut sorter, &keys, &what);
         }
+        let count = 3 * histogram_tile + 5;
+        let keys = KeyDistribution::Uniform.generate(count as usize, 95);
+        let values: Vec<u32> = (0..count).collect();
+        let (gpu_keys, gpu_values) = common::checked(ctx, &what, || {
+            buffers.write_input(&ctx.queue, &keys, &values).unwrap();
+            ctx.queue.write_buffer(buffers.count(), 0, bytemuck::bytes_of(&count));
+            let mut encoder = ctx.device.create_command_encoder(&Default::default());
+            let slot = sorter.record_gpu_count(&ctx.queue, &mut encoder, None);
+            ctx.queue.submit([encoder.finish()]);
+            buffers.read_blocking(&ctx.device, &ctx.queue, slot, count)
+        });
+        let want = cpu::stable_sort_pairs(&keys, &values, sorter.config());
+        if let Err(mismatch) = cpu::compare((&want.0, &want.1), (&gpu_keys, &gpu_values)) {
+            panic!("{what}, GPU count {count}: {mismatch}");
+        }
+        let buffers = SortBuffers::new_u64(&ctx.device, capacity).expect("buffers");
+        let base = SortConfig::for_key_type(8, 64, KeyType::U64).unwrap();
+        let mut sorter = GpuSort::new(&ctx.device, SortAlgorithm::Onesweep, &buffers, base).expect("sorter");
+        let keys = &wide_keys(histogram_tile as usize + 5, 96)[0];
+        sort_and_check_u64(&buffers, &mut sorter, keys, &what);
     }
 }
 

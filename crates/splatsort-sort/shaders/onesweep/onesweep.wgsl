@@ -38,7 +38,8 @@
 // TILE_KEYS, subgroup ids below THREADS / smallest subgroup, slots below the table's entries, key indices below
 // `num_keys` and key words below KEY_WORDS * `num_keys`, histogram bins below 4 * RADIX * KEY_WORDS, the digit
 // passes below MAX_PASSES), given that the subgroups are full: THREADS is a multiple of 128 and subgroups have 8 to
-// 128 lanes (both checked by `sort::onesweep`), a power of two (as every API's are). Every loop ends (the spins are
+// 128 lanes (both checked by `sort::onesweep`), a power of two (as every API's are), and that HISTOGRAM_TILE is a
+// multiple of 4 * WORKGROUP_SIZE (a whole tile's rounds of loads end at its end; checked there too). Every loop ends (the spins are
 // counted), which is what lets `sort::onesweep` compile this module without naga's bounds checks and loop counters.
 
 const RADIX: u32 = 256u;
