@@ -202,10 +202,8 @@ pub(crate) trait RadixPasses {
     fn record_timed(&self, encoder: &mut wgpu::CommandEncoder, plan: &Plan<'_>, timer: &mut dyn PassTimer);
 }
 
-/// A reduce-then-scan sort (the tutorial and subgroup sorts), whose passes are its `Iterations`.
+/// A reduce-then-scan sort (the tutorial and subgroup sorts), whose passes, config and dispatch are its `Iterations`.
 pub(crate) trait IteratedSort {
-    fn config(&self) -> SortConfig;
-    fn dispatch(&self) -> &SortDispatch;
     fn dispatch_mut(&mut self) -> &mut SortDispatch;
     /// The passes of every iteration.
     fn iterations(&self) -> Iterations<'_>;
@@ -213,11 +211,11 @@ pub(crate) trait IteratedSort {
 
 impl<T: IteratedSort> RadixPasses for T {
     fn config(&self) -> SortConfig {
-        IteratedSort::config(self)
+        self.iterations().config
     }
 
     fn dispatch(&self) -> &SortDispatch {
-        IteratedSort::dispatch(self)
+        self.iterations().dispatch
     }
 
     fn dispatch_mut(&mut self) -> &mut SortDispatch {

@@ -518,8 +518,9 @@ impl OnesweepSort {
         });
         let state = data_buffer(device, "sort onesweep state", u64::from(STATE_WORDS) * 4);
         let status = data_buffer(device, "sort onesweep status table", status_bytes);
-        let dispatch = SortDispatch::new(kernels, buffers, tile_size, histogram_tile(capacity));
-        let histogram = onesweep.histogram_pipeline(device, histogram_tile(capacity)).clone();
+        let histogram_tile = histogram_tile(capacity);
+        let dispatch = SortDispatch::new(kernels, buffers, tile_size, histogram_tile);
+        let histogram = onesweep.histogram_pipeline(device, histogram_tile).clone();
         let keys = [buffers.keys(0).clone(), buffers.keys(1).clone()];
         let values = [buffers.values(0).clone(), buffers.values(1).clone()];
         let groups =

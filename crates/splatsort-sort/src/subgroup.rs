@@ -153,14 +153,6 @@ impl SubgroupSort {
 }
 
 impl IteratedSort for SubgroupSort {
-    fn config(&self) -> SortConfig {
-        self.config
-    }
-
-    fn dispatch(&self) -> &SortDispatch {
-        &self.dispatch
-    }
-
     fn dispatch_mut(&mut self) -> &mut SortDispatch {
         &mut self.dispatch
     }

@@ -229,14 +229,6 @@ impl TutorialSort {
 }
 
 impl IteratedSort for TutorialSort {
-    fn config(&self) -> SortConfig {
-        self.config
-    }
-
-    fn dispatch(&self) -> &SortDispatch {
-        &self.dispatch
-    }
-
     fn dispatch_mut(&mut self) -> &mut SortDispatch {
         &mut self.dispatch
     }
