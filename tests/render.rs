@@ -1242,6 +1242,51 @@ fn both_rasterizer_walks_draw_the_same_image() {
 }
 
 #[test]
+fn the_checked_kernels_draw_what_the_trusted_ones_draw() {
+    // The compute path's module is compiled without naga's bounds clamps and loop counters (its indices are in range
+    // by construction: render/tiles.wgsl and render/pixel_order.wgsl). A clamp that changed an index would change the
+    // image, so the kernels compiled with naga's checks draw the same bytes, in each blend order and with each walk,
+    // on views of many splats a tile (the demo from inside, a tile of thousands) and of edge splats.
+    let ctx = common::context();
+    let renderer = |ballot: u32, checked_shaders: bool| {
+        let options = render::RendererOptions {
+            ballot_walk_max_entries_per_splat: ballot,
+            checked_shaders,
+            ..Default::default()
+        };
+        render::Renderer::with_options(&ctx.device, options)
+    };
+    let cases = [
+        ("the demo scene from inside", demo_scene(), inside_camera(), false),
+        (
+            "thin, rotated and edge splats",
+            scene_of(&binning_splats(), 0, |_, _| [0.0; 3]),
+            { camera(203, 141, [0.0, 0.0, -3.0], [0.0, 0.0, 0.0]) },
+            true,
+        ),
+        (
+            "3,000 splats over a few tiles",
+            scene_of(&heavy_tile_splats(), 0, |_, _| [0.0; 3]),
+            { camera(96, 64, [0.0, 0.0, -2.0], [0.0, 0.0, 0.0]) },
+            true,
+        ),
+    ];
+    for ballot in [0, u32::MAX] {
+        let (trusted, checked) = (renderer(ballot, false), renderer(ballot, true));
+        for (what, scene, cam, exact_too) in &cases {
+            let orders = [render::BlendOrder::Splat, render::BlendOrder::Pixel, render::BlendOrder::Exact];
+            for blend_order in orders.into_iter().filter(|&o| *exact_too || o != render::BlendOrder::Exact) {
+                let settings = Setup { draw: DrawPath::Compute, blend_order, ..Default::default() };
+                let a = render_on(&trusted, scene, cam, settings);
+                let b = render_on(&checked, scene, cam, settings);
+                assert!(lit_pixels(&a) > 100, "{what}: the view shows it ({} lit pixels)", lit_pixels(&a));
+                assert!(a.rgba == b.rgba, "{what}, {blend_order:?} order, ballots up to {ballot}: the images differ");
+            }
+        }
+    }
+}
+
+#[test]
 fn a_frame_after_another_view_renders_as_a_first_frame() {
     // The compute path's per-tile ranges are reset by each frame's rasterizer (`tile_ranges` writes only tiles
     // with entries): after a frame every range is zero, and a frame whose tiles went empty since the last one draws

@@ -177,6 +177,13 @@ fn strip_span(e: Ellipse, y0: f32, y1: f32) -> vec2<f32> {
     return e.center.x + vec2<f32>(left, right);
 }
 
+// [first, end) as integers, clamped to [0, limit] as integers too (the float tests of the callers may not hold where
+// the driver assumes no NaN or infinity), so that loops over the range end within the tile grid whatever the floats.
+fn clamped_range(first: f32, end: f32, limit: u32) -> vec2<u32> {
+    let e = min(u32(end), limit);
+    return vec2<u32>(min(u32(first), e), e);
+}
+
 // The tiles an x range [left, right] of pixel centres touches, as [first, end) clamped to the image's `tiles_x`.
 fn span_tiles(span: vec2<f32>, tiles_x: u32) -> vec2<u32> {
     // Tile t holds the pixel centres 16 t + 0.5 ..= 16 t + 15.5.
@@ -185,7 +192,7 @@ fn span_tiles(span: vec2<f32>, tiles_x: u32) -> vec2<u32> {
     if (!(first < end)) {
         return vec2<u32>(0u);
     }
-    return vec2<u32>(u32(first), u32(end));
+    return clamped_range(first, end, tiles_x);
 }
 
 // The rows of tiles the ellipse touches, as [first, end) clamped to the image's `tiles_y`.
@@ -196,7 +203,7 @@ fn ellipse_tile_rows(e: Ellipse, tiles_y: u32) -> vec2<u32> {
     if (!(first < end)) {
         return vec2<u32>(0u);
     }
-    return vec2<u32>(u32(first), u32(end));
+    return clamped_range(first, end, tiles_y);
 }
 
 // The tiles of row `row` the ellipse touches, as [first, end).

@@ -17,6 +17,18 @@
 // - `rasterize_exact`: the reference, by brute force. Each pass walks the whole list and keeps, per pixel, the
 //   WINDOW_CAP nearest splats (by t's key, then by place in the list) after the last one blended; blends them; again
 //   until the pixel stops or runs out.
+//
+// Indices and loops (the module is compiled without naga's checks: render/tiles.wgsl says why its part is safe). A
+// batch holds count = min(GROUP, end - range.x) splats, 1 to GROUP: `load_batch` writes slots tid < count, the walks
+// read slots j < count only (`batch_touching` sets bit b only where first + b < count). `held`: n <= WINDOW_CAP
+// (`insert_nearest` returns at most it), its index at most min(n, WINDOW_CAP - 1), and held[n - 1] is read only
+// where n == WINDOW_CAP (`&&` short-circuits). The window's slots are named registers, never indexed. Tiles,
+// entries and splat indices are bounded as render/tiles.wgsl says (`begin_ordered_tile` reads `ranges` at a tile of
+// the grid; `entry_splat` clamps the splat). Every loop ends: each batch moves `end` down by count >= 1; the bit
+// loops clear a bit a step; the blends of held splats pop one a step; `insert_nearest` steps down to 0; each pass of
+// the exact order takes the WINDOW_CAP nearest after the last it blended (by key, then place: a strict order), and
+// each pass of the merge blends a splat no pass blended before, or finishes the pixel, so the list's length + 1
+// passes finish the tile: a count of passes ends the loop there whatever the floats.
 
 // The splats each pass of the exact order's reference holds a pixel.
 const WINDOW_CAP: u32 = 64u;
@@ -30,8 +42,7 @@ var<workgroup> batch_ray2: array<vec4<u32>, GROUP>;
 var<workgroup> group_finished: atomic<u32>;
 var<workgroup> pass_done: atomic<u32>;
 
-fn load_ray(slot: u32, entry: u32) {
-    let splat = entry_splats[entry];
+fn load_ray(slot: u32, entry: u32, splat: u32) {
     batch_ray0[slot] = rays_at(splat, 0u);
     // The floor the walk goes by: the entry's, over its tile (`entry_floor` in render/tiles.wgsl), or the depth
     // order's where that is tighter. The walk goes by level, then by the depth order within a level, so either
@@ -80,7 +91,7 @@ fn ray_depth(r0: vec4<f32>, r1: vec4<f32>, r2: vec4<f32>, centre: vec2<f32>) -> 
 
 // Blends a held splat of alpha `alpha_bits` (as bits) and colour `rgb9e5` into the pixel; true when the pixel stops
 // before it. (Every RGB9E5 colour, nine bits of mantissa from 2^-24 to 2^7, is exact in f16: the colour the splat
-// order's batch keeps, `load_splat`.)
+// order's batch keeps, `store_splat`.)
 fn blend_held(px: ptr<function, Pixel>, alpha_bits: u32, rgb9e5: u32) -> bool {
     let alpha = bitcast<f32>(alpha_bits);
     let next = (*px).transmittance * (1.0 - alpha);
@@ -314,11 +325,16 @@ fn pixel_order_tile(tid: u32, workgroup_id: vec3<u32>, lane: u32, sg_size: u32) 
     // first `blended` of that key the walk meets, and a later pass takes only the splats after them.
     var last = 0u;
     var blended = 0u;
+    // Each unfinished pass blends a splat no pass blended before, so the list's length + 1 passes are enough; the
+    // count ends the loop even if the floors were wrong (a NaN where the driver assumes none), never otherwise.
+    let most_passes = select(0u, t.range.y - t.range.x, t.range.y > t.range.x) + 1u;
+    var passes = 0u;
     loop {
         workgroupBarrier();
-        if (workgroupUniformLoad(&group_finished) == GROUP) {
+        if (passes == most_passes || workgroupUniformLoad(&group_finished) == GROUP) {
             break;
         }
+        passes += 1u;
         if (tid == 0u) {
             atomicStore(&pass_done, 0u);
         }
@@ -478,8 +494,9 @@ fn insert_nearest(held: ptr<function, array<vec4<u32>, WINDOW_CAP>>, n: u32, win
 fn load_batch(tid: u32, count: u32, end: u32, origin: vec2<u32>) {
     if (tid < count) {
         let entry = end - 1u - tid;
-        store_coverage(tid, projected_at(entry_splats[entry], 0u), vec2<f32>(origin));
-        load_ray(tid, entry);
+        let splat = entry_splat(entry);
+        store_coverage(tid, projected_at(splat, 0u), vec2<f32>(origin));
+        load_ray(tid, entry, splat);
     }
 }
 

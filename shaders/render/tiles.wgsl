@@ -24,6 +24,25 @@
 //
 // Coverage is the quad draw's: a pixel takes a splat when its centre is inside the splat's coverage ellipse
 // (render/common.wgsl), and alpha = min(0.99, opacity * exp(-d^T conic d / 2)).
+//
+// Why every index is in range and every loop ends (`TilePipelines::new` compiles this module without naga's bounds
+// clamps, loop counters and division checks). Workgroup arrays: `bin_counts` at `bin_slot(p)` for p below
+// BIN_POSITIONS (a `select` that reads past the last position clamps its index); `emit_firsts` at p - range.x below
+// range.y - range.x <= EMIT_STAGE, only when staged; the batch arrays at slots below a batch's count <= GROUP (stored
+// at tid < count, read at j + 3 < count rounded up to 4). Storage: sorted positions below min(num_splats, visible[0])
+// (`depth_order`, `counts`: the depth sort's buffers, at least num_splats words); entries below entry_count[0] <=
+// entry_cap (`tile_prepare` writes 0 past the cap) or below the `end` each writer tests in its loop (`emit_rows`,
+// whose callers' ends are at most the cap, which the entry buffers hold); status words below BIN_STATUS + the bin
+// tiles (`bin_state_bytes`; the tickets count from 0, reset by `tile_prepare` after every binning); a tile id
+// indexes `ranges` only once tested below tiles_x * tiles_y, and the rasterizers' grid is that grid, from the
+// settings the frame's buffers were sized by; a tile's range is this frame's (`tile_ranges`: at most entry_count[0])
+// or zero (each rasterizer zeroes its tile). Splat indices are those the compaction wrote (below num_splats),
+// permuted by the sorts and copied by the emit; read back from an entry they are clamped below num_splats
+// (`entry_splat`). Loops: counted to BIN_ITEMS, BLOCKS_X and BLOCKS_Y, a row or span of the tile grid (clamped to it
+// as integers: `clamped_range` in render/common.wgsl), an entry range or a batch; the binary search narrows [low,
+// high) while low + 1 < high; the look-back takes status words (`next` falls) or, after BIN_SPIN_LIMIT steps that
+// find one unwritten, counts that bin tile itself, so it never waits on another workgroup's progress. Divisors:
+// tiles_x (an image is at least a pixel wide), the parts of the split arrays (at least 1) and constants.
 
 const GROUP: u32 = 256u; // TILE * TILE
 const STOP_TRANSMITTANCE: f32 = 0.0001;
@@ -105,6 +124,12 @@ struct TileArgs {
 // entries passed the cap; word 16, the emit's choice.
 @group(0) @binding(12) var<storage, read> overflow_flag: array<u32>;
 
+// Entry `entry`'s splat, below num_splats (the emit writes only such; the clamp keeps the per-splat reads that
+// follow in range even if an entry were left unwritten).
+fn entry_splat(entry: u32) -> u32 {
+    return min(entry_splats[entry], frame.num_splats - 1u);
+}
+
 fn linear_id(workgroup_id: vec3<u32>, num_workgroups: vec3<u32>, tid: u32) -> u32 {
     return (workgroup_id.x + workgroup_id.y * num_workgroups.x) * GROUP + tid;
 }
@@ -152,7 +177,7 @@ fn tile_floors(
     // Ordered by another camera (the popping measure's twin), the walk keeps that order: no floor.
     if (tile < sentinel_tile() && frame.order_held == 0u) {
         let origin = vec2<f32>(vec2<u32>(tile % tiles.tiles_x, tile / tiles.tiles_x) * TILE);
-        level = floor_level(tile_floor(entry_splats[i], origin));
+        level = floor_level(tile_floor(entry_splat(i), origin));
     }
     entry_tiles[i] = (min(tile, sentinel_tile()) << tiles.floor_bits) | (((1u << tiles.floor_bits) - 1u) - level);
 }
@@ -408,7 +433,8 @@ fn bin_tile(tid: u32, workgroup_id: vec3<u32>, num_workgroups: vec3<u32>, lane: 
         var wide = false;
         if (position < min(frame.num_splats, visible[0]) && first < cap) {
             // The entries a thread per position (the splat's record read again: it was read for the count).
-            let end = select(total, bin_counts[bin_slot(at + 1u)], at + 1u < BIN_POSITIONS);
+            // (`select` reads both sides: the index is clamped so that the last position's read stays in the array.)
+            let end = select(total, bin_counts[bin_slot(min(at + 1u, BIN_POSITIONS - 1u))], at + 1u < BIN_POSITIONS);
             count = end - bin_counts[bin_slot(at)];
             splat = depth_order[position];
             wide = EMIT_ALONE_MAX != 0u && count > EMIT_ALONE_MAX;
@@ -441,7 +467,8 @@ fn tile_prepare() {
     atomicStore(&bin_state[BIN_TOTAL], 0u);
     let emitted = atomicLoad(&bin_state[BIN_EMIT]) != 0u;
     atomicStore(&bin_state[BIN_TICKET], 0u);
-    atomicAdd(&bin_state[BIN_GENERATION], 1u);
+    // Kept below 3, so that no wrap of the counter gives two frames in a row the same tag.
+    atomicStore(&bin_state[BIN_GENERATION], (atomicLoad(&bin_state[BIN_GENERATION]) + 1u) % 3u);
     let overflow = total > tiles.entry_cap || total >= BIN_COUNT_MASK;
     let entries = select(total, 0u, overflow);
     entry_count[0] = entries;
@@ -523,7 +550,9 @@ fn tile_emit(
 fn entry_position(i: u32, low_in: u32, high_in: u32, staged: bool, origin: u32) -> u32 {
     var low = low_in;
     var high = high_in;
-    while (high - low > 1u) {
+    // `low + 1 < high`, not `high - low > 1`: it ends (each step narrows the range) even if the counts it reads
+    // were not in order.
+    while (low + 1u < high) {
         let mid = (low + high) / 2u;
         var first = 0u;
         if (staged) {
@@ -610,7 +639,9 @@ fn emit_position(position: u32) {
     let first = counts[position];
     // Positions past the visible splats have no tiles, so the next position's first entry is this one's end; the
     // last position's end is the total.
-    let end = select(entry_count[0], counts[position + 1u], position + 1u < frame.num_splats);
+    // (`select` reads both sides: the index is clamped so that the last position's read stays in the buffer.)
+    let next = min(position + 1u, frame.num_splats - 1u);
+    let end = select(entry_count[0], counts[next], position + 1u < frame.num_splats);
     let count = end - first;
     if (count == 0u || first + count > entry_count[0]) {
         return;
@@ -725,12 +756,7 @@ fn block_mask(e: Ellipse, origin: vec2<f32>) -> u32 {
     return mask;
 }
 
-// Puts the splat of entry `entry` into the batch at `slot`.
-fn load_splat(slot: u32, entry: u32, origin: vec2<f32>) {
-    store_splat(slot, projected_at(entry_splats[entry], 0u), origin);
-}
-
-// The record of `load_splat` from the projection `p`, read before.
+// Puts the splat whose projection `p` was read into the batch at `slot`.
 fn store_splat(slot: u32, p: Projected, origin: vec2<f32>) {
     store_coverage(slot, p, origin);
     let colour = stored_color(p);
@@ -828,7 +854,7 @@ fn fetch_splat(tid: u32, end: u32, first: u32) -> Projected {
     if (end <= first || tid >= end - first) {
         return Projected(0.0, 0.0, 0u, 0u, 0u);
     }
-    return projected_at(entry_splats[end - 1u - tid], 0u);
+    return projected_at(entry_splat(end - 1u - tid), 0u);
 }
 
 fn rasterize_tile(tid: u32, workgroup_id: vec3<u32>, lane: u32, sg_size: u32) {

@@ -1,5 +1,6 @@
 // The rasterizers' entry points on a device without 32-lane ballots. Appended to render/tiles.wgsl in place of
-// render/walk_subgroup.wgsl.
+// render/walk_subgroup.wgsl. (No naga checks, as render/tiles.wgsl says; here `batch_touching`'s n = min(32, count -
+// first) is 1 to 32, since its caller's first < count, and nothing loops.)
 
 // Every pixel walks every splat of a batch (its cut-off test blends only those that cover it).
 const BALLOT_WALK: bool = false;

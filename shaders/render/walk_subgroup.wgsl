@@ -10,6 +10,13 @@
 // prepare pass picks one of the two pipelines by the frame's entries per visible splat. 4x4 blocks walked side by
 // side, with four alphas at a time (`blend_four`), took the rasterizer 7-23% lower at 1M-100M splats. The pixel
 // order's rasterizer (render/pixel_order.wgsl) always walks by ballots where the module has them.
+//
+// Indices and loops (no naga checks: render/tiles.wgsl). A batch's `count` is 1 to GROUP. `walk_touching` reads
+// batch_b[j] only where j = first + lane < count, and a lane's ballot bit is set only where it read one, so each of
+// `blend_four`'s first + at (a set bit, or the first set bit repeated) is below count; `batch_touching` sets bit
+// at + lane only where first + at + lane < count. `emit_wide` writes entries below its `limit`, the cap's. Every
+// loop ends: `first` steps by min(sg_size, 32) >= 1 to count; RUNS is a constant; `at` steps by sg_size >= 1 to 32;
+// each step of a loop over a ballot's bits clears one of them.
 
 // The binning (`bin_tile` in render/tiles.wgsl) with the subgroup's lanes.
 @compute @workgroup_size(GROUP)

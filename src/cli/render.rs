@@ -8,7 +8,7 @@ use glam::Vec3;
 use splatsort::bench::{self, RenderBenchResult};
 use splatsort::camera::framing_file;
 use splatsort::gpu::{AdapterPreference, GpuContext, describe_adapter};
-use splatsort::render::{BlendOrder, DrawPath, FrameCounts, Renderer, SceneBuffers, render_image};
+use splatsort::render::{BlendOrder, DrawPath, FrameCounts, Renderer, RendererOptions, SceneBuffers, render_image};
 use splatsort::scene::{self, Scene};
 use splatsort::timing::{GpuTimer, PassKind};
 
@@ -55,6 +55,10 @@ pub(crate) struct RenderArgs {
     /// Print the GPU time of every pass.
     #[arg(long)]
     pub(crate) timings: bool,
+    /// Compile the compute path's kernels with naga's bounds checks and loop counters (left out by default: their
+    /// indices are in range by construction; to measure what that buys, or to look for a bad index).
+    #[arg(long)]
+    pub(crate) checked_shaders: bool,
 }
 
 #[derive(clap::Args)]
@@ -92,6 +96,15 @@ pub(crate) struct RenderBenchArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     pub(crate) json: bool,
+    /// Compile the compute path's kernels with naga's bounds checks and loop counters (left out by default: their
+    /// indices are in range by construction; to measure what that buys, or to look for a bad index).
+    #[arg(long)]
+    pub(crate) checked_shaders: bool,
+}
+
+/// The renderer's options for a command: the defaults, with naga's checks where asked.
+fn renderer_options(checked_shaders: bool) -> RendererOptions {
+    RendererOptions { checked_shaders, ..Default::default() }
 }
 
 /// Seconds, 0.01 to 86400 (a day).
@@ -118,7 +131,7 @@ pub(crate) fn render_command(args: RenderArgs) -> anyhow::Result<()> {
         let cameras = super::fly::cameras(&args, &scene)?;
         let ctx = GpuContext::headless(AdapterPreference::Hardware)?;
         options.draw = draw_path(args.sort, &ctx.info);
-        let renderer = Renderer::new(&ctx.device);
+        let renderer = Renderer::with_options(&ctx.device, renderer_options(args.checked_shaders));
         let mut buffers = SceneBuffers::new(&renderer, &ctx.queue, &scene, args.sort.gpu_format, options)
             .with_context(|| format!("cannot put {} on the GPU", args.scene.display()))?;
         return super::fly::render_frames(&ctx, &mut buffers, (&cameras.0, cameras.1), &params, &args.out);
@@ -126,7 +139,7 @@ pub(crate) fn render_command(args: RenderArgs) -> anyhow::Result<()> {
     let camera = camera_for(&args.camera, &scene)?;
     let ctx = GpuContext::headless(AdapterPreference::Hardware)?;
     options.draw = draw_path(args.sort, &ctx.info);
-    let renderer = Renderer::new(&ctx.device);
+    let renderer = Renderer::with_options(&ctx.device, renderer_options(args.checked_shaders));
     let mut buffers = SceneBuffers::new(&renderer, &ctx.queue, &scene, args.sort.gpu_format, options)
         .with_context(|| format!("cannot put {} on the GPU", args.scene.display()))?;
     let mut timer = if args.timings {
@@ -180,7 +193,7 @@ pub(crate) fn render_bench(args: RenderBenchArgs) -> anyhow::Result<()> {
             .with_context(|| format!("cannot write the camera to {}", path.display()))?;
     }
     let upload = std::time::Instant::now();
-    let renderer = Renderer::new(&ctx.device);
+    let renderer = Renderer::with_options(&ctx.device, renderer_options(args.checked_shaders));
     let mut buffers = SceneBuffers::new(&renderer, &ctx.queue, &scene, args.sort.gpu_format, options)
         .with_context(|| format!("cannot put {} on the GPU", args.scene.display()))?;
     let _ = ctx.device.poll(wgpu::PollType::wait_indefinitely());

@@ -38,7 +38,9 @@ impl SceneBuffers {
 
     /// Records one frame of `camera`'s view drawn with `params`: depth keys, sort, draw into the accumulation image
     /// (resized to the camera's image when it changes, which happens on a window resize, not per frame). With a
-    /// timer, its passes are labelled as the `repeat`-th frame of a batch.
+    /// timer, its passes are labelled as the `repeat`-th frame of a batch. Its uniforms are written through `queue`,
+    /// which takes effect at the next submit: frames of different cameras go in different submits (frames of one
+    /// camera may share one, as the benchmarks' batches do).
     pub fn encode_frame(
         &mut self,
         queue: &wgpu::Queue,

@@ -22,11 +22,19 @@ pub struct RendererOptions {
     /// per visible splat (0: never, `u32::MAX`: always), where the device has 32-lane ballots
     /// (`tile::has_ballot_walk`). The two walks draw the same image; tests run both.
     pub ballot_walk_max_entries_per_splat: u32,
+    /// Compile the compute path's kernels with naga's bounds checks and loop counters (the default leaves them
+    /// out: `tile::TilePipelines::new` says why). To measure what that buys, or to look for a bad index.
+    pub checked_shaders: bool,
 }
 
 impl Default for RendererOptions {
     fn default() -> Self {
-        Self { binding: None, memory: None, ballot_walk_max_entries_per_splat: tile::BALLOT_MAX_ENTRIES_PER_SPLAT }
+        Self {
+            binding: None,
+            memory: None,
+            ballot_walk_max_entries_per_splat: tile::BALLOT_MAX_ENTRIES_PER_SPLAT,
+            checked_shaders: false,
+        }
     }
 }
 
@@ -41,6 +49,8 @@ pub(super) struct RendererShared {
     /// The compute path's rasterizer walks by subgroup ballots (`render/walk_subgroup.wgsl`) in frames of at most
     /// this many (tile, splat) entries per visible splat; 0: never (the device has no 32-lane ballots).
     pub(super) ballot_max_entries_per_splat: u32,
+    /// The tile module with naga's checks (`RendererOptions::checked_shaders`).
+    pub(super) checked_shaders: bool,
     pub(super) sort: SortKernels,
 }
 
@@ -63,6 +73,7 @@ impl Renderer {
             blit: Mutex::new(HashMap::new()),
             tiles: OnceLock::new(),
             ballot_max_entries_per_splat: ballot,
+            checked_shaders: options.checked_shaders,
             sort: SortKernels::new(device),
         }))
     }
@@ -100,6 +111,7 @@ impl Renderer {
                     &shared.device,
                     shared.binding.parts,
                     shared.ballot_max_entries_per_splat,
+                    shared.checked_shaders,
                 ))
             })
             .clone()
