@@ -10,6 +10,10 @@
 //! look-back state is a small buffer of its own (`bin_state_bytes`).
 //! A frame whose entries pass the cap is drawn by the quad path instead, decided on the GPU (the prepare pass writes
 //! both paths' indirect arguments), and the renderer grows the cap for later frames when the count comes back.
+//!
+//! The module is compiled without naga's bounds clamps and loop counters (`TilePipelines::new`): each WGSL file's
+//! header says why its indices are in range and its loops end, and `RendererOptions::checked_shaders` (`render
+//! --checked-shaders`) puts the checks back, to measure them or to look for a bad index.
 
 mod groups;
 mod pipelines;
