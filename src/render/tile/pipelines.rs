@@ -80,8 +80,9 @@ impl TilePipelines {
     /// The module is trusted unless `checked`: compiled without naga's bounds clamps (on every indexed access) and
     /// loop counters (a 64-bit counter in every loop), since `render/tiles.wgsl` and `render/pixel_order.wgsl` say
     /// why each of their indices is in range and each of their loops ends; buffer accesses stay guarded where the
-    /// driver's robust buffer access does it. On an H200 this took the rasterizer 20% less time at 5M splats
-    /// (1.117 -> 0.894 ms) and the frame 11% (docs/BENCHMARKS.md); lavapipe's time did not change.
+    /// driver's robust buffer access does it. On an H200 this took the rasterizer 19% less time at 5M splats
+    /// framed (1.116 -> 0.900 ms; the frame 2.032 -> 1.797), 13-19% in every view measured (the per-pixel order's
+    /// 8-10%), with the same registers (docs/BENCHMARKS.md); lavapipe's time did not change.
     pub(crate) fn new(device: &wgpu::Device, parts: u32, ballot_max_entries_per_splat: u32, checked: bool) -> Self {
         let ballot = ballot_max_entries_per_splat > 0;
         let module = |label: &str, colour: BatchColour| {
