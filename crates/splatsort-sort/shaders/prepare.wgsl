@@ -1,6 +1,13 @@
 // Prepares a sort of a key count that only the GPU knows (the renderer's visible splats): reads the count and
 // writes each iteration's and each scan level's parameters (the layout `sort::shared::SortParams` writes from the
 // CPU otherwise) and the indirect dispatch arguments of every pass. One thread; a few microseconds.
+//
+// Indices (no naga checks: `util::trusted_pipeline`): `count_source` is the buffers' 4-word count; `params` holds
+// MAX_ITERATIONS + MAX_SCAN_LEVELS blocks of stride_words >= 8 words, of which iteration i < iterations <= 32 writes
+// words 0..6 and level < MAX_SCAN_LEVELS words 0..2 of block MAX_ITERATIONS + level; `dispatch` holds every slot;
+// `lens` is indexed below MAX_SCAN_LEVELS. Loops run `iterations` and MAX_SCAN_LEVELS times. Divisors: the sort's tile
+// sizes (at least 256), the device's workgroups per dimension (at least 1) and y >= 1. n is clamped to the capacity
+// and its tiles counted without overflow, so its scan levels lie inside the capacity's table.
 
 const MAX_ITERATIONS: u32 = 32u;
 const SCAN_BLOCK_SIZE: u32 = 1024u;
@@ -47,6 +54,11 @@ fn set_grid(slot: u32, groups: u32) {
     dispatch[3u * slot + 2u] = 1u;
 }
 
+// ceil(n / d) without the overflow of (n + d - 1) / d near 2^32.
+fn ceil_div(n: u32, d: u32) -> u32 {
+    return n / d + select(0u, 1u, n % d != 0u);
+}
+
 fn blocks(len: u32) -> u32 {
     return (len + SCAN_BLOCK_SIZE - 1u) / SCAN_BLOCK_SIZE;
 }
@@ -54,7 +66,7 @@ fn blocks(len: u32) -> u32 {
 @compute @workgroup_size(1)
 fn main() {
     let n = min(count_source[settings.count_word], settings.capacity);
-    let tiles = (n + settings.tile_size - 1u) / settings.tile_size;
+    let tiles = ceil_div(n, settings.tile_size);
     let radix = 1u << settings.radix_bits;
     for (var i = 0u; i < settings.iterations; i++) {
         let at = i * settings.stride_words;
@@ -68,7 +80,7 @@ fn main() {
         params[at + 6u] = settings.keys_only;
     }
     set_grid(SLOT_TILES, tiles);
-    set_grid(SLOT_PER_KEY, (n + settings.keys_per_group - 1u) / settings.keys_per_group);
+    set_grid(SLOT_PER_KEY, ceil_div(n, settings.keys_per_group));
 
     // The scan levels, laid out as `scan_levels` lays them out in Rust: each level's block totals go one level up,
     // 64-entry aligned, until a level fits one block (the top).

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crate::scan::{MAX_SCAN_LEVELS, SCAN_BLOCK_SIZE, SCAN_COMMON_WGSL, Scan, ScanLevel, ScanParams, scan_levels};
 use crate::timing::{PassTimer, SortPass, SortPassLabel};
-use crate::util::{begin_pass, params_entry, pipeline, storage_entry, uniform_entry};
+use crate::util::{begin_pass, params_entry, storage_entry, trusted_pipeline, uniform_entry};
 use crate::{SortConfig, SortKernels};
 
 /// Threads per workgroup in every sort pass. Mirrors `WORKGROUP_SIZE` in `shaders/common.wgsl` (checked by a test).
@@ -458,7 +458,7 @@ impl PrepareKernel {
             label: Some("sort prepare"),
             entries: &[uniform_entry(0), storage_entry(1, true), storage_entry(2, false), storage_entry(3, false)],
         });
-        let pipeline = pipeline(device, "sort prepare", PREPARE_WGSL, "main", &layout);
+        let pipeline = trusted_pipeline(device, "sort prepare", PREPARE_WGSL, "main", &layout, Default::default());
         Self { layout, pipeline }
     }
 }

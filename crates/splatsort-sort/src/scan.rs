@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::SortKernels;
 use crate::dispatch::{Grid, Plan, SortParams, with_common};
-use crate::util::{data_buffer, params_entry, pipeline, storage_entry};
+use crate::util::{data_buffer, params_entry, storage_entry, trusted_pipeline};
 
 /// Entries scanned per workgroup. Mirrors `SCAN_BLOCK_SIZE` in `scan/scan.wgsl`.
 pub const SCAN_BLOCK_SIZE: u32 = 1024;
@@ -82,8 +82,15 @@ impl Scan {
         });
         let source = with_common(SCAN_WGSL);
         Self {
-            scan_pipeline: pipeline(device, "sort scan", &source, "scan_blocks", &layout),
-            add_pipeline: pipeline(device, "sort scan add", &source, "add_block_offsets", &layout),
+            scan_pipeline: trusted_pipeline(device, "sort scan", &source, "scan_blocks", &layout, Default::default()),
+            add_pipeline: trusted_pipeline(
+                device,
+                "sort scan add",
+                &source,
+                "add_block_offsets",
+                &layout,
+                Default::default(),
+            ),
             layout,
         }
     }
@@ -132,14 +139,25 @@ pub struct ScanTable {
     max_dim: u32,
 }
 
+/// The most entries a `ScanTable` holds: the scan's block indices do not wrap below it (as the sorts' count tables,
+/// `counts_bytes`).
+pub const MAX_SCAN_LEN: u32 = 1 << 31;
+
 impl ScanTable {
     /// A table of `len` entries (and room for its scan levels), compiling the scan.
+    ///
+    /// # Panics
+    /// Past 2^31 entries (`MAX_SCAN_LEN`), where the scan's indices could wrap (`shaders/scan/scan.wgsl`).
     pub fn new(device: &wgpu::Device, queue: &wgpu::Queue, len: u32) -> Self {
         Self::with_kernels(&SortKernels::new(device), queue, len)
     }
 
     /// A table of `len` entries, with the scan pipelines of `kernels` (compiled only if nothing compiled them yet).
+    ///
+    /// # Panics
+    /// Past 2^31 entries (`MAX_SCAN_LEN`), as `new`.
     pub fn with_kernels(kernels: &SortKernels, queue: &wgpu::Queue, len: u32) -> Self {
+        assert!(len <= MAX_SCAN_LEN, "a scan table holds at most 2^31 entries, not {len}");
         let device = kernels.device();
         let table = data_buffer(device, "scan table", Self::bytes(len));
         let scan = kernels.scan();

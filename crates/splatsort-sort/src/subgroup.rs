@@ -17,7 +17,7 @@ use crate::dispatch::{
 };
 use crate::scan::{Scan, counts_bytes};
 use crate::timing::SortPass;
-use crate::util::{data_buffer, pipeline_with, storage_entry};
+use crate::util::{data_buffer, storage_entry, trusted_pipeline};
 use std::sync::Arc;
 
 use crate::{SortBuffers, SortConfig, SortError, SortKernels, TrafficModel, check_binding};
@@ -52,6 +52,17 @@ pub fn scalar_lanes(info: &wgpu::AdapterInfo) -> bool {
     (16..=32).contains(&info.subgroup_min_size) && (16..=32).contains(&info.subgroup_max_size)
 }
 
+/// Why the adapter's subgroups do not suit the shader, or None: it takes 4 to 128 lanes (every digit has an owner
+/// lane from 4, and a ballot holds 128), the sizes its indices are argued for (`shaders/subgroup/subgroup.wgsl`).
+pub fn subgroup_size_problem(info: &wgpu::AdapterInfo) -> Option<String> {
+    (info.subgroup_min_size < 4 || info.subgroup_max_size > 128).then(|| {
+        format!(
+            "its subgroups have {} to {} lanes; the subgroup sort's shader takes 4 to 128",
+            info.subgroup_min_size, info.subgroup_max_size
+        )
+    })
+}
+
 /// The subgroup sort's pipelines (once per device: `SortKernels::subgroup`).
 pub(crate) struct SubgroupKernels {
     layout: wgpu::BindGroupLayout,
@@ -79,8 +90,9 @@ impl SubgroupKernels {
         // (a store per word and a barrier per workgroup) is skipped.
         let options =
             || wgpu::PipelineCompilationOptions { constants: &constants, zero_initialize_workgroup_memory: false };
-        let count_pipeline = pipeline_with(device, "sort subgroup count", &source, "count", &layout, options());
-        let reorder_pipeline = pipeline_with(device, "sort subgroup reorder", &source, "reorder", &layout, options());
+        let count_pipeline = trusted_pipeline(device, "sort subgroup count", &source, "count", &layout, options());
+        let reorder_pipeline =
+            trusted_pipeline(device, "sort subgroup reorder", &source, "reorder", &layout, options());
         Self { layout, count_pipeline, reorder_pipeline }
     }
 }
@@ -103,6 +115,9 @@ impl SubgroupSort {
     pub fn with_kernels(kernels: &SortKernels, buffers: &SortBuffers, config: SortConfig) -> Result<Self, SortError> {
         let device = kernels.device();
         let config = Self::check(config)?;
+        if let Some(reason) = subgroup_size_problem(&device.adapter_info()) {
+            return Err(SortError::Unavailable { algorithm: "subgroup", reason });
+        }
         let capacity = buffers.capacity();
         let table = counts_bytes(capacity.div_ceil(TILE_SIZE), 1 << RADIX_BITS);
         check_binding(device, "the digit count table", table)?;
@@ -314,6 +329,22 @@ mod tests {
                 }
                 assert_eq!(positions, want, "subgroup size {size}, {len} keys");
             }
+        }
+    }
+
+    #[test]
+    fn subgroups_of_4_to_128_lanes_are_taken_and_others_named() {
+        let info = |min, max| wgpu::AdapterInfo {
+            subgroup_min_size: min,
+            subgroup_max_size: max,
+            ..wgpu::AdapterInfo::new(wgpu::DeviceType::DiscreteGpu, wgpu::Backend::Vulkan)
+        };
+        for (min, max) in [(4, 4), (4, 128), (8, 8), (32, 32), (64, 64), (16, 32)] {
+            assert_eq!(super::subgroup_size_problem(&info(min, max)), None, "{min} to {max} lanes");
+        }
+        for (min, max) in [(1, 32), (2, 64), (32, 256)] {
+            let problem = super::subgroup_size_problem(&info(min, max)).expect("refused");
+            assert!(problem.contains(&format!("{min} to {max} lanes")), "{problem}");
         }
     }
 }

@@ -24,7 +24,7 @@ use crate::dispatch::{
 };
 use crate::scan::{Scan, counts_bytes};
 use crate::timing::SortPass;
-use crate::util::{data_buffer, pipeline, storage_entry};
+use crate::util::{data_buffer, storage_entry, trusted_pipeline};
 use std::sync::Arc;
 
 use crate::{SortBuffers, SortConfig, SortError, SortKernels, TrafficModel, check_binding};
@@ -86,8 +86,22 @@ impl TutorialKernels {
             ],
         });
         Self {
-            rank_pipeline: pipeline(device, "sort rank", &with_common(RANK_WGSL), "main", &rank_layout),
-            scatter_pipeline: pipeline(device, "sort scatter", &with_common(SCATTER_WGSL), "main", &scatter_layout),
+            rank_pipeline: trusted_pipeline(
+                device,
+                "sort rank",
+                &with_common(RANK_WGSL),
+                "main",
+                &rank_layout,
+                Default::default(),
+            ),
+            scatter_pipeline: trusted_pipeline(
+                device,
+                "sort scatter",
+                &with_common(SCATTER_WGSL),
+                "main",
+                &scatter_layout,
+                Default::default(),
+            ),
             rank_layout,
             scatter_layout,
         }

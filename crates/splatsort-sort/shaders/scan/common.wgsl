@@ -1,5 +1,8 @@
 // The workgroup prefix sum (Hillis-Steele), composed by the Rust modules into the sort shaders and the splat
 // projection (which scans its visible flags); the module it joins defines WORKGROUP_SIZE.
+//
+// Indices: every caller is an entry point of WORKGROUP_SIZE invocations that passes its local_invocation_index as
+// `tid`, and `tid - offset` is read only where tid >= offset. The loop doubles `offset` up to WORKGROUP_SIZE.
 
 var<workgroup> scan_scratch: array<u32, WORKGROUP_SIZE>;
 

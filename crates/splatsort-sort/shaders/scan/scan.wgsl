@@ -2,6 +2,13 @@
 // The tutorial scans the counts in one workgroup, which caps it at 512 x 512 keys; this is a classic hierarchical
 // scan (Blelloch 1990; Harris et al., GPU Gems 3 ch. 39): scan 1024-entry blocks and write each block's total one level
 // up, scan that level the same way, then add each block's scanned total back down. Needs shaders/common.wgsl.
+//
+// Indices (no naga checks: `util::trusted_pipeline`): a level's entries are offset + index with index < len, its block
+// totals go to totals_offset + block with block below the next level's length (the top's one total to the 64 spare
+// words after it): the layout of `scan::scan_levels`, by which every table is sized (a sort's for its capacity, in
+// which a GPU-known count's levels lie; a `ScanTable`'s for its length). Tables hold at most 2^31 entries, so block *
+// SCAN_BLOCK_SIZE does not wrap for a spare workgroup of a 2D grid, which leaves at the first test. `prefix` is
+// indexed below ITEMS_PER_THREAD, its loops' count.
 
 const ITEMS_PER_THREAD: u32 = 4u;
 const SCAN_BLOCK_SIZE: u32 = 1024u;

@@ -13,6 +13,16 @@
 //
 // No per-key atomics: a lane finds the lanes holding its digit by AND-ing the ballots of the digit's four bits
 // (or their complements), so a step costs four ballots and some popcounts for any digit mix.
+//
+// Indices (the module is compiled without naga's bounds checks and loop counters: `util::trusted_pipeline`), given
+// full subgroups of 4 to 128 lanes (`SubgroupSort` refuses other adapters): subgroup ids are below 256 / 4 =
+// MAX_SUBGROUPS, digits below RADIX (digit_bits <= 4), `owned` and `next_slot` components below DIGITS_PER_LANE,
+// shuffled lanes below the subgroup size; a key's tile slot is below its digit's start plus the tile's count of that
+// digit, and the counts sum to the tile's keys (each counted once in its own subgroup's ballots), so below
+// TILE_SIZE; tile positions are read below the tile's length; key and value reads are clamped below num_keys by
+// `min` (a `select` guards nothing); count entries lie below RADIX * num_chunks; output slots are tested below
+// num_keys before the writes, whatever the table holds. Loops: counted to constants, the subgroups, `tid` < 16 or the
+// tile's length. The one divisor is the subgroup size.
 
 const RADIX: u32 = 16u;
 const KEYS_PER_THREAD: u32 = 8u;
@@ -357,6 +367,9 @@ fn reorder(
         let key = tile_keys[i];
         let d = digit_of(key);
         let slot = digit_global[d] + i - digit_start[d];
+        if (slot >= params.num_keys) {
+            continue;
+        }
         keys_out[slot] = key;
         if (params.keys_only == 0u) {
             values_out[slot] = tile_values[i];

@@ -3,6 +3,15 @@
 // whatever the radix): each 512-key chunk is stably sorted in workgroup memory by its digit with two-bit splits (one
 // workgroup prefix sum of packed counters per two bits), and a key's rank is its local position minus where its digit
 // starts in the chunk. Needs shaders/common.wgsl.
+//
+// Indices (no naga checks: `util::trusted_pipeline`): local positions are below CHUNK_SIZE (tid + k * WORKGROUP_SIZE
+// for k < 2, 2 tid + 1, and a split's positions: its packed 10-bit counts of at most 512 keys cannot carry, and
+// `split_position` returns the keys of smaller values plus the earlier keys of its own); `pos - 1` and `pos + 1` are
+// read only behind a short-circuiting `||` inside the chunk. Every `order` word is (digit << 16) | local with digit <
+// 2^digit_bits <= radix <= MAX_RADIX, which bounds the digit tables. Chunks are below num_chunks, so keys and ranks
+// are read below num_keys <= capacity; padding takes the largest digit and stays last through the stable splits.
+// Counts go below radix * num_chunks, the scan's first level. Loops: at most 4 splits (digit_bits <= 8), and counts
+// of 3, 2 or 1.
 
 @group(0) @binding(0) var<uniform> params: IterationParams;
 @group(0) @binding(1) var<storage, read> keys: array<u32>;
