@@ -75,7 +75,7 @@ pub(crate) fn pipeline_with(
 /// `pipeline_with` of a trusted module: compiled without naga's bounds clamps (on every indexed access), loop counters
 /// and division checks. Only for the shaders whose headers say why each of their indices is in range and each of
 /// their loops ends (the tutorial sort's, the subgroup sort's, the scan's, the prepare pass's): measured on an H200
-/// (docs/BENCHMARKS.md), the tutorial and subgroup sorts took 13-17% less time at 64K-16M keys. Buffer accesses stay
+/// (docs/BENCHMARKS.md), the tutorial and subgroup sorts took 6-16% less time at 64K-16M keys. Buffer accesses stay
 /// guarded where the driver's robust buffer access does it.
 pub(crate) fn trusted_pipeline(
     device: &wgpu::Device,
