@@ -220,6 +220,42 @@ fn an_order_the_draw_path_cannot_do_is_refused_before_any_gpu_work() {
 }
 
 #[test]
+fn a_failed_change_out_of_a_per_pixel_order_keeps_drawing_it() {
+    // Leaving the pixel order drops the ray-depth records; when the change then fails (here a OneSweep tile past the
+    // device's workgroup memory, refused only when the sort is made), the old options stay in force, the pixel order
+    // among them, so the records must come back: the frame's buffers are those of before the failed change, and so
+    // is the next frame.
+    let ctx = common::context();
+    let (scene, cam, settings) = (swapping_discs(), turned(0.0), in_order(BlendOrder::Pixel));
+    let mut buffers = settings.upload_alone(ctx, &scene).expect("upload");
+    let frame = |buffers: &mut render::SceneBuffers| {
+        common::checked(ctx, "render", || {
+            render::render_image(&ctx.device, &ctx.queue, buffers, &cam, &settings.params(), None).expect("frame")
+        })
+    };
+    let before = frame(&mut buffers);
+    let memory = buffers.memory();
+    let tile: splatsort::sort::onesweep::TileShape = "1024x16".parse().expect("a tile shape");
+    let onesweep = splatsort::sort::OnesweepOptions { tile: Some(tile), ..Default::default() };
+    let onesweep_settings = splatsort::sort::SortAlgorithm::Onesweep.config(8, settings.sort.key_bits).expect("8 bits");
+    let sort = onesweep_settings.with_onesweep(onesweep).expect("settings");
+    let bad = SceneOptions {
+        algorithm: splatsort::sort::SortAlgorithm::Onesweep,
+        sort,
+        blend_order: BlendOrder::Splat,
+        ..buffers.options()
+    };
+    let error = buffers.set_options(bad).expect_err("a tile past the device's workgroup memory").to_string();
+    assert!(error.contains("workgroup memory") || error.contains("1024"), "{error}");
+    assert_eq!(buffers.options(), settings.options());
+    // The records are real again (48 bytes a splat, counted with the frame's buffers), not the placeholder.
+    assert_eq!(buffers.memory().frame, memory.frame, "the frame's buffers after the failed change");
+    let after = frame(&mut buffers);
+    assert!(lit_pixels(&before) > 100, "the discs are in view");
+    assert!(after.rgba == before.rgba, "the frame after the failed change is the one before it");
+}
+
+#[test]
 fn a_frame_drawn_in_another_cameras_order_is_that_order() {
     // The popping measure's twin: frame t+1 drawn in frame t's order. For the two discs, the view after the turn
     // drawn in the order of the view before it has the left disc in front again (the splat order held), and in

@@ -235,12 +235,18 @@ impl SceneBuffers {
         let device = &self.renderer.device().clone();
         let old = self.options;
         self.set_rays(device, options.blend_order.per_pixel())?;
-        self.set_depth_sort(device, old, options)?;
+        // On an error the ray-depth records go back as they were too: the old blend order, in force again, reads
+        // them (a per-pixel order's frame would otherwise project into the placeholder).
+        if let Err(error) = self.set_depth_sort(device, old, options) {
+            self.set_rays(device, old.blend_order.per_pixel())?;
+            return Err(error);
+        }
         if options.draw == DrawPath::Compute
             && let Err(error) = self.set_compute_path(device, options)
         {
             // The depth sort back as it was, so its output buffer set is the one the compute path was laid out for.
             self.set_depth_sort(device, options, old)?;
+            self.set_rays(device, old.blend_order.per_pixel())?;
             return Err(error);
         }
         self.options = options;

@@ -10,7 +10,8 @@ use super::{DrawPath, PROJECT_WORKGROUP_SIZE, PROJECTED_BYTES_PER_SPLAT, RenderE
 pub struct GpuMemory {
     /// The splats: geometry and SH.
     pub scene: u64,
-    /// The per-frame buffers: the projection, the visible counts' scan table, uniforms and counts.
+    /// The per-frame buffers: the projection (with the per-pixel orders' ray-depth records), the visible counts' scan
+    /// table, uniforms and counts.
     pub frame: u64,
     /// The depth sort: its two key/value buffer pairs (which the compute path's pairs reuse) and its temporaries.
     pub sort: u64,
@@ -134,7 +135,14 @@ impl super::SceneBuffers {
             [&self.uniforms, &self.draw_args, &self.draw_args_reset, &self.blit_params[0], &self.blit_params[1]];
         GpuMemory {
             scene: self.scene.allocated_bytes(),
-            frame: self.projected.iter().chain(small).chain(&self.part_uniforms).map(wgpu::Buffer::size).sum::<u64>()
+            frame: self
+                .projected
+                .iter()
+                .chain(&self.rays)
+                .chain(small)
+                .chain(&self.part_uniforms)
+                .map(wgpu::Buffer::size)
+                .sum::<u64>()
                 + self.visible_counts.allocated_bytes(),
             sort: self.sort_buffers.allocated_bytes() + self.sorter.allocated_bytes(),
             tiles: self.tiles.as_ref().map_or(0, tile::TileRaster::allocated_bytes),
