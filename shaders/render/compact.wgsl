@@ -1,6 +1,15 @@
 // Compacts the visible splats, in splat order, into the sort's input: slot = (visible splats of earlier workgroups,
 // from the scanned per-workgroup counts) + (rank in the workgroup, from the projection pass). Also writes the number
 // of visible splats where the sort and the indirect draw read it. Needs render/common.wgsl.
+//
+// Indices (the module is compiled without naga's checks: `Pipelines::new` in render/renderer.rs; no loops, no
+// division by a non-constant): workgroups past ceil(num_splats / 256) (a 2D grid's padding) return first, so group *
+// 256 does not wrap. Keys and ranks at i < num_splats (the depth sort's set 1, at least num_splats words);
+// group_offsets at group = i / 256, below the table's first level of ceil(num_splats / 256) entries, and at
+// frame.count_index, the top level's total inside the table (`scan_levels`). The slot: each frame the projection
+// rewrites every first-level entry (its grids cover every 256-splat group) with that workgroup's visible count, and
+// ranks each visible splat below it; the exclusive scan makes group_offsets[group] the visible splats before the
+// group, so slot < the visible total <= num_splats, which the sort's set 0 holds. sort_count: a 16-byte buffer.
 
 const WORKGROUP_SIZE: u32 = 256u;
 const NOT_VISIBLE: u32 = 0xffffffffu;
@@ -22,6 +31,10 @@ fn main(
     @builtin(num_workgroups) num_workgroups: vec3<u32>,
 ) {
     let group = workgroup_id.x + workgroup_id.y * num_workgroups.x;
+    let groups = frame.num_splats / WORKGROUP_SIZE + select(0u, 1u, frame.num_splats % WORKGROUP_SIZE != 0u);
+    if (group >= groups) {
+        return;
+    }
     let i = group * WORKGROUP_SIZE + tid;
     if (i == 0u) {
         let visible = group_offsets[frame.count_index];

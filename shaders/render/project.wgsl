@@ -19,6 +19,18 @@
 // their `_at` and `_store` accessors (render/split.rs composes them). A scene split across several bindings
 // (render/split.rs) is projected one part at a time: the arrays bound are the part's, indexed by the splat's place in
 // the part; the keys, ranks and workgroup counts are the whole scene's, indexed by the splat.
+//
+// Indices and loops (`Pipelines::new` in render/renderer.rs compiles this module without naga's bounds clamps, loop
+// counters and division checks). A part's dispatch is ceil(count / 256) workgroups (a 2D grid) and a part holds at
+// most 2^31 splats, so local = group * 256 + tid does not wrap, even in a spare workgroup; local < part.count guards
+// every access of a splat: the part's arrays at local (geometry, sh, projected; the layout files' words are in range
+// for coefficients under sh_degree <= the scene's, and `sh_coefficient`'s indices are constants); keys and ranks at
+// i = part.first + local < num_splats (the depth sort's set 1, at least num_splats words); the ray records at i, in
+// parts of frame.parts.y >= 1 splats (the one divisor not a constant), real whenever ray_depths is 1
+// (`SceneBuffers::set_options` keeps them so, even when a change fails); group_counts at i / 256 (part.first is a
+// multiple of 256), below ceil(num_splats / 256), the scan table's first level; `scan_scratch` at tid <
+// WORKGROUP_SIZE. Loops: the scan's, doubling to WORKGROUP_SIZE, and the full layout's three steps. No index or loop
+// bound comes from a float (keys are stored, not indexed).
 
 const WORKGROUP_SIZE: u32 = 256u;
 const SH_C0: f32 = 0.28209479177387814;

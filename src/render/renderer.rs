@@ -22,8 +22,9 @@ pub struct RendererOptions {
     /// per visible splat (0: never, `u32::MAX`: always), where the device has 32-lane ballots
     /// (`tile::has_ballot_walk`). The two walks draw the same image; tests run both.
     pub ballot_walk_max_entries_per_splat: u32,
-    /// Compile the compute path's kernels with naga's bounds checks and loop counters (the default leaves them
-    /// out: `tile::TilePipelines::new` says why). To measure what that buys, or to look for a bad index.
+    /// Compile the projection's, the compaction's and the compute path's kernels with naga's bounds checks and loop
+    /// counters (the default leaves them out: `tile::TilePipelines::new` says why). To measure what that buys, or to
+    /// look for a bad index.
     pub checked_shaders: bool,
 }
 
@@ -49,7 +50,7 @@ pub(super) struct RendererShared {
     /// The compute path's rasterizer walks by subgroup ballots (`render/walk_subgroup.wgsl`) in frames of at most
     /// this many (tile, splat) entries per visible splat; 0: never (the device has no 32-lane ballots).
     pub(super) ballot_max_entries_per_splat: u32,
-    /// The tile module with naga's checks (`RendererOptions::checked_shaders`).
+    /// The compute kernels with naga's checks (`RendererOptions::checked_shaders`).
     pub(super) checked_shaders: bool,
     pub(super) sort: SortKernels,
 }
@@ -69,7 +70,7 @@ impl Renderer {
             device: device.clone(),
             binding,
             memory,
-            pipelines: Pipelines::new(device, binding.parts),
+            pipelines: Pipelines::new(device, binding.parts, options.checked_shaders),
             blit: Mutex::new(HashMap::new()),
             tiles: OnceLock::new(),
             ballot_max_entries_per_splat: ballot,
@@ -164,7 +165,9 @@ pub(super) struct FrameGroups {
 }
 
 impl Pipelines {
-    fn new(device: &wgpu::Device, parts: u32) -> Self {
+    /// The projection's and the compaction's modules are trusted unless `checked` (render/project.wgsl and
+    /// render/compact.wgsl say why their indices are in range, as `tile::TilePipelines::new` does for its own).
+    fn new(device: &wgpu::Device, parts: u32, checked: bool) -> Self {
         let [project_layout, compact_layout, draw_layout, blit_layout] = Self::bind_group_layouts(device, parts);
         let module = |label: &str, source: &str| {
             device.create_shader_module(wgpu::ShaderModuleDescriptor {
@@ -180,10 +183,25 @@ impl Pipelines {
             })
         };
         let compute = |label: &str, group: &wgpu::BindGroupLayout, source: &str| {
+            let module = if checked {
+                module(label, source)
+            } else {
+                let descriptor = wgpu::ShaderModuleDescriptor {
+                    label: Some(label),
+                    source: wgpu::ShaderSource::Wgsl(source.into()),
+                };
+                let checks = wgpu::ShaderRuntimeChecks::unchecked();
+                #[allow(unsafe_code, reason = "the shaders' indices and loops are bounded by construction (see above)")]
+                // SAFETY: every index of render/project.wgsl and render/compact.wgsl is in range and every loop ends,
+                // as their headers argue.
+                unsafe {
+                    device.create_shader_module_trusted(descriptor, checks)
+                }
+            };
             device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some(label),
                 layout: Some(&layout(label, group)),
-                module: &module(label, source),
+                module: &module,
                 entry_point: Some("main"),
                 compilation_options: Default::default(),
                 cache: None,
