@@ -183,21 +183,7 @@ impl Pipelines {
             })
         };
         let compute = |label: &str, group: &wgpu::BindGroupLayout, source: &str| {
-            let module = if checked {
-                module(label, source)
-            } else {
-                let descriptor = wgpu::ShaderModuleDescriptor {
-                    label: Some(label),
-                    source: wgpu::ShaderSource::Wgsl(source.into()),
-                };
-                let checks = wgpu::ShaderRuntimeChecks::unchecked();
-                #[allow(unsafe_code, reason = "the shaders' indices and loops are bounded by construction (see above)")]
-                // SAFETY: every index of render/project.wgsl and render/compact.wgsl is in range and every loop ends,
-                // as their headers argue.
-                unsafe {
-                    device.create_shader_module_trusted(descriptor, checks)
-                }
-            };
+            let module = compute_module(device, label, source, checked);
             device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some(label),
                 layout: Some(&layout(label, group)),

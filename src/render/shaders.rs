@@ -15,6 +15,25 @@ pub const COMPACT_WGSL: &str = include_str!("../../shaders/render/compact.wgsl")
 pub const DRAW_WGSL: &str = include_str!("../../shaders/render/draw.wgsl");
 pub const BLIT_WGSL: &str = include_str!("../../shaders/render/blit.wgsl");
 
+/// A module of the renderer's compute kernels: trusted unless `checked`, i.e. compiled without naga's bounds clamps,
+/// loop counters and division checks (buffer accesses stay guarded where the driver's robust buffer access does it).
+/// Only for the audited sources: the projection, the compaction and the tile module, whose WGSL headers
+/// (render/project.wgsl, render/compact.wgsl, render/tiles.wgsl, render/pixel_order.wgsl and the walks) say why
+/// each index is in range and each loop ends. `RendererOptions::checked_shaders` sets `checked`.
+pub(crate) fn compute_module(device: &wgpu::Device, label: &str, source: &str, checked: bool) -> wgpu::ShaderModule {
+    let descriptor =
+        wgpu::ShaderModuleDescriptor { label: Some(label), source: wgpu::ShaderSource::Wgsl(source.into()) };
+    if checked {
+        return device.create_shader_module(descriptor);
+    }
+    #[allow(unsafe_code, reason = "the audited kernels' indices and loops are bounded by construction (see above)")]
+    // SAFETY: every caller passes one of the audited sources above, whose headers argue that each index is in range
+    // and each loop ends.
+    unsafe {
+        device.create_shader_module_trusted(descriptor, wgpu::ShaderRuntimeChecks::unchecked())
+    }
+}
+
 /// The projection's split bindings and its accessor `projected_at`, for the passes that read it.
 pub(super) fn projected_split(parts: u32) -> String {
     split::wgsl_split_array("projected", "Projected", split::PROJECTED_BINDING, parts, "frame.parts.x", "1u", false)

@@ -46,6 +46,7 @@ pub(crate) fn params_entry<T>() -> wgpu::BindGroupLayoutEntry {
     }
 }
 
+/// A compute pipeline of a module with naga's checks (the sort check's kernels: `trusted_pipeline` for the others).
 pub(crate) fn pipeline(
     device: &wgpu::Device,
     label: &str,
@@ -53,26 +54,13 @@ pub(crate) fn pipeline(
     entry_point: &str,
     layout: &wgpu::BindGroupLayout,
 ) -> wgpu::ComputePipeline {
-    pipeline_with(device, label, source, entry_point, layout, Default::default())
+    let descriptor =
+        wgpu::ShaderModuleDescriptor { label: Some(label), source: wgpu::ShaderSource::Wgsl(source.into()) };
+    let module = device.create_shader_module(descriptor);
+    pipeline_from_module(device, label, &module, entry_point, layout, Default::default())
 }
 
-/// A compute pipeline with override constants or without zeroed workgroup memory.
-pub(crate) fn pipeline_with(
-    device: &wgpu::Device,
-    label: &str,
-    source: &str,
-    entry_point: &str,
-    layout: &wgpu::BindGroupLayout,
-    compilation_options: wgpu::PipelineCompilationOptions<'_>,
-) -> wgpu::ComputePipeline {
-    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some(label),
-        source: wgpu::ShaderSource::Wgsl(source.into()),
-    });
-    pipeline_from_module(device, label, &module, entry_point, layout, compilation_options)
-}
-
-/// `pipeline_with` of a trusted module: compiled without naga's bounds clamps (on every indexed access), loop counters
+/// `pipeline` of a trusted module, with override constants or without zeroed workgroup memory: compiled without naga's bounds clamps (on every indexed access), loop counters
 /// and division checks. Only for the shaders whose headers say why each of their indices is in range and each of
 /// their loops ends (the tutorial sort's, the subgroup sort's, the scan's, the prepare pass's): measured on an H200
 /// (docs/BENCHMARKS.md), the tutorial and subgroup sorts took 6-16% less time at 64K-16M keys. Buffer accesses stay

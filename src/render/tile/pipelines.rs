@@ -86,19 +86,7 @@ impl TilePipelines {
     pub(crate) fn new(device: &wgpu::Device, parts: u32, ballot_max_entries_per_splat: u32, checked: bool) -> Self {
         let ballot = ballot_max_entries_per_splat > 0;
         let module = |label: &str, colour: BatchColour| {
-            let descriptor = wgpu::ShaderModuleDescriptor {
-                label: Some(label),
-                source: wgpu::ShaderSource::Wgsl(shader_source(parts, ballot, colour).into()),
-            };
-            if checked {
-                return device.create_shader_module(descriptor);
-            }
-            #[allow(unsafe_code, reason = "the module's indices and loops are bounded by construction (see above)")]
-            // SAFETY: every index of the tile module is in range and every loop ends, as the headers of
-            // render/tiles.wgsl and render/pixel_order.wgsl argue.
-            unsafe {
-                device.create_shader_module_trusted(descriptor, wgpu::ShaderRuntimeChecks::unchecked())
-            }
+            crate::render::compute_module(device, label, &shader_source(parts, ballot, colour), checked)
         };
         // The plain walk's module (`BatchColour`): only its rasterizer is made from it.
         let plain = module("splat tiles (plain walk)", BatchColour::F32);
