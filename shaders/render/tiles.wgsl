@@ -7,16 +7,16 @@
 //   tiles its ellipse touches (`ellipse_tile_count` in render/common.wgsl), and their prefix sum over the
 //   positions, each position's first entry; where the previous frame's entries were written a thread per position,
 //   it writes this frame's itself, the same way (`BIN_EMIT`; in small scenes a splat over many tiles by its whole
-//   subgroup), and `tile_emit` gets no workgroups;
-// - `tile_prepare` (one thread): the number of entries and the indirect arguments of what follows; past the cap on
-//   entries, none are written and the frame goes to the quad draw;
+//   subgroup), and `tile_emit` gets no workgroups; the last bin tile to finish then writes the number of entries and
+//   the indirect arguments of what follows (`finish_binning`, one thread); past the cap on entries, none are written
+//   and the frame goes to the quad draw;
 // - `tile_emit`: the (tile id, splat) entries in sorted-position order, from a thread per entry or per position;
 // - `tile_floors`, in the per-pixel blend orders only: each entry's key becomes (tile id, floor level);
 // - (splatsort's radix sort orders the entries by key, stably: each tile's splats stay in depth order, or in the
 //   per-pixel orders in depth order within each floor level);
 // - `tile_ranges`: each tile's first and last entry (the rasterizer zeroes them behind it);
 // - `rasterize` (two pipelines: every pixel reads every splat of a batch, or each subgroup only those a ballot
-//   finds touching its pixels; `tile_prepare` picks one): one workgroup per tile walks its list from the nearest
+//   finds touching its pixels; `finish_binning` picks one): one workgroup per tile walks its list from the nearest
 //   splat, 256 at a time through workgroup memory, blending with transmittance T: colour += T * alpha * rgb,
 //   T *= 1 - alpha. A pixel stops *before* the splat that would take T under 1e-4 (as 3DGS and gsplat do), the
 //   tile when all its pixels have stopped. Writes colour + T * background (only the background when the entries
@@ -31,9 +31,9 @@
 // range.y - range.x <= EMIT_STAGE, only when staged; the batch arrays at slots below a batch's count <= GROUP (stored
 // at tid < count, read at j + 3 < count rounded up to 4). Storage: sorted positions below min(num_splats, visible[0])
 // (`depth_order`, `counts`: the depth sort's buffers, at least num_splats words); entries below entry_count[0] <=
-// entry_cap (`tile_prepare` writes 0 past the cap) or below the `end` each writer tests in its loop (`emit_rows`,
+// entry_cap (`finish_binning` writes 0 past the cap) or below the `end` each writer tests in its loop (`emit_rows`,
 // whose callers' ends are at most the cap, which the entry buffers hold); status words below BIN_STATUS + the bin
-// tiles (`bin_state_bytes`; the tickets count from 0, reset by `tile_prepare` after every binning); a tile id
+// tiles (`bin_state_bytes`; the tickets count from 0, reset by `finish_binning` after every binning); a tile id
 // indexes `ranges` only once tested below tiles_x * tiles_y, and the rasterizers' grid is that grid, from the
 // settings the frame's buffers were sized by; a tile's range is this frame's (`tile_ranges`: at most entry_count[0])
 // or zero (each rasterizer zeroes its tile). Splat indices are those the compaction wrote (below num_splats),
@@ -72,7 +72,7 @@ struct TileSettings {
     _pad1: u32,
 }
 
-// Indirect arguments and counts `tile_prepare` writes (`TileArgs` in render/tile.rs).
+// Indirect arguments and counts `finish_binning` writes (`TileArgs` in render/tile.rs).
 struct TileArgs {
     // The quad draw's arguments: instances = the visible splats when the entries overflow the cap, else 0.
     draw_vertices: u32,
@@ -233,15 +233,18 @@ fn quad_form(h: vec3<f32>, d: vec2<f32>) -> f32 {
 
 // The binning state, its own buffer (`TileRaster::bin_state`): the frame's bin-tile tickets, the generation that
 // tags this frame's status words, the total of the frame's entries, the fallbacks taken, then one status word per
-// bin tile. `tile_prepare` resets the tickets and the total and moves the generation on for the next frame.
+// bin tile. `finish_binning` resets the tickets, the total and the finished bin tiles and moves the generation on
+// for the next frame.
 const BIN_TICKET: u32 = 0u;
 const BIN_GENERATION: u32 = 1u;
 const BIN_TOTAL: u32 = 2u;
 const BIN_FALLBACKS: u32 = 3u;
-// 1: `tile_bin` writes the entries itself, a thread per position, as the previous frame's `tile_prepare` chose (its
-// frame's entries per visible splat were few); 0: `tile_emit` writes them.
+// 1: `tile_bin` writes the entries itself, a thread per position, as the previous frame's `finish_binning` chose
+// (its frame's entries per visible splat were few); 0: `tile_emit` writes them.
 const BIN_EMIT: u32 = 4u;
-const BIN_STATUS: u32 = 5u;
+// Bin tiles of the frame that have finished: the last one runs `finish_binning`.
+const BIN_FINISHED: u32 = 5u;
+const BIN_STATUS: u32 = 6u;
 // A status word, written whole by one atomic store:
 //   bits 30-31  tag, 1 to 3: the frame's generation (mod 3) + 1; anything else: not yet written this frame;
 //   bit 29      1 = inclusive (this bin tile's entries and every earlier one's), 0 = this bin tile's alone;
@@ -266,6 +269,8 @@ const BIN_SPIN_LIMIT: u32 = 1024u;
 // `tile_bin`'s workgroup: its ticket; a look-back step's nearest inclusive word and nearest unwritten one (their
 // place in the window, BIN_WINDOW for none) and the sum it takes; a fallback's count.
 var<workgroup> bin_ticket: u32;
+// 1 in the frame's last bin tile to finish.
+var<workgroup> bin_last: u32;
 var<workgroup> bin_inclusive_at: atomic<u32>;
 var<workgroup> bin_unwritten_at: atomic<u32>;
 var<workgroup> bin_sum: atomic<u32>;
@@ -331,7 +336,8 @@ fn position_tiles(position: u32) -> u32 {
 // together those of its positions of more entries, one after another (`emit_wide`). The entry points (`tile_bin`) are
 // in render/walk_subgroup.wgsl and render/walk_plain.wgsl, with the subgroup's lane and size.
 fn bin_tile(tid: u32, workgroup_id: vec3<u32>, num_workgroups: vec3<u32>, lane: u32, sg_size: u32) {
-    let bin_tiles = (frame.num_splats + BIN_POSITIONS - 1u) / BIN_POSITIONS;
+    // At least one, so that a frame of no splats still finishes its binning (`finish_binning`).
+    let bin_tiles = max((frame.num_splats + BIN_POSITIONS - 1u) / BIN_POSITIONS, 1u);
     // The grid's spare workgroups (2D past 65,535) take no ticket.
     if (workgroup_id.x + workgroup_id.y * num_workgroups.x >= bin_tiles) {
         return;
@@ -446,6 +452,20 @@ fn bin_tile(tid: u32, workgroup_id: vec3<u32>, num_workgroups: vec3<u32>, lane: 
             emit_wide(wide, splat, first, count, cap, lane, sg_size);
         }
     }
+    // The last bin tile to finish prepares what follows (in place of a one-thread dispatch after the binning, which
+    // cost a frame about 4 us on an H200: docs/BENCHMARKS.md). What it reads of the others (the total, the
+    // fallbacks) is in atomics they wrote before counting themselves finished; the device-scope barriers order
+    // those writes before the count (release) and its read before `finish_binning`'s reads (acquire).
+    storageBarrier();
+    if (tid == 0u) {
+        bin_last = select(0u, 1u, atomicAdd(&bin_state[BIN_FINISHED], 1u) + 1u == bin_tiles);
+    }
+    if (workgroupUniformLoad(&bin_last) != 0u) {
+        storageBarrier();
+        if (tid == 0u) {
+            finish_binning();
+        }
+    }
 }
 
 fn grid(groups: u32) -> vec3<u32> {
@@ -459,12 +479,13 @@ fn grid(groups: u32) -> vec3<u32> {
     return vec3<u32>(x, y, 1u);
 }
 
-// One thread: the entry count and every indirect argument of what follows, from the binning's total; then the
-// binning's tickets and total reset and its generation moved on for the next frame.
-@compute @workgroup_size(1)
-fn tile_prepare() {
+// One thread of the frame's last bin tile to finish (`bin_tile`): the entry count and every indirect argument of
+// what follows, from the binning's total; then the binning's tickets, total and finished count reset and its
+// generation moved on for the next frame (every bin tile has read them: it counted itself finished after).
+fn finish_binning() {
     let total = atomicLoad(&bin_state[BIN_TOTAL]);
     atomicStore(&bin_state[BIN_TOTAL], 0u);
+    atomicStore(&bin_state[BIN_FINISHED], 0u);
     let emitted = atomicLoad(&bin_state[BIN_EMIT]) != 0u;
     atomicStore(&bin_state[BIN_TICKET], 0u);
     // Kept below 3, so that no wrap of the counter gives two frames in a row the same tag.
@@ -507,7 +528,7 @@ fn tile_prepare() {
     args.overflow = select(0u, 1u, overflow);
 }
 
-// The emit, in one of two ways: the prepare pass picks one by the frame's entries per visible splat (measured on
+// The emit, in one of two ways: `finish_binning` picks one by the frame's entries per visible splat (measured on
 // the H100: a thread per position is 2-3% faster a frame at 1.3-1.8 entries per splat, 1M-20M splats framed, where
 // the binary search of a thread per entry takes as long as the rest of its work; but a splat over hundreds of tiles
 // holds its whole subgroup back, and at 7-56 entries per splat it is 6-56% slower). Measured on an H200: written by
@@ -519,14 +540,14 @@ const EMIT_POSITIONS_MAX_ENTRIES_PER_SPLAT: u32 = 3u;
 
 // The sorted positions whose first entries a workgroup of `tile_emit` stages in workgroup memory.
 const EMIT_STAGE: u32 = 1024u;
-// `tile_emit`'s workgroup: the prepare pass's choice (1: a thread per position), the positions of its first and
+// `tile_emit`'s workgroup: `finish_binning`'s choice (1: a thread per position), the positions of its first and
 // last entries ([first, last + 1)), and their first entries where they are few enough (`emit_entry`).
 var<workgroup> emit_by_position: u32;
 var<workgroup> emit_positions: vec2<u32>;
 var<workgroup> emit_firsts: array<u32, EMIT_STAGE>;
 
 // The emit (one kernel, so that a frame records one dispatch for it): a thread per entry or per sorted position, as
-// the prepare pass chose.
+// `finish_binning` chose.
 @compute @workgroup_size(GROUP)
 fn tile_emit(
     @builtin(local_invocation_index) tid: u32,

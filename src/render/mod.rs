@@ -77,7 +77,7 @@
 //!   entries in the same pass (a scan with decoupled look-back over bin tiles of 256 or 2048 positions, each
 //!   waiting only on bin tiles that took earlier tickets, with a bounded wait and a fallback that counts the
 //!   earlier bin tile itself), and the emit writes the (tile, splat) entries by walking the same rows with the
-//!   same function, in one of two ways (one kernel, `tile_emit`) that the one-thread `tile_prepare` picks on the GPU
+//!   same function, in one of two ways (one kernel, `tile_emit`) that the binning's last bin tile picks on the GPU
 //!   from the frame's entries per visible splat: at most 3, one thread per sorted position writes its splat's entries (the 3DGS rasterizer's
 //!   duplicateWithKeys; no search); more, one thread per entry finds its sorted position by binary search over the
 //!   scanned counts (so a splat over a thousand tiles costs no thread more than a small one); after a frame written
@@ -98,7 +98,7 @@
 //!   overlap: the loop is bound by latency, not by its operations), and the tile stops when all its pixels have. It
 //!   walks a batch in one of two ways, two pipelines of one entry point (`BALLOT_WALK`, a pipeline constant; the
 //!   plain one from a module of its own that keeps the batch colours as f32, `tile::BatchColour`), picked
-//!   per frame by `tile_prepare` (the other gets no workgroups): every pixel reads every record (`render/tiles.wgsl`),
+//!   per frame by the binning's last bin tile (the other gets no workgroups): every pixel reads every record (`render/tiles.wgsl`),
 //!   or, on devices whose subgroups have at most 32 lanes, each subgroup reads a subgroup's worth of block masks at
 //!   once, takes a ballot a block of the splats that touch it, and each block's lanes walk only theirs
 //!   (`render/walk_subgroup.wgsl`; a device without such ballots appends `render/walk_plain.wgsl` instead). The ballot
@@ -118,7 +118,7 @@
 //!   path blends in f16, the tile path in f32 (closer to the f64 reference).
 //! - **The entry cap**: entries are capped (8 per splat up to 2^24 entries, 1.5 per splat past that, at least 2^18,
 //!   within the device's binding limit: a framed 1080p view of 20M-100M splats needs 1.32-1.36). When a frame
-//!   needs more, `tile_prepare` (on the GPU) writes no entries and gives the quad draw the visible count as its
+//!   needs more, the binning (on the GPU) writes no entries and gives the quad draw the visible count as its
 //!   instance count, the rasterizer writes only the background, and the quad pass draws the frame over it: the frame
 //!   still draws, with no readback. The count comes back with the frame counts; the viewer, `render` and
 //!   `render-bench` then grow the cap (`SceneBuffers::grow_tile_entries`) and the panel says so; the viewer also grows

@@ -1,12 +1,15 @@
-// Prepares a sort of a key count that only the GPU knows (the renderer's visible splats): reads the count and
-// writes each iteration's and each scan level's parameters (the layout `sort::shared::SortParams` writes from the
-// CPU otherwise) and the indirect dispatch arguments of every pass. One thread; a few microseconds.
+// Prepares a sort of a key count that only the GPU knows (the renderer's visible splats): from the count, writes
+// each iteration's and each scan level's parameters (the layout `sort::shared::SortParams` writes from the CPU
+// otherwise) and the indirect dispatch arguments of every pass (`prepare_sort`). Run by one thread: the prepare
+// pass's (shaders/prepare_pass.wgsl), or the first thread of a pass that sorts itself from the count (OneSweep's
+// histogram). The module that appends this file declares `prepare_settings` (uniform), `prepare_params` and
+// `prepare_dispatch` (storage, read_write).
 //
-// Indices (no naga checks: `util::trusted_pipeline`): `count_source` is the buffers' 4-word count; `params` holds
-// MAX_ITERATIONS + MAX_SCAN_LEVELS blocks of stride_words >= 8 words, of which iteration i < iterations <= 32 writes
-// words 0..6 and level < MAX_SCAN_LEVELS words 0..2 of block MAX_ITERATIONS + level; `dispatch` holds every slot;
-// `lens` is indexed below MAX_SCAN_LEVELS. Loops run `iterations` and MAX_SCAN_LEVELS times. Divisors: the sort's tile
-// sizes (at least 256), the device's workgroups per dimension (at least 1) and y >= 1. n is clamped to the capacity
+// Indices (no naga checks: `util::trusted_pipeline`, and OneSweep's module): `prepare_params` holds MAX_ITERATIONS +
+// MAX_SCAN_LEVELS blocks of stride_words >= 8 words, of which iteration i < iterations <= 32 writes words 0..6 and
+// level < MAX_SCAN_LEVELS words 0..2 of block MAX_ITERATIONS + level; `prepare_dispatch` holds every slot; `lens` is
+// indexed below MAX_SCAN_LEVELS. Loops run `iterations` and MAX_SCAN_LEVELS times. Divisors: the sort's tile sizes
+// (at least 256), the device's workgroups per dimension (at least 1) and y >= 1. The count is clamped to the capacity
 // and its tiles counted without overflow, so its scan levels lie inside the capacity's table.
 
 const MAX_ITERATIONS: u32 = 32u;
@@ -36,22 +39,17 @@ struct PrepareSettings {
     keys_only: u32,
 }
 
-@group(0) @binding(0) var<uniform> settings: PrepareSettings;
-@group(0) @binding(1) var<storage, read> count_source: array<u32>;
-@group(0) @binding(2) var<storage, read_write> params: array<u32>;
-@group(0) @binding(3) var<storage, read_write> dispatch: array<u32>;
-
 // A dispatch of `groups` workgroups, 2D past the per-dimension limit (as `gpu::dispatch_grid`).
 fn set_grid(slot: u32, groups: u32) {
     var x = groups;
     var y = 1u;
-    if (groups > settings.max_per_dim) {
-        y = (groups + settings.max_per_dim - 1u) / settings.max_per_dim;
+    if (groups > prepare_settings.max_per_dim) {
+        y = (groups + prepare_settings.max_per_dim - 1u) / prepare_settings.max_per_dim;
         x = (groups + y - 1u) / y;
     }
-    dispatch[3u * slot] = x;
-    dispatch[3u * slot + 1u] = y;
-    dispatch[3u * slot + 2u] = 1u;
+    prepare_dispatch[3u * slot] = x;
+    prepare_dispatch[3u * slot + 1u] = y;
+    prepare_dispatch[3u * slot + 2u] = 1u;
 }
 
 // ceil(n / d) without the overflow of (n + d - 1) / d near 2^32.
@@ -63,24 +61,24 @@ fn blocks(len: u32) -> u32 {
     return (len + SCAN_BLOCK_SIZE - 1u) / SCAN_BLOCK_SIZE;
 }
 
-@compute @workgroup_size(1)
-fn main() {
-    let n = min(count_source[settings.count_word], settings.capacity);
-    let tiles = ceil_div(n, settings.tile_size);
-    let radix = 1u << settings.radix_bits;
-    for (var i = 0u; i < settings.iterations; i++) {
-        let at = i * settings.stride_words;
-        let shift = i * settings.radix_bits;
-        params[at] = n;
-        params[at + 1u] = tiles;
-        params[at + 2u] = shift;
-        params[at + 3u] = min(settings.radix_bits, settings.key_bits - shift);
-        params[at + 4u] = radix;
-        params[at + 5u] = settings.key_order;
-        params[at + 6u] = settings.keys_only;
+// Writes the parameters and dispatch arguments of a sort of `count` keys (clamped to the capacity).
+fn prepare_sort(count: u32) {
+    let n = min(count, prepare_settings.capacity);
+    let tiles = ceil_div(n, prepare_settings.tile_size);
+    let radix = 1u << prepare_settings.radix_bits;
+    for (var i = 0u; i < prepare_settings.iterations; i++) {
+        let at = i * prepare_settings.stride_words;
+        let shift = i * prepare_settings.radix_bits;
+        prepare_params[at] = n;
+        prepare_params[at + 1u] = tiles;
+        prepare_params[at + 2u] = shift;
+        prepare_params[at + 3u] = min(prepare_settings.radix_bits, prepare_settings.key_bits - shift);
+        prepare_params[at + 4u] = radix;
+        prepare_params[at + 5u] = prepare_settings.key_order;
+        prepare_params[at + 6u] = prepare_settings.keys_only;
     }
     set_grid(SLOT_TILES, tiles);
-    set_grid(SLOT_PER_KEY, ceil_div(n, settings.keys_per_group));
+    set_grid(SLOT_PER_KEY, ceil_div(n, prepare_settings.keys_per_group));
 
     // The scan levels, laid out as `scan_levels` lays them out in Rust: each level's block totals go one level up,
     // 64-entry aligned, until a level fits one block (the top).
@@ -95,10 +93,10 @@ fn main() {
             continue;
         }
         let totals = (offset + len + 63u) / 64u * 64u;
-        let at = (MAX_ITERATIONS + level) * settings.stride_words;
-        params[at] = offset;
-        params[at + 1u] = len;
-        params[at + 2u] = totals;
+        let at = (MAX_ITERATIONS + level) * prepare_settings.stride_words;
+        prepare_params[at] = offset;
+        prepare_params[at + 1u] = len;
+        prepare_params[at + 2u] = totals;
         lens[level] = len;
         top = level;
         if (blocks(len) <= 1u) {

@@ -18,7 +18,11 @@ pub const MAX_ITERATIONS: u32 = 32;
 
 /// Sizes, per-iteration parameters and the workgroup scan, prepended to each sort shader.
 pub const COMMON_WGSL: &str = include_str!("../shaders/common.wgsl");
-pub const PREPARE_WGSL: &str = include_str!("../shaders/prepare.wgsl");
+/// The prepare pass as compiled: its bindings and entry point, then `prepare_sort`.
+pub const PREPARE_WGSL: &str =
+    concat!(include_str!("../shaders/prepare_pass.wgsl"), "\n", include_str!("../shaders/prepare.wgsl"));
+/// `prepare_sort` and what it needs, for a module that declares its bindings (OneSweep's `histogram_counted`).
+pub const PREPARE_LIB_WGSL: &str = include_str!("../shaders/prepare.wgsl");
 
 /// A sort shader as compiled: the common parts, then its own source.
 pub fn with_common(body: &str) -> String {
@@ -186,6 +190,17 @@ impl SortDispatch {
     pub fn allocated_bytes(&self) -> u64 {
         self.params.size() + self.gpu_count.allocated_bytes()
     }
+
+    /// Workgroups a dispatch may have along one dimension.
+    pub fn max_dim(&self) -> u32 {
+        self.max_dim
+    }
+
+    /// What a pass that does the prepare pass's work binds (`prepare_sort` in `shaders/prepare.wgsl`): its
+    /// settings, the parameters it writes and the indirect arguments it writes.
+    pub fn gpu_count_buffers(&self) -> (&wgpu::Buffer, &wgpu::Buffer, &wgpu::Buffer) {
+        (&self.gpu_count.settings, &self.params.buffer, &self.gpu_count.args)
+    }
 }
 
 /// What `record_cpu` and `record_gpu` need of a sort: its settings, its dispatch state, and its passes. `GpuSort`
@@ -194,6 +209,11 @@ pub(crate) trait RadixPasses {
     fn config(&self) -> SortConfig;
     fn dispatch(&self) -> &SortDispatch;
     fn dispatch_mut(&mut self) -> &mut SortDispatch;
+    /// Whether the sort's first pass does the prepare pass's work itself when it sorts a GPU count (`Plan::Gpu`):
+    /// then no prepare pass is recorded.
+    fn prepares_gpu_count(&self) -> bool {
+        false
+    }
     /// Writes what the sort's own uniforms need before a recording (through the queue).
     fn prepare(&mut self, _queue: &wgpu::Queue) {}
     /// Records every pass, dispatched by `plan`, into `pass` (untimed).
@@ -346,8 +366,10 @@ pub(crate) fn record_gpu(
         Some(timer) if timer.is_timing() => {
             let set = write_gpu_count(sort, queue);
             let gpu_count = &sort.dispatch().gpu_count;
-            let descriptor = wgpu::ComputePassDescriptor { label: Some("sort prepare"), timestamp_writes: None };
-            gpu_count.record(&mut encoder.begin_compute_pass(&descriptor));
+            if !sort.prepares_gpu_count() {
+                let descriptor = wgpu::ComputePassDescriptor { label: Some("sort prepare"), timestamp_writes: None };
+                gpu_count.record(&mut encoder.begin_compute_pass(&descriptor));
+            }
             sort.record_timed(encoder, &gpu_count.plan(), timer);
             set
         }
@@ -366,7 +388,9 @@ pub(crate) fn record_gpu_in(
 ) -> usize {
     let set = write_gpu_count(sort, queue);
     let gpu_count = &sort.dispatch().gpu_count;
-    gpu_count.record(pass);
+    if !sort.prepares_gpu_count() {
+        gpu_count.record(pass);
+    }
     sort.record_in(pass, &gpu_count.plan());
     set
 }

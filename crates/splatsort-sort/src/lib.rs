@@ -63,8 +63,9 @@
 //! buffers). The caller owns the keys and values (`SortBuffers`: two ping-pong buffer sets; input in
 //! set 0, result in set `iterations % 2`), and `GpuSort` is the one type the renderer, both benchmarks, the tests
 //! and the viewer sort with: made once per capacity over the caller's buffers, `record(encoder, n, timer)` for a
-//! count known on the CPU and `record_gpu_count` for one a GPU pass wrote into `SortBuffers::count()` (a one-thread
-//! prepare pass, `shaders/prepare.wgsl`, writes the parameters and indirect dispatch sizes), the output buffer set, its
+//! count known on the CPU and `record_gpu_count` for one a GPU pass wrote into `SortBuffers::count()` (one thread,
+//! `prepare_sort` in `shaders/prepare.wgsl`, writes the parameters and indirect dispatch sizes: a pass of its own, or
+//! OneSweep's histogram's first thread, which saves a dependent dispatch), the output buffer set, its
 //! settings, its pass kinds and the bytes it allocated. It is an **enum** over the algorithms, not a trait object: the
 //! set is closed and small, the viewer and CLI list it, and what differs per algorithm (the radix bits it takes, its
 //! pass kinds, why a device cannot run it) is plain data on `SortAlgorithm` that the panel and the benches loop over.
@@ -198,7 +199,7 @@
 //!   - Temporary memory: 1 KiB per slot (16 MiB at most on a GPU by default), plus 16 KiB of state: `sort-bench`
 //!     reports 0.27 MiB of temporaries for 2^20 pairs in 4096-key tiles on the H100.
 //! - `dispatch`, `scan`, `util` (private, except `scan::ScanTable` and `util`'s readback and grid helpers): what the
-//!   sorts share. OneSweep uses the parameters, the GPU-count prepare pass and the plan; the two
+//!   sorts share. OneSweep uses the parameters, the GPU-count preparation (in its histogram) and the plan; the two
 //!   reduce-then-scan sorts also use the rest. That is the parameters buffer (per-iteration and
 //!   per-scan-level uniforms at dynamic offsets), the hierarchical exclusive scan (`shaders/scan/scan.wgsl`) of a
 //!   digit-major count table (`digit * num_tiles + tile`), whose scanned entry is each (digit, tile)'s first output
@@ -257,8 +258,8 @@ pub fn shader_modules() -> Vec<(&'static str, String)> {
         ("scan/scan.wgsl", with_common(scan::SCAN_WGSL)),
         ("tutorial/scatter.wgsl", with_common(tutorial::SCATTER_WGSL)),
         ("subgroup/subgroup.wgsl", with_common(subgroup::SUBGROUP_WGSL)),
-        ("onesweep/onesweep.wgsl", with_common(onesweep::ONESWEEP_WGSL)),
-        ("prepare.wgsl", dispatch::PREPARE_WGSL.to_string()),
+        ("onesweep/onesweep.wgsl", onesweep::module_source()),
+        ("prepare_pass.wgsl", dispatch::PREPARE_WGSL.to_string()),
         ("check.wgsl", check::check_source()),
     ]
 }
@@ -404,8 +405,9 @@ impl GpuSort {
 
     /// Records a sort of the first `count` pairs of set 0, where `count` is the u32 that a GPU pass earlier in the
     /// submission wrote into `SortBuffers::count()` (clamped to the capacity): the renderer sorts only its visible
-    /// splats this way, without knowing their number on the CPU. A one-thread pass turns the count into the sort's
-    /// parameters and indirect dispatch sizes. Returns the output buffer set. Do not mix it with `record` in one
+    /// splats this way, without knowing their number on the CPU. One thread turns the count into the sort's
+    /// parameters and indirect dispatch sizes: a pass of its own, or in OneSweep the histogram pass's first thread
+    /// (the histogram is then dispatched for the capacity). Returns the output buffer set. Do not mix it with `record` in one
     /// submission: both write the same parameters buffer, `record` through the queue before the submission runs.
     pub fn record_gpu_count(
         &mut self,
@@ -500,10 +502,12 @@ mod tests {
         assert!(files.len() >= 9, "found the shaders: {files:?}");
         let modules = shader_modules();
         for (name, path) in files {
-            // Common parts are prepended to the modules that need them, never compiled alone.
-            let compiled = name.ends_with("common.wgsl") || modules.iter().any(|(n, _)| *n == name);
-            assert!(compiled, "{name} is in shaders/ but no module compiles it");
+            // Common parts are prepended to the modules that need them, never compiled alone; a library (the
+            // prepare pass's `prepare_sort`) is compiled as part of the modules that include its text.
             let text = std::fs::read_to_string(&path).expect("read");
+            let compiled = name.ends_with("common.wgsl")
+                || modules.iter().any(|(n, source)| *n == name || source.contains(text.trim()));
+            assert!(compiled, "{name} is in shaders/ but no module compiles it");
             assert!(text.starts_with("// "), "{name}: starts with a line on what it does");
         }
     }
@@ -517,7 +521,7 @@ mod tests {
         assert_eq!(const_u32(rank, "CHUNK_SIZE"), Some(tutorial::CHUNK_SIZE));
         assert_eq!(const_u32(rank, "MAX_RADIX"), Some(tutorial::MAX_RADIX));
         assert_eq!(const_u32(source("scan/scan.wgsl"), "SCAN_BLOCK_SIZE"), Some(scan::SCAN_BLOCK_SIZE));
-        let prepare = source("prepare.wgsl");
+        let prepare = source("prepare_pass.wgsl");
         assert_eq!(const_u32(prepare, "SCAN_BLOCK_SIZE"), Some(scan::SCAN_BLOCK_SIZE));
         assert_eq!(const_u32(prepare, "MAX_SCAN_LEVELS"), Some(scan::MAX_SCAN_LEVELS));
         assert_eq!(const_u32(prepare, "MAX_ITERATIONS"), Some(dispatch::MAX_ITERATIONS));

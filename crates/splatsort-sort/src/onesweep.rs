@@ -95,6 +95,12 @@ pub const MAX_KEYS_PER_THREAD: u32 = 24;
 /// The digit pass, histogram and reset kernels.
 pub const ONESWEEP_WGSL: &str = include_str!("../shaders/onesweep/onesweep.wgsl");
 
+/// The module's source before unrolling: the common parts, the sort, and the prepare pass's `prepare_sort`, which
+/// `histogram_counted` runs.
+pub(crate) fn module_source() -> String {
+    format!("{}\n{}", with_common(ONESWEEP_WGSL), crate::dispatch::PREPARE_LIB_WGSL)
+}
+
 /// The shape of a digit pass's tile: `threads` invocations of `keys_per_thread` keys each.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
@@ -355,6 +361,11 @@ pub(crate) struct OnesweepKernels {
     layout: wgpu::BindGroupLayout,
     /// The histogram pass for each of its tiles (`HISTOGRAM_TILES`), made when a sort first asks for it.
     histogram_pipelines: [OnceLock<wgpu::ComputePipeline>; HISTOGRAM_TILES.len()],
+    /// `histogram_counted`'s bindings: the histogram's, less the iteration's parameters and the sets it does not
+    /// read, plus the prepare pass's.
+    counted_layout: wgpu::BindGroupLayout,
+    /// The histogram of a GPU count that prepares the sort itself, for each of its tiles, made on first use.
+    counted_pipelines: [OnceLock<wgpu::ComputePipeline>; HISTOGRAM_TILES.len()],
     reset_pipeline: wgpu::ComputePipeline,
     digit_pipeline: wgpu::ComputePipeline,
     /// The digit pass compiled without values (`WITH_VALUES` off: no registers held for them), made when a
@@ -382,6 +393,19 @@ impl OnesweepKernels {
             label: Some("sort onesweep"),
             entries: &entries,
         });
+        let counted_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("sort onesweep histogram of a GPU count"),
+            entries: &[
+                uniform_entry(1),
+                storage_entry(2, true),
+                storage_entry(6, false),
+                storage_entry(7, false),
+                uniform_entry(8),
+                storage_entry(9, true),
+                storage_entry(10, false),
+                storage_entry(11, false),
+            ],
+        });
         let module = shader_module(device, shape, checked);
         let constants = vec![
             ("SCALAR_LANES", if scalar { 1.0 } else { 0.0 }),
@@ -396,6 +420,8 @@ impl OnesweepKernels {
         let make = |label, entry| Self::pipeline(device, &module, &layout, &constants, label, entry);
         Self {
             histogram_pipelines: Default::default(),
+            counted_layout,
+            counted_pipelines: Default::default(),
             reset_pipeline: make("sort onesweep reset", "reset"),
             digit_pipeline: make("sort onesweep digit pass", "digit_pass"),
             keys_only_pipeline: OnceLock::new(),
@@ -425,6 +451,18 @@ impl OnesweepKernels {
             let constants: Vec<_> =
                 self.constants.iter().copied().chain([("HISTOGRAM_TILE", f64::from(tile))]).collect();
             Self::pipeline(device, &self.module, &self.layout, &constants, "sort onesweep histogram", "histogram")
+        })
+    }
+
+    /// `histogram_counted` (a histogram of a GPU count that writes the sort's parameters) of `tile` keys a
+    /// workgroup, compiled on first use.
+    fn counted_pipeline(&self, device: &wgpu::Device, tile: u32) -> &wgpu::ComputePipeline {
+        let slot = HISTOGRAM_TILES.iter().position(|&t| t == tile).expect("a tile of HISTOGRAM_TILES");
+        self.counted_pipelines[slot].get_or_init(|| {
+            let constants: Vec<_> =
+                self.constants.iter().copied().chain([("HISTOGRAM_TILE", f64::from(tile))]).collect();
+            let label = "sort onesweep histogram of a GPU count";
+            Self::pipeline(device, &self.module, &self.counted_layout, &constants, label, "histogram_counted")
         })
     }
 
@@ -471,6 +509,13 @@ pub struct OnesweepSort {
     settings_written: bool,
     /// The histogram pass for the buffers' size (`histogram_tile`).
     histogram: wgpu::ComputePipeline,
+    /// Its twin for a GPU count (`histogram_counted`), which writes the sort's parameters itself, its bind group,
+    /// and its workgroups: enough for the capacity.
+    counted: wgpu::ComputePipeline,
+    counted_group: wgpu::BindGroup,
+    counted_groups: u32,
+    /// The buffers' count, which `histogram_counted` reads.
+    count: wgpu::Buffer,
 }
 
 impl OnesweepSort {
@@ -525,6 +570,16 @@ impl OnesweepSort {
         let values = [buffers.values(0).clone(), buffers.values(1).clone()];
         let groups =
             Self::bind_groups(device, &onesweep.layout, (&dispatch, &settings, &state, &status), &keys, &values);
+        let counted = onesweep.counted_pipeline(device, histogram_tile).clone();
+        let count = buffers.count().clone();
+        let counted_group = Self::counted_group(
+            device,
+            &onesweep.counted_layout,
+            (&dispatch, &settings, &state, &status),
+            &keys,
+            &count,
+        );
+        let counted_groups = capacity.div_ceil(histogram_tile).max(1);
         let mut sort = Self {
             config,
             kernels: onesweep,
@@ -542,6 +597,10 @@ impl OnesweepSort {
             tail_spin_limit: tail_spin_limit(&info),
             settings_written: false,
             histogram,
+            counted,
+            counted_group,
+            counted_groups,
+            count,
         };
         sort.set_config(device, config)?;
         Ok(sort)
@@ -579,6 +638,35 @@ impl OnesweepSort {
         [group(0), group(1)]
     }
 
+    /// `histogram_counted`'s bind group: the keys of set 0, the sort's state, and the prepare pass's settings,
+    /// count and outputs.
+    fn counted_group(
+        device: &wgpu::Device,
+        layout: &wgpu::BindGroupLayout,
+        (dispatch, settings, state, status): (&SortDispatch, &wgpu::Buffer, &wgpu::Buffer, &wgpu::Buffer),
+        keys: &[wgpu::Buffer; 2],
+        count: &wgpu::Buffer,
+    ) -> wgpu::BindGroup {
+        let (prepare_settings, params, args) = dispatch.gpu_count_buffers();
+        fn entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
+            wgpu::BindGroupEntry { binding, resource: buffer.as_entire_binding() }
+        }
+        device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("sort onesweep histogram of a GPU count"),
+            layout,
+            entries: &[
+                entry(1, settings),
+                entry(2, &keys[0]),
+                entry(6, state),
+                entry(7, status),
+                entry(8, prepare_settings),
+                entry(9, count),
+                entry(10, params),
+                entry(11, args),
+            ],
+        })
+    }
+
     /// The settings it sorts with.
     pub fn config(&self) -> SortConfig {
         self.config
@@ -605,6 +693,13 @@ impl OnesweepSort {
                 (&self.dispatch, &self.settings, &self.state, &self.status),
                 &self.keys,
                 &self.values,
+            );
+            self.counted_group = Self::counted_group(
+                device,
+                &self.kernels.counted_layout,
+                (&self.dispatch, &self.settings, &self.state, &self.status),
+                &self.keys,
+                &self.count,
             );
         }
         if config.keys_only {
@@ -679,7 +774,7 @@ const PASSES_PER_WORD: u32 = 32 / RADIX_BITS;
 /// because a loop is left to the driver's unrolling, which (for the rank loop's eight ballots, atomic and shuffle
 /// per key) may keep the loop and put its arrays in memory instead of registers; WGSL has no unroll attribute.
 pub(crate) fn unrolled_source(keys_per_thread: u32) -> String {
-    let source = with_common(ONESWEEP_WGSL);
+    let source = module_source();
     let source = unroll(&source, KEY_LOOP, "k", keys_per_thread);
     let source = unroll(&source, DIGIT_LOOP, "p", PASSES_PER_WORD);
     unroll(&source, BIT_LOOP, "b", RADIX_BITS)
@@ -744,6 +839,10 @@ impl RadixPasses for OnesweepSort {
         &mut self.dispatch
     }
 
+    fn prepares_gpu_count(&self) -> bool {
+        true
+    }
+
     fn prepare(&mut self, queue: &wgpu::Queue) {
         if !self.settings_written {
             queue.write_buffer(&self.settings, 0, bytemuck::bytes_of(&self.settings_for()));
@@ -792,6 +891,13 @@ impl OnesweepSort {
     fn record_step(&self, pass: &mut wgpu::ComputePass<'_>, plan: &Plan<'_>, step: Step) {
         let params = &self.dispatch.params;
         match step {
+            Step::Histogram if matches!(plan, Plan::Gpu { .. }) => {
+                // The prepare pass's work is done by this pass's first thread (`prepares_gpu_count`).
+                pass.set_bind_group(0, &self.counted_group, &[]);
+                pass.set_pipeline(&self.counted);
+                let (x, y) = crate::util::dispatch_grid(self.counted_groups, self.dispatch.max_dim());
+                pass.dispatch_workgroups(x, y, 1);
+            }
             Step::Histogram => {
                 pass.set_bind_group(0, &self.groups[0], &[params.iteration_offset(0)]);
                 pass.set_pipeline(&self.histogram);
@@ -835,7 +941,7 @@ mod tests {
     fn workgroup_bytes_match_the_digit_pass() {
         // The digit pass's workgroup variables, as naga sees them, with the override-sized arrays at each shape's
         // sizes: wgpu does not check workgroup memory, so `workgroup_bytes` is what keeps a shape within the device.
-        let module = naga::front::wgsl::parse_str(&with_common(ONESWEEP_WGSL)).expect("the shader parses");
+        let module = naga::front::wgsl::parse_str(&module_source()).expect("the shader parses");
         let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
             .validate(&module)
             .expect("the shader validates");
@@ -867,7 +973,7 @@ mod tests {
 
     #[test]
     fn unrolled_source_has_no_per_key_loop_and_validates() {
-        let plain = with_common(ONESWEEP_WGSL);
+        let plain = module_source();
         assert_eq!(plain.matches(KEY_LOOP).count(), 9, "the digit pass's per-key loops");
         assert_eq!(plain.matches(BIT_LOOP).count(), 2, "the ballots' loops");
         assert_eq!(plain.matches(DIGIT_LOOP).count(), 1, "the histogram's loop");
@@ -888,7 +994,7 @@ mod tests {
 
     #[test]
     fn settings_match_the_shader() {
-        let source = with_common(ONESWEEP_WGSL);
+        let source = module_source();
         splatsort_wgsl_test::assert_layout!(
             source,
             "OnesweepSettings",

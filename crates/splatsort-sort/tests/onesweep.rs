@@ -290,8 +290,9 @@ fn every_histogram_tile_counts_exactly() {
         return;
     }
     // The histogram's tile follows the buffers (2,048, 4,096 or 8,192 keys a workgroup): at each boundary, a sort
-    // of a partial histogram tile and of the whole buffers, one of a count only the GPU knows (the prepare pass
-    // sizes the histogram's dispatch), and u64 keys (two words a key, half the keys a round of loads).
+    // of a partial histogram tile and of the whole buffers, one of a count only the GPU knows (the histogram is
+    // dispatched for the capacity and its workgroups past the count count nothing), and u64 keys (two words a key,
+    // half the keys a round of loads).
     let ctx = common::context();
     for (capacity, histogram_tile) in [(0x4_0000, 2048), (0x4_0001, 4096), (0x10_0000, 4096), (0x10_0001, 8192)] {
         assert_eq!(onesweep::histogram_tile(capacity), histogram_tile, "{capacity} keys");
@@ -321,6 +322,45 @@ fn every_histogram_tile_counts_exactly() {
         let mut sorter = GpuSort::new(&ctx.device, SortAlgorithm::Onesweep, &buffers, base).expect("sorter");
         let keys = &wide_keys(histogram_tile as usize + 5, 96)[0];
         sort_and_check_u64(&buffers, &mut sorter, keys, &what);
+    }
+}
+
+#[test]
+fn a_gpu_count_sort_prepares_itself_after_any_other_sort() {
+    if !available() {
+        return;
+    }
+    // The histogram of a GPU count writes the digit passes' parameters (no prepare pass): a sort of one digit pass
+    // (whose reset reads them too), of three and of four, each after a sort of a CPU count (whose parameters the
+    // GPU count's overwrite) and after another GPU count, smaller and larger.
+    let ctx = common::context();
+    let capacity = 50_000u32;
+    let keys = KeyDistribution::Uniform.generate(capacity as usize, 31);
+    let values: Vec<u32> = (0..capacity).collect();
+    for key_bits in [8, 24, 32] {
+        let (buffers, mut sorter) = sorter(capacity, config(|c| c.key_bits = key_bits));
+        for (i, count) in [9_000u32, 30_000, 0, 4_097, capacity].into_iter().enumerate() {
+            let part = &keys[..(count as usize / 2)];
+            sort_and_check(&buffers, &mut sorter, part, "a CPU count before a GPU count");
+            for count in [count, count / 3] {
+                let what = format!("{key_bits}-bit keys, GPU count {count} (round {i})");
+                let (gpu_keys, gpu_values) = common::within(DEADLINE, &what, || {
+                    common::checked(ctx, &what, || {
+                        buffers.write_input(&ctx.queue, &keys, &values).unwrap();
+                        ctx.queue.write_buffer(buffers.count(), 0, bytemuck::bytes_of(&count));
+                        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+                        let slot = sorter.record_gpu_count(&ctx.queue, &mut encoder, None);
+                        ctx.queue.submit([encoder.finish()]);
+                        buffers.read_blocking(&ctx.device, &ctx.queue, slot, count)
+                    })
+                });
+                let n = count as usize;
+                let want = cpu::stable_sort_pairs(&keys[..n], &values[..n], sorter.config());
+                if let Err(mismatch) = cpu::compare((&want.0, &want.1), (&gpu_keys, &gpu_values)) {
+                    panic!("{what}: {mismatch}");
+                }
+            }
+        }
     }
 }
 

@@ -7,7 +7,6 @@ pub(super) struct Groups {
     pub(super) key: (usize, u64, u64),
     pub(super) bin: wgpu::BindGroup,
     pub(super) bin8: wgpu::BindGroup,
-    pub(super) prepare: wgpu::BindGroup,
     pub(super) emit: wgpu::BindGroup,
     /// The per-pixel orders' keys (`tile_floors`).
     pub(super) floors: wgpu::BindGroup,
@@ -82,23 +81,15 @@ impl TileRaster {
             (5, counts()),
             (6, self.entries.keys(0).as_entire_binding()),
             (7, self.entries.values(0).as_entire_binding()),
+            // The last bin tile to finish writes the entry count and the arguments of what follows.
+            (8, self.entries.count().as_entire_binding()),
+            (9, self.args.as_entire_binding()),
             (13, bin_state()),
         ];
         Groups {
             key,
             bin: group(&self.pipelines.bin, &bin_entries, true),
             bin8: group(&self.pipelines.bin8, &bin_entries, true),
-            prepare: group(
-                &self.pipelines.prepare,
-                &[
-                    (1, settings()),
-                    (4, visible()),
-                    (8, self.entries.count().as_entire_binding()),
-                    (9, self.args.as_entire_binding()),
-                    (13, bin_state()),
-                ],
-                false,
-            ),
             emit: group(
                 &self.pipelines.emit,
                 &[

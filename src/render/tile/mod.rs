@@ -8,8 +8,8 @@
 //! sort's own buffers, which the renderer makes large enough (`TileRaster::entries_in`), and each sorted position's
 //! first entry goes into its spent keys, both laid out again when its output buffer set changes; the binning's
 //! look-back state is a small buffer of its own (`bin_state_bytes`).
-//! A frame whose entries pass the cap is drawn by the quad path instead, decided on the GPU (the prepare pass writes
-//! both paths' indirect arguments), and the renderer grows the cap for later frames when the count comes back.
+//! A frame whose entries pass the cap is drawn by the quad path instead, decided on the GPU (the binning's last bin tile
+//! writes both paths' indirect arguments), and the renderer grows the cap for later frames when the count comes back.
 //!
 //! The module is compiled without naga's bounds clamps and loop counters (`TilePipelines::new`): each WGSL file's
 //! header says why its indices are in range and its loops end, and `RendererOptions::checked_shaders` (`render
@@ -50,7 +50,7 @@ const ARGS_BIN_FALLBACKS: u64 = 56;
 const _: () = assert!(ARGS_BIN_FALLBACKS == ARGS_ENTRIES + 4);
 
 /// Words of `tile_bin`'s state before its status words (`BIN_STATUS` in `render/tiles.wgsl`).
-const BIN_STATUS: u64 = 5;
+const BIN_STATUS: u64 = 6;
 /// Threads per workgroup of the per-splat and per-entry passes. Mirrors `GROUP`.
 const GROUP: u32 = 256;
 
@@ -390,12 +390,6 @@ impl TileRaster {
             pass.set_bind_group(0, group, &[]);
             pass.dispatch_workgroups(bins.0, bins.1, 1);
         });
-        stages.stage("tile prepare", PassKind::TileEmit, |pass| {
-            pass.set_pipeline(&self.pipelines.prepare);
-            pass.set_bind_group(0, &groups.prepare, &[]);
-            pass.dispatch_workgroups(1, 1, 1);
-        });
-        // Timed, its own pass (timed with the prepare pass).
         stages.stage("tile emit", PassKind::TileEmit, |pass| {
             pass.set_pipeline(&self.pipelines.emit);
             pass.set_bind_group(0, &groups.emit, &[]);
@@ -419,7 +413,7 @@ impl TileRaster {
     }
 
     /// Records the rasterizer: every tile (only the background when the frame's entries passed the cap), by one of
-    /// its two kernels in the splat order (the prepare pass gives the other no workgroups), or by the per-pixel
+    /// its two kernels in the splat order (the binning gives the other no workgroups), or by the per-pixel
     /// order's.
     pub fn record_rasterize(&self, stages: &mut Stages<'_, '_>, order: BlendOrder) {
         let groups = self.groups.as_ref().expect("binning recorded first");

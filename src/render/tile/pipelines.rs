@@ -53,11 +53,10 @@ pub fn shader_source(parts: u32, ballot: bool, colour: BatchColour) -> String {
 /// The tile passes' pipelines (once per device: `Renderer::tiles`).
 pub(crate) struct TilePipelines {
     /// The count and its scan in one pass (`render/tiles.wgsl`), a position an invocation and eight
-    /// (`super::bin_items`).
+    /// (`super::bin_items`); its last bin tile to finish writes the arguments of what follows.
     pub(super) bin: wgpu::ComputePipeline,
     pub(super) bin8: wgpu::ComputePipeline,
-    pub(super) prepare: wgpu::ComputePipeline,
-    /// The emit, by entry or by position as the prepare pass chose.
+    /// The emit, by entry or by position as the binning chose.
     pub(super) emit: wgpu::ComputePipeline,
     /// The per-pixel orders' keys: each entry's floor under its tile id.
     pub(super) floors: wgpu::ComputePipeline,
@@ -111,7 +110,6 @@ impl TilePipelines {
         Self {
             bin: with_constants("tile_bin", "tile_bin", bin_constants),
             bin8: with_constants("tile_bin", "tile_bin (8 a thread)", &[("BIN_ITEMS", 8.0)]),
-            prepare: pipeline("tile_prepare"),
             emit: pipeline("tile_emit"),
             floors: pipeline("tile_floors"),
             ranges: pipeline("tile_ranges"),

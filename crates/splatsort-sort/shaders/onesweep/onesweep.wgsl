@@ -1,10 +1,12 @@
 // OneSweep: an 8-bit LSD radix sort with one read of the keys per digit (Adinets & Merrill), made safe for GPUs
 // without forward-progress guarantees (Gridwise's look-back with fallback) and bounded in memory (AMD's circular
-// status table). Needs shaders/common.wgsl. Entry points, in the order a sort records them:
+// status table). Needs shaders/common.wgsl, and shaders/prepare.wgsl appended. Entry points, in the order a sort
+// records them:
 //
 // - `histogram`: counts every digit position of every key in one read (per workgroup in workgroup memory, then
 //   one global atomic per bin), clears the status entries the sort will use, and resets the digit passes' tickets
-//   and counters;
+//   and counters; for a count only the GPU knows, `histogram_counted` does the same and, first, the prepare
+//   pass's work (`prepare_sort`, whose indices shaders/prepare.wgsl argues);
 // - `digit_pass`, once per digit: a tile of TILE_KEYS keys takes a ticket, loads its keys and values and the
 //   pass's 256 digit counts, ranks its keys among equal digits with subgroup ballots, publishes its digit counts at
 //   once, scans its counts and the pass's (its digits' first output positions) in one subgroup scan, sorts its keys
@@ -39,8 +41,9 @@
 // `num_keys` and key words below KEY_WORDS * `num_keys`, histogram bins below 4 * RADIX * KEY_WORDS, the digit
 // passes below MAX_PASSES), given that the subgroups are full: THREADS is a multiple of 128 and subgroups have 8 to
 // 128 lanes (both checked by `sort::onesweep`), a power of two (as every API's are), and that HISTOGRAM_TILE is a
-// multiple of 4 * WORKGROUP_SIZE (a whole tile's rounds of loads end at its end; checked there too). Every loop ends (the spins are
-// counted), which is what lets `sort::onesweep` compile this module without naga's bounds checks and loop counters.
+// multiple of 4 * WORKGROUP_SIZE (a whole tile's rounds of loads end at its end; checked there too). A GPU count
+// (`histogram_counted`) is clamped to the capacity, which the buffers hold. Every loop ends (the spins are counted),
+// which is what lets `sort::onesweep` compile this module without naga's bounds checks and loop counters.
 
 const RADIX: u32 = 256u;
 const DIGIT_BITS: u32 = 8u;
@@ -111,9 +114,9 @@ struct OnesweepSettings {
 
 var<workgroup> histogram_counts: array<atomic<u32>, HISTOGRAM_BINS>;
 
-// Adds the digits of one key's word `w` to the workgroup's counts.
-fn count_digits(word: u32, w: u32) {
-    let key = ordered_key(word, params.key_order);
+// Adds the digits of one key's word `w`, ordered by `key_order`, to the workgroup's counts.
+fn count_digits(word: u32, w: u32, key_order: u32) {
+    let key = ordered_key(word, key_order);
     let first = w * PASSES_PER_WORD;
     for (var p = 0u; p < PASSES_PER_WORD; p++) {
         let d_pass = first + p;
@@ -125,27 +128,66 @@ fn count_digits(word: u32, w: u32) {
 }
 
 // Adds every digit of key `i` to the workgroup's counts.
-fn count_key(i: u32) {
+fn count_key(i: u32, key_order: u32) {
     for (var w = 0u; w < KEY_WORDS; w++) {
-        count_digits(keys_in[i * KEY_WORDS + w], w);
+        count_digits(keys_in[i * KEY_WORDS + w], w, key_order);
     }
+}
+
+// What the histogram pass needs of the sort: its keys, their tiles of the digit passes, and how keys compare.
+struct HistogramJob {
+    num_keys: u32,
+    num_chunks: u32,
+    key_order: u32,
 }
 
 // Counts every digit position of HISTOGRAM_TILE keys into the histogram (zeroed behind the previous sort's digit
 // passes, or by its `reset`; a new buffer is zeroed), clears the status entries this sort's digit passes use, and
-// resets their tickets and counters.
+// resets their tickets and counters. A sort of a count known on the CPU: its parameters came from the CPU.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn histogram(
     @builtin(local_invocation_index) tid: u32,
     @builtin(workgroup_id) workgroup_id: vec3<u32>,
     @builtin(num_workgroups) num_workgroups: vec3<u32>,
 ) {
+    let job = HistogramJob(params.num_keys, params.num_chunks, params.key_order);
+    count_histogram(tid, workgroup_id, num_workgroups, job);
+}
+
+// The prepare pass's settings and outputs (`prepare_sort` in shaders/prepare.wgsl, appended to this module), and the
+// count a GPU pass wrote: bound only by `histogram_counted`.
+@group(0) @binding(8) var<uniform> prepare_settings: PrepareSettings;
+@group(0) @binding(9) var<storage, read> count_source: array<u32>;
+@group(0) @binding(10) var<storage, read_write> prepare_params: array<u32>;
+@group(0) @binding(11) var<storage, read_write> prepare_dispatch: array<u32>;
+
+// `histogram` for a sort of a count only the GPU knows, in place of the prepare pass and the histogram after it: the
+// first thread writes the digit passes' parameters and dispatch arguments from the count (`prepare_sort`; read by
+// later dispatches only), and every workgroup sizes its work from the same count. Dispatched for the capacity
+// (`histogram_tile` keys a workgroup): workgroups past the count only clear their share of the status entries.
+// Saves a frame one dependent dispatch (about 4 us on an H200, docs/BENCHMARKS.md).
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn histogram_counted(
+    @builtin(local_invocation_index) tid: u32,
+    @builtin(workgroup_id) workgroup_id: vec3<u32>,
+    @builtin(num_workgroups) num_workgroups: vec3<u32>,
+) {
+    let n = min(count_source[prepare_settings.count_word], prepare_settings.capacity);
+    if (group_index(workgroup_id, num_workgroups) == 0u && tid == 0u) {
+        prepare_sort(n);
+    }
+    let tiles = ceil_div(n, prepare_settings.tile_size);
+    count_histogram(tid, workgroup_id, num_workgroups, HistogramJob(n, tiles, prepare_settings.key_order));
+}
+
+// The histogram pass's work, for either entry point.
+fn count_histogram(tid: u32, workgroup_id: vec3<u32>, num_workgroups: vec3<u32>, job: HistogramJob) {
     for (var i = tid; i < HISTOGRAM_BINS; i += WORKGROUP_SIZE) {
         atomicStore(&histogram_counts[i], 0u);
     }
     let group = group_index(workgroup_id, num_workgroups);
     let stride = num_workgroups.x * num_workgroups.y * WORKGROUP_SIZE;
-    let words = min(params.num_chunks, settings.entries) * RADIX;
+    let words = min(job.num_chunks, settings.entries) * RADIX;
     for (var i = group * WORKGROUP_SIZE + tid; i < words; i += stride) {
         atomicStore(&status[i], 0u);
     }
@@ -153,9 +195,13 @@ fn histogram(
     if (group == 0u && tid < STATE_WORDS - STATE_TICKETS) {
         atomicStore(&state[STATE_TICKETS + tid], 0u);
     }
-    workgroupBarrier();
     let start = group * HISTOGRAM_TILE;
-    if (start + HISTOGRAM_TILE <= params.num_keys) {
+    if (start >= job.num_keys) {
+        // Past the keys (a dispatch for the capacity, or the 2D grid's padding): nothing to count.
+        return;
+    }
+    workgroupBarrier();
+    if (start + HISTOGRAM_TILE <= job.num_keys) {
         // A whole tile: four independent loads in flight per thread before their counts.
         if (KEY_WORDS == 1u) {
             for (var i = start + tid; i < start + HISTOGRAM_TILE; i += 4u * WORKGROUP_SIZE) {
@@ -163,10 +209,10 @@ fn histogram(
                 let b = keys_in[i + WORKGROUP_SIZE];
                 let c = keys_in[i + 2u * WORKGROUP_SIZE];
                 let d = keys_in[i + 3u * WORKGROUP_SIZE];
-                count_digits(a, 0u);
-                count_digits(b, 0u);
-                count_digits(c, 0u);
-                count_digits(d, 0u);
+                count_digits(a, 0u, job.key_order);
+                count_digits(b, 0u, job.key_order);
+                count_digits(c, 0u, job.key_order);
+                count_digits(d, 0u, job.key_order);
             }
         } else {
             for (var i = start + tid; i < start + HISTOGRAM_TILE; i += 2u * WORKGROUP_SIZE) {
@@ -174,15 +220,15 @@ fn histogram(
                 let b = keys_in[2u * i + 1u];
                 let c = keys_in[2u * (i + WORKGROUP_SIZE)];
                 let d = keys_in[2u * (i + WORKGROUP_SIZE) + 1u];
-                count_digits(a, 0u);
-                count_digits(b, 1u);
-                count_digits(c, 0u);
-                count_digits(d, 1u);
+                count_digits(a, 0u, job.key_order);
+                count_digits(b, 1u, job.key_order);
+                count_digits(c, 0u, job.key_order);
+                count_digits(d, 1u, job.key_order);
             }
         }
-    } else if (start < params.num_keys) {
-        for (var i = start + tid; i < params.num_keys; i += WORKGROUP_SIZE) {
-            count_key(i);
+    } else {
+        for (var i = start + tid; i < job.num_keys; i += WORKGROUP_SIZE) {
+            count_key(i, job.key_order);
         }
     }
     workgroupBarrier();
