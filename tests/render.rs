@@ -1203,18 +1203,23 @@ fn both_rasterizer_walks_draw_the_same_image() {
     // The compute path's rasterizer walks each batch either with every pixel reading every splat, or (devices with
     // 32-lane ballots, lavapipe among them) with each subgroup walking only the splats a ballot finds touching its
     // pixel blocks. Both blend the same splats in the same order with the same arithmetic: the images are equal
-    // byte for byte, whichever the frame's entries per splat pick by default. The pixel order's rasterizer walks
-    // by ballots in the module that has them (the second renderer's) and without in the other: the same too.
+    // byte for byte, whichever the frame's entries per splat pick by default; so are the ballot walk's with its
+    // batch colours as f16 and as f32 (the f16 values, held wider), whichever the entries a tile pick by default.
+    // The pixel order's rasterizer walks by ballots in the module that has them (the ballot renderers') and without
+    // in the other: the same too.
     let ctx = common::context();
     assert!(render::tile::has_ballot_walk(&ctx.device), "the test device has 32-lane ballots: both walks run");
-    let plain = render::Renderer::with_options(
-        &ctx.device,
-        render::RendererOptions { ballot_walk_max_entries_per_splat: 0, ..Default::default() },
-    );
-    let ballot = render::Renderer::with_options(
-        &ctx.device,
-        render::RendererOptions { ballot_walk_max_entries_per_splat: u32::MAX, ..Default::default() },
-    );
+    let with = |ballot_walk_max_entries_per_splat, ballot_f32_max_entries_per_tile| {
+        let options = render::RendererOptions {
+            ballot_walk_max_entries_per_splat,
+            ballot_f32_max_entries_per_tile,
+            ..Default::default()
+        };
+        render::Renderer::with_options(&ctx.device, options)
+    };
+    let plain = with(0, 0);
+    let ballot = with(u32::MAX, 0);
+    let ballot_f32 = with(u32::MAX, u32::MAX);
     let default = render::Renderer::new(&ctx.device);
     let inside = inside_camera();
     let cases = [
@@ -1232,8 +1237,10 @@ fn both_rasterizer_walks_draw_the_same_image() {
         let a = render_on(&plain, &scene, &cam, settings);
         let b = render_on(&ballot, &scene, &cam, settings);
         let c = render_on(&default, &scene, &cam, settings);
+        let d = render_on(&ballot_f32, &scene, &cam, settings);
         assert!(lit_pixels(&a) > 100, "{what}: the view shows it ({} lit pixels)", lit_pixels(&a));
         assert!(a.rgba == b.rgba, "{what}: the ballot walk draws what the plain walk draws");
+        assert!(a.rgba == d.rgba, "{what}: the ballot walk with f32 colours draws it too");
         assert!(a.rgba == c.rgba, "{what}: the default kernels draw it too");
         let pixel = Setup { blend_order: render::BlendOrder::Pixel, ..settings };
         let (a, b) = (render_on(&plain, &scene, &cam, pixel), render_on(&ballot, &scene, &cam, pixel));

@@ -69,7 +69,10 @@ struct TileSettings {
     // The per-pixel orders: bits of each entry's key under its tile id that order a tile's list by the splat's
     // least ray depth over the tile (`tile_floors`); 0 in the splat order, whose lists keep the depth order.
     floor_bits: u32,
-    _pad1: u32,
+    // The ballot walk keeps its batch colours as f32 (its second pipeline, `BatchColour`) in frames of at most this
+    // many entries a tile on average: shallow tiles, where its 75 registers (against 64 with f16 colours) cost less
+    // than the conversions they save; 0: never.
+    ballot_f32_max_entries_per_tile: u32,
 }
 
 // Indirect arguments and counts `finish_binning` writes (`TileArgs` in render/tile.rs).
@@ -99,10 +102,14 @@ struct TileArgs {
     overflow: u32,
     // 1: `tile_emit` runs a thread per sorted position (word 16, read through `overflow_flag`).
     emit_by_position: u32,
-    // The ballot rasterizer's workgroups: every tile in the frames it takes (then the other gets none).
+    // The ballot rasterizer's workgroups: every tile in the frames it takes (then the others get none), with f16
+    // batch colours and with f32 (`ballot_f32_max_entries_per_tile`).
     ballot_x: u32,
     ballot_y: u32,
     ballot_z: u32,
+    ballot_f32_x: u32,
+    ballot_f32_y: u32,
+    ballot_f32_z: u32,
 }
 
 @group(0) @binding(0) var<uniform> frame: FrameUniforms;
@@ -269,8 +276,6 @@ const BIN_SPIN_LIMIT: u32 = 1024u;
 // `tile_bin`'s workgroup: its ticket; a look-back step's nearest inclusive word and nearest unwritten one (their
 // place in the window, BIN_WINDOW for none) and the sum it takes; a fallback's count.
 var<workgroup> bin_ticket: u32;
-// 1 in the frame's last bin tile to finish.
-var<workgroup> bin_last: u32;
 var<workgroup> bin_inclusive_at: atomic<u32>;
 var<workgroup> bin_unwritten_at: atomic<u32>;
 var<workgroup> bin_sum: atomic<u32>;
@@ -454,17 +459,13 @@ fn bin_tile(tid: u32, workgroup_id: vec3<u32>, num_workgroups: vec3<u32>, lane: 
     }
     // The last bin tile to finish prepares what follows (in place of a one-thread dispatch after the binning, which
     // cost a frame about 4 us on an H200: docs/BENCHMARKS.md). What it reads of the others (the total, the
-    // fallbacks) is in atomics they wrote before counting themselves finished; the device-scope barriers order
-    // those writes before the count (release) and its read before `finish_binning`'s reads (acquire).
+    // fallbacks, the state they read) is in atomics, written or read before they counted themselves finished; the
+    // device-scope barrier orders those before the count (release). The last one's thread 0 alone goes on, so that
+    // no bin tile's other invocations wait for the count's round trip: its reads are atomics issued only once the
+    // count has come back (they depend on it).
     storageBarrier();
-    if (tid == 0u) {
-        bin_last = select(0u, 1u, atomicAdd(&bin_state[BIN_FINISHED], 1u) + 1u == bin_tiles);
-    }
-    if (workgroupUniformLoad(&bin_last) != 0u) {
-        storageBarrier();
-        if (tid == 0u) {
-            finish_binning();
-        }
+    if (tid == 0u && atomicAdd(&bin_state[BIN_FINISHED], 1u) + 1u == bin_tiles) {
+        finish_binning();
     }
 }
 
@@ -512,12 +513,19 @@ fn finish_binning() {
     let per_splat = select(0u, (entries + visible[0] - 1u) / max(visible[0], 1u), visible[0] > 0u);
     let by_ballot = !overflow && tiles.blend_order == 0u && tiles.ballot_max_entries_per_splat > 0u
         && per_splat <= tiles.ballot_max_entries_per_splat;
+    // Entries a tile, rounded up (entries < 2^29 and tiles < 2^29: nothing wraps).
+    let tile_count = max(tiles.tiles_x * tiles.tiles_y, 1u);
+    let per_tile = (entries + tile_count - 1u) / tile_count;
+    let f32_colours = per_tile <= tiles.ballot_f32_max_entries_per_tile;
     args.raster_x = select(tiles.tiles_x, 0u, by_ballot);
     args.raster_y = tiles.tiles_y;
     args.raster_z = 1u;
-    args.ballot_x = select(0u, tiles.tiles_x, by_ballot);
+    args.ballot_x = select(0u, tiles.tiles_x, by_ballot && !f32_colours);
     args.ballot_y = tiles.tiles_y;
     args.ballot_z = 1u;
+    args.ballot_f32_x = select(0u, tiles.tiles_x, by_ballot && f32_colours);
+    args.ballot_f32_y = tiles.tiles_y;
+    args.ballot_f32_z = 1u;
     let emit = select(per_entry, per_position, by_position || emitted);
     args.emit_x = emit.x;
     args.emit_y = emit.y;

@@ -22,6 +22,10 @@ pub struct RendererOptions {
     /// per visible splat (0: never, `u32::MAX`: always), where the device has 32-lane ballots
     /// (`tile::has_ballot_walk`). The two walks draw the same image; tests run both.
     pub ballot_walk_max_entries_per_splat: u32,
+    /// The ballot walk keeps its batch colours as f32 in frames of at most this many entries a tile on average, and
+    /// as f16 past it (`tile::BatchColour`; 0: always f16, `u32::MAX`: always f32). The images are the same; tests
+    /// run both.
+    pub ballot_f32_max_entries_per_tile: u32,
     /// Compile the projection's, the compaction's and the compute path's kernels with naga's bounds checks and loop
     /// counters (the default leaves them out: `tile::TilePipelines::new` says why). To measure what that buys, or to
     /// look for a bad index.
@@ -34,6 +38,7 @@ impl Default for RendererOptions {
             binding: None,
             memory: None,
             ballot_walk_max_entries_per_splat: tile::BALLOT_MAX_ENTRIES_PER_SPLAT,
+            ballot_f32_max_entries_per_tile: tile::BALLOT_F32_MAX_ENTRIES_PER_TILE,
             checked_shaders: false,
         }
     }
@@ -50,6 +55,8 @@ pub(super) struct RendererShared {
     /// The compute path's rasterizer walks by subgroup ballots (`render/walk_subgroup.wgsl`) in frames of at most
     /// this many (tile, splat) entries per visible splat; 0: never (the device has no 32-lane ballots).
     pub(super) ballot_max_entries_per_splat: u32,
+    /// ... and keeps its colours as f32 in frames of at most this many entries a tile.
+    pub(super) ballot_f32_max_entries_per_tile: u32,
     /// The compute kernels with naga's checks (`RendererOptions::checked_shaders`).
     pub(super) checked_shaders: bool,
     pub(super) sort: SortKernels,
@@ -74,6 +81,7 @@ impl Renderer {
             blit: Mutex::new(HashMap::new()),
             tiles: OnceLock::new(),
             ballot_max_entries_per_splat: ballot,
+            ballot_f32_max_entries_per_tile: options.ballot_f32_max_entries_per_tile,
             checked_shaders: options.checked_shaders,
             sort: SortKernels::new(device),
         }))
@@ -111,7 +119,7 @@ impl Renderer {
                 Arc::new(tile::TilePipelines::new(
                     &shared.device,
                     shared.binding.parts,
-                    shared.ballot_max_entries_per_splat,
+                    (shared.ballot_max_entries_per_splat, shared.ballot_f32_max_entries_per_tile),
                     shared.checked_shaders,
                 ))
             })

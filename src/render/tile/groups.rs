@@ -13,6 +13,7 @@ pub(super) struct Groups {
     pub(super) ranges: wgpu::BindGroup,
     pub(super) raster: wgpu::BindGroup,
     pub(super) raster_ballot: Option<wgpu::BindGroup>,
+    pub(super) raster_ballot_f32: Option<wgpu::BindGroup>,
     /// The per-pixel orders' rasterizers (they also bind the ray depths).
     pub(super) raster_pixel: wgpu::BindGroup,
     pub(super) raster_exact: wgpu::BindGroup,
@@ -131,6 +132,11 @@ impl TileRaster {
             ),
             raster: group(&self.pipelines.raster, &raster_entries, true),
             raster_ballot: self.pipelines.raster_ballot.as_ref().map(|pipeline| group(pipeline, &raster_entries, true)),
+            raster_ballot_f32: self
+                .pipelines
+                .raster_ballot_f32
+                .as_ref()
+                .map(|pipeline| group(pipeline, &raster_entries, true)),
             raster_pixel: group(&self.pipelines.raster_pixel, &ordered_entries(), true),
             raster_exact: group(&self.pipelines.raster_exact, &ordered_entries(), true),
         }

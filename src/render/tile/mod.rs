@@ -30,19 +30,25 @@ pub use pipelines::{BatchColour, TILES_WGSL, WALK_PLAIN_WGSL, WALK_SUBGROUP_WGSL
 /// Tile side in pixels. Mirrors `TILE` in `render/tiles.wgsl`.
 pub const TILE: u32 = 16;
 /// Bytes of `TileArgs`.
-const ARGS_BYTES: u64 = 80;
+const ARGS_BYTES: u64 = 92;
 /// Where `TileArgs` keeps the workgroups of the ranges pass, the rasterizer and the emit pass, and the entries (the
 /// quad draw's arguments are first).
 const ARGS_RANGES: u64 = 16;
 const ARGS_RASTER: u64 = 28;
 const ARGS_EMIT: u64 = 40;
-/// Where `TileArgs` keeps the workgroups of the rasterizer that walks by ballots.
+/// Where `TileArgs` keeps the workgroups of the rasterizer that walks by ballots, with f16 batch colours and f32.
 const ARGS_RASTER_BALLOT: u64 = 68;
+const ARGS_RASTER_BALLOT_F32: u64 = 80;
 /// The ballot rasterizer takes frames of at most this many entries per visible splat (`TileSettings` in
 /// `render/tiles.wgsl`), by default. Measured on the H100 (BENCHMARKS.md): its pass is 10% faster at 1.4-2.1
 /// (1M-20M splats framed) and 3% at 4.6 (the Semarang crop from far), 13% slower at 20-25 (from near and inside),
 /// where nearly every splat touches every pixel block.
 pub const BALLOT_MAX_ENTRIES_PER_SPLAT: u32 = 8;
+/// The ballot rasterizer keeps its batch colours as f32 (`BatchColour`) in frames of at most this many entries a
+/// tile on average, by default. Measured on an H200 (docs/BENCHMARKS.md): with f32 colours the rasterizer took 3-9%
+/// less time on the demo framed (36 entries a tile) and the demo x10 (207), 6% more at 5M splats framed (890), whose
+/// deep tiles need the fourth workgroup an SM that the f16 colours' 64 registers leave room for.
+pub const BALLOT_F32_MAX_ENTRIES_PER_TILE: u32 = 512;
 pub const ARGS_ENTRIES: u64 = 52;
 /// Where `TileArgs` keeps the frame's look-back fallbacks in the binning, the word after the entries.
 const ARGS_BIN_FALLBACKS: u64 = 56;
@@ -85,7 +91,7 @@ struct TileSettings {
     blend_window: u32,
     bin_force: u32,
     floor_bits: u32,
-    _pad1: u32,
+    ballot_f32_max_entries_per_tile: u32,
 }
 
 /// The default cap on (tile, splat) entries for `num_splats` splats: 8 per splat up to 2^24 entries (a 1080p frame of
@@ -357,7 +363,7 @@ impl TileRaster {
             blend_window: inputs.blend_window,
             bin_force: u32::from(self.bin_force),
             floor_bits,
-            _pad1: 0,
+            ballot_f32_max_entries_per_tile: self.pipelines.ballot_f32_max_entries_per_tile,
         };
         if self.settings_written != Some(settings) {
             queue.write_buffer(&self.settings, 0, bytemuck::bytes_of(&settings));
@@ -431,6 +437,11 @@ impl TileRaster {
                 pass.set_bind_group(0, group, &[]);
                 pass.dispatch_workgroups_indirect(&self.args, ARGS_RASTER_BALLOT);
             }
+            if let (Some(pipeline), Some(group)) = (&self.pipelines.raster_ballot_f32, &groups.raster_ballot_f32) {
+                pass.set_pipeline(pipeline);
+                pass.set_bind_group(0, group, &[]);
+                pass.dispatch_workgroups_indirect(&self.args, ARGS_RASTER_BALLOT_F32);
+            }
         });
     }
 }
@@ -451,6 +462,7 @@ mod tests {
         assert_eq!(offset("entries"), ARGS_ENTRIES);
         assert_eq!(offset("bin_fallbacks"), ARGS_BIN_FALLBACKS);
         assert_eq!(offset("ballot_x"), ARGS_RASTER_BALLOT);
+        assert_eq!(offset("ballot_f32_x"), ARGS_RASTER_BALLOT_F32);
     }
 
     #[test]
@@ -478,7 +490,7 @@ mod tests {
                 blend_window,
                 bin_force,
                 floor_bits,
-                _pad1,
+                ballot_f32_max_entries_per_tile,
             ]
         );
     }

@@ -15,8 +15,10 @@ pub const BATCH_COLOUR_F32_WGSL: &str = include_str!("../../../shaders/render/ba
 ///
 /// Measured on an H200 (docs/BENCHMARKS.md): as f32, the plain walk took 4 registers fewer (60) and 6% less time
 /// from inside the Semarang crop (0.266 -> 0.250 ms), where the ballot walk took 75 registers instead of 64, one
-/// workgroup an SM fewer, and 6% more at 5M splats framed. So the plain walk's pipeline comes from a module of its
-/// own with f32 colours, and everything else from one with f16.
+/// workgroup an SM fewer: 6% more time at 5M splats framed (890 entries a tile), 3-9% less on shallow tiles (the
+/// demo framed and x10, 36 and 207 entries a tile). So the plain walk's pipeline, and the ballot walk's for frames of
+/// shallow tiles (`BALLOT_F32_MAX_ENTRIES_PER_TILE`), come from a module with f32 colours, and everything else from
+/// one with f16.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BatchColour {
     /// (r, g), (b, -) as f16 pairs: 8 bytes a splat.
@@ -62,13 +64,17 @@ pub(crate) struct TilePipelines {
     pub(super) floors: wgpu::ComputePipeline,
     pub(super) ranges: wgpu::ComputePipeline,
     pub(super) raster: wgpu::ComputePipeline,
-    /// Where the device has it (`has_ballot_walk`) and frames may take it.
+    /// Where the device has it (`has_ballot_walk`) and frames may take it: with f16 batch colours, and with f32 for
+    /// frames of shallow tiles (`ballot_f32_max_entries_per_tile`).
     pub(super) raster_ballot: Option<wgpu::ComputePipeline>,
+    pub(super) raster_ballot_f32: Option<wgpu::ComputePipeline>,
     /// The per-pixel blend orders' rasterizers (`render/pixel_order.wgsl`).
     pub(super) raster_pixel: wgpu::ComputePipeline,
     pub(super) raster_exact: wgpu::ComputePipeline,
     /// The frames it takes: at most this many entries per visible splat.
     pub(super) ballot_max_entries_per_splat: u32,
+    /// The frames whose ballot walk keeps f32 colours: at most this many entries a tile on average.
+    pub(super) ballot_f32_max_entries_per_tile: u32,
 }
 
 impl TilePipelines {
@@ -82,13 +88,19 @@ impl TilePipelines {
     /// driver's robust buffer access does it. On an H200 this took the rasterizer 19% less time at 5M splats
     /// framed (1.116 -> 0.900 ms; the frame 2.032 -> 1.797), 13-19% in every view measured (the per-pixel order's
     /// 8-10%), with the same registers (docs/BENCHMARKS.md); lavapipe's time did not change.
-    pub(crate) fn new(device: &wgpu::Device, parts: u32, ballot_max_entries_per_splat: u32, checked: bool) -> Self {
+    pub(crate) fn new(
+        device: &wgpu::Device,
+        parts: u32,
+        (ballot_max_entries_per_splat, ballot_f32_max_entries_per_tile): (u32, u32),
+        checked: bool,
+    ) -> Self {
         let ballot = ballot_max_entries_per_splat > 0;
         let module = |label: &str, colour: BatchColour| {
             crate::render::compute_module(device, label, &shader_source(parts, ballot, colour), checked)
         };
-        // The plain walk's module (`BatchColour`): only its rasterizer is made from it.
-        let plain = module("splat tiles (plain walk)", BatchColour::F32);
+        // The module with f32 batch colours (`BatchColour`): only the plain walk's rasterizer, and the ballot walk's
+        // for shallow tiles, are made from it.
+        let plain = module("splat tiles (f32 colours)", BatchColour::F32);
         let module = module("splat tiles", BatchColour::F16);
         let in_module = |module: &wgpu::ShaderModule, entry: &str, label: &str, constants: &[(&str, f64)]| {
             device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
@@ -117,7 +129,10 @@ impl TilePipelines {
             raster_pixel: pipeline("rasterize_pixel"),
             raster_exact: pipeline("rasterize_exact"),
             raster_ballot: ballot.then(|| with_constants("rasterize", "rasterize (ballot)", &[("BALLOT_WALK", 1.0)])),
+            raster_ballot_f32: ballot
+                .then(|| in_module(&plain, "rasterize", "rasterize (ballot, f32 colours)", &[("BALLOT_WALK", 1.0)])),
             ballot_max_entries_per_splat,
+            ballot_f32_max_entries_per_tile,
         }
     }
 }
