@@ -249,7 +249,7 @@ const BIN_FALLBACKS: u32 = 3u;
 // 1: `tile_bin` writes the entries itself, a thread per position, as the previous frame's `finish_binning` chose
 // (its frame's entries per visible splat were few); 0: `tile_emit` writes them.
 const BIN_EMIT: u32 = 4u;
-// Bin tiles of the frame that have finished: the last one runs `finish_binning`.
+// Bin tiles of the frame through their look-back: the last one runs `finish_binning`.
 const BIN_FINISHED: u32 = 5u;
 const BIN_STATUS: u32 = 6u;
 // A status word, written whole by one atomic store:
@@ -424,6 +424,16 @@ fn bin_tile(tid: u32, workgroup_id: vec3<u32>, num_workgroups: vec3<u32>, lane: 
     if (tid == 0u && bin + 1u == bin_tiles) {
         atomicStore(&bin_state[BIN_TOTAL], saturating_add(exclusive, total));
     }
+    // The last bin tile through its look-back prepares what follows (in place of a one-thread dispatch after the
+    // binning: docs/BENCHMARKS.md), while its other invocations go on. What it reads of the others (the total, the
+    // fallbacks, the state they read) is in atomics, written or read before they counted themselves through; the
+    // device-scope barrier orders those before the count (release), and comes before this bin tile's writes of its
+    // positions' entries, so that it does not wait for them. `finish_binning`'s reads are atomics issued only once
+    // the count has come back (they depend on it). Nothing of this frame reads what it resets.
+    storageBarrier();
+    if (tid == 0u && atomicAdd(&bin_state[BIN_FINISHED], 1u) + 1u == bin_tiles) {
+        finish_binning();
+    }
     // A fallback left another bin tile's prefix sums in `bin_counts`: this one's again.
     if (fell_back) {
         bin_tile_counts(tid, bin);
@@ -456,16 +466,6 @@ fn bin_tile(tid: u32, workgroup_id: vec3<u32>, num_workgroups: vec3<u32>, lane: 
         if (EMIT_ALONE_MAX != 0u) {
             emit_wide(wide, splat, first, count, cap, lane, sg_size);
         }
-    }
-    // The last bin tile to finish prepares what follows (in place of a one-thread dispatch after the binning, which
-    // cost a frame about 4 us on an H200: docs/BENCHMARKS.md). What it reads of the others (the total, the
-    // fallbacks, the state they read) is in atomics, written or read before they counted themselves finished; the
-    // device-scope barrier orders those before the count (release). The last one's thread 0 alone goes on, so that
-    // no bin tile's other invocations wait for the count's round trip: its reads are atomics issued only once the
-    // count has come back (they depend on it).
-    storageBarrier();
-    if (tid == 0u && atomicAdd(&bin_state[BIN_FINISHED], 1u) + 1u == bin_tiles) {
-        finish_binning();
     }
 }
 

@@ -100,6 +100,10 @@ pub(crate) struct RenderBenchArgs {
     /// indices are in range by construction; to measure what that buys, or to look for a bad index).
     #[arg(long)]
     pub(crate) checked_shaders: bool,
+    /// The compute path's walk by ballots keeps its batch colours as f32 in frames of at most this many entries a
+    /// tile on average, as f16 past it (0: always f16); the images are the same. To measure where the choice lies.
+    #[arg(long, default_value_t = splatsort::render::tile::BALLOT_F32_MAX_ENTRIES_PER_TILE)]
+    pub(crate) f32_colours_max_entries_per_tile: u32,
 }
 
 /// The renderer's options for a command: the defaults, with naga's checks where asked.
@@ -193,7 +197,11 @@ pub(crate) fn render_bench(args: RenderBenchArgs) -> anyhow::Result<()> {
             .with_context(|| format!("cannot write the camera to {}", path.display()))?;
     }
     let upload = std::time::Instant::now();
-    let renderer = Renderer::with_options(&ctx.device, renderer_options(args.checked_shaders));
+    let renderer_options = RendererOptions {
+        ballot_f32_max_entries_per_tile: args.f32_colours_max_entries_per_tile,
+        ..renderer_options(args.checked_shaders)
+    };
+    let renderer = Renderer::with_options(&ctx.device, renderer_options);
     let mut buffers = SceneBuffers::new(&renderer, &ctx.queue, &scene, args.sort.gpu_format, options)
         .with_context(|| format!("cannot put {} on the GPU", args.scene.display()))?;
     let _ = ctx.device.poll(wgpu::PollType::wait_indefinitely());
