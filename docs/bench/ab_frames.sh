@@ -45,8 +45,11 @@ for r in 1 2; do
   run "100M new " "$N" "$P" --frames 20 --warmup-secs 1 --tile 1800 --gpu-format small
 done
 echo "== the ballot walk's f32 colours: f16 (0) against f32 (100000)"
-for v in "demo --frames 100 --warmup-secs 1 --tile 20" "demo --frames 100 --warmup-secs 1 --tile 30" \
-  "demo --frames 50 --warmup-secs 1 --tile 48" "$P --frames 50 --warmup-secs 1 --tile 30" \
+for v in "demo --frames 100 --warmup-secs 1 --tile 15" "demo --frames 100 --warmup-secs 1 --tile 20" \
+  "demo --frames 100 --warmup-secs 1 --tile 30" "demo --frames 50 --warmup-secs 1 --tile 48" \
+  "$P --frames 100 --warmup-secs 1 --tile 5" "$P --frames 100 --warmup-secs 1 --tile 10" \
+  "$P --frames 100 --warmup-secs 1 --tile 15" "$P --frames 100 --warmup-secs 1 --tile 20" \
+  "$P --frames 100 --warmup-secs 1 --tile 25" "$P --frames 50 --warmup-secs 1 --tile 30" \
   "$P --frames 50 --warmup-secs 1 --tile 60"; do
   # shellcheck disable=SC2086
   run "f16" "$N" $v --f32-colours-max-entries-per-tile 0

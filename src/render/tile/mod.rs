@@ -46,12 +46,13 @@ const ARGS_RASTER_BALLOT_F32: u64 = 80;
 pub const BALLOT_MAX_ENTRIES_PER_SPLAT: u32 = 8;
 /// The ballot rasterizer keeps its batch colours as f32 (`BatchColour`) in frames of at most this many entries a
 /// tile on average, by default. Measured on an H200 (docs/BENCHMARKS.md), the rasterizer with f32 colours against
-/// f16: the Semarang crop 2% faster at 31 entries a tile (`cam_demo.json`), 2%, 4% and 6% slower at 333, 609 and 890
-/// (x30, x60, x90 framed), whose deep tiles need the fourth workgroup an SM that the f16 colours' 64 registers leave
-/// room for (75 with f32); the demo 8-10% faster at 36, 207 and 391 (framed, x10, x20), 1.5% slower at 565 (x30) and
-/// 5% faster at 877 (x48). The entries a tile do not decide it alone; at most 256 takes the gains on shallow tiles
-/// and none of the real scene's losses measured. On lavapipe the demo's rasterizer at 960x540 took 117 ms, not 168.
-pub const BALLOT_F32_MAX_ENTRIES_PER_TILE: u32 = 256;
+/// f16: the Semarang crop 1-6% faster at 31-281 entries a tile (`cam_demo.json`, x5 to x25 framed), 2%, 4% and 6%
+/// slower at 333, 609 and 890 (x30, x60, x90), whose deep tiles need the fourth workgroup an SM that the f16
+/// colours' 64 registers leave room for (75 with f32); the demo 8-10% faster at 36-391 (framed, x10, x15, x20),
+/// 1.5% slower at 565 (x30) and 5% faster at 877 (x48). The entries a tile do not decide it alone; at most 320
+/// takes every gain measured below it and none of the losses. On lavapipe the demo's rasterizer at 960x540 took
+/// 117 ms, not 168.
+pub const BALLOT_F32_MAX_ENTRIES_PER_TILE: u32 = 320;
 pub const ARGS_ENTRIES: u64 = 52;
 /// Where `TileArgs` keeps the frame's look-back fallbacks in the binning, the word after the entries.
 const ARGS_BIN_FALLBACKS: u64 = 56;
