@@ -7,9 +7,9 @@
 //   tiles its ellipse touches (`ellipse_tile_count` in render/common.wgsl), and their prefix sum over the
 //   positions, each position's first entry; where the previous frame's entries were written a thread per position,
 //   it writes this frame's itself, the same way (`BIN_EMIT`; in small scenes a splat over many tiles by its whole
-//   subgroup), and `tile_emit` gets no workgroups; the last bin tile to finish then writes the number of entries and
-//   the indirect arguments of what follows (`finish_binning`, one thread); past the cap on entries, none are written
-//   and the frame goes to the quad draw;
+//   subgroup), and `tile_emit` gets no workgroups; the last bin tile through its look-back writes the number of
+//   entries and the indirect arguments of what follows (`finish_binning`, one thread); past the cap on entries, none
+//   are written and the frame goes to the quad draw;
 // - `tile_emit`: the (tile id, splat) entries in sorted-position order, from a thread per entry or per position;
 // - `tile_floors`, in the per-pixel blend orders only: each entry's key becomes (tile id, floor level);
 // - (splatsort's radix sort orders the entries by key, stably: each tile's splats stay in depth order, or in the
@@ -42,7 +42,8 @@
 // as integers: `clamped_range` in render/common.wgsl), an entry range or a batch; the binary search narrows [low,
 // high) while low + 1 < high; the look-back takes status words (`next` falls) or, after BIN_SPIN_LIMIT steps that
 // find one unwritten, counts that bin tile itself, so it never waits on another workgroup's progress. Divisors:
-// tiles_x (an image is at least a pixel wide), the parts of the split arrays (at least 1) and constants.
+// tiles_x (an image is at least a pixel wide), the parts of the split arrays (at least 1), `finish_binning`'s
+// counts (at least 1) and constants.
 
 const GROUP: u32 = 256u; // TILE * TILE
 const STOP_TRANSMITTANCE: f32 = 0.0001;
@@ -240,8 +241,8 @@ fn quad_form(h: vec3<f32>, d: vec2<f32>) -> f32 {
 
 // The binning state, its own buffer (`TileRaster::bin_state`): the frame's bin-tile tickets, the generation that
 // tags this frame's status words, the total of the frame's entries, the fallbacks taken, then one status word per
-// bin tile. `finish_binning` resets the tickets, the total and the finished bin tiles and moves the generation on
-// for the next frame.
+// bin tile. `finish_binning` resets the tickets, the total and the count of bin tiles through their look-back, and
+// moves the generation on for the next frame.
 const BIN_TICKET: u32 = 0u;
 const BIN_GENERATION: u32 = 1u;
 const BIN_TOTAL: u32 = 2u;
@@ -480,9 +481,9 @@ fn grid(groups: u32) -> vec3<u32> {
     return vec3<u32>(x, y, 1u);
 }
 
-// One thread of the frame's last bin tile to finish (`bin_tile`): the entry count and every indirect argument of
-// what follows, from the binning's total; then the binning's tickets, total and finished count reset and its
-// generation moved on for the next frame (every bin tile has read them: it counted itself finished after).
+// One thread of the frame's last bin tile through its look-back (`bin_tile`): the entry count and every indirect
+// argument of what follows, from the binning's total; then the binning's tickets, total and count reset and its
+// generation moved on for the next frame (every bin tile has read them: it counted itself through after).
 fn finish_binning() {
     let total = atomicLoad(&bin_state[BIN_TOTAL]);
     atomicStore(&bin_state[BIN_TOTAL], 0u);
