@@ -1,5 +1,5 @@
 // Prepares a sort of a key count that only the GPU knows (the renderer's visible splats): from the count, writes
-// each iteration's and each scan level's parameters (the layout `sort::shared::SortParams` writes from the CPU
+// each iteration's and each scan level's parameters (the layout `dispatch::SortParams` writes from the CPU
 // otherwise) and the indirect dispatch arguments of every pass (`prepare_sort`). Run by one thread: the prepare
 // pass's (shaders/prepare_pass.wgsl), or the first thread of a pass that sorts itself from the count (OneSweep's
 // histogram). The module that appends this file declares `prepare_settings` (uniform), `prepare_params` and

@@ -66,6 +66,28 @@ fn sort_and_check(buffers: &SortBuffers, sorter: &mut GpuSort, keys: &[u32], wha
     stats.fallbacks
 }
 
+/// Sorts the first `count` of `keys` (values = indices) with `sorter` as a count only the GPU knows (written into
+/// the buffers' count, not passed to the recording) and checks the result exactly.
+fn gpu_count_sort_and_check(buffers: &SortBuffers, sorter: &mut GpuSort, keys: &[u32], count: u32, what: &str) {
+    let ctx = common::context();
+    let values: Vec<u32> = (0..keys.len() as u32).collect();
+    let (gpu_keys, gpu_values) = common::within(DEADLINE, what, || {
+        common::checked(ctx, what, || {
+            buffers.write_input(&ctx.queue, keys, &values).expect("fits the capacity");
+            ctx.queue.write_buffer(buffers.count(), 0, bytemuck::bytes_of(&count));
+            let mut encoder = ctx.device.create_command_encoder(&Default::default());
+            let slot = sorter.record_gpu_count(&ctx.queue, &mut encoder, None);
+            ctx.queue.submit([encoder.finish()]);
+            buffers.read_blocking(&ctx.device, &ctx.queue, slot, count)
+        })
+    });
+    let n = count as usize;
+    let want = cpu::stable_sort_pairs(&keys[..n], &values[..n], sorter.config());
+    if let Err(mismatch) = cpu::compare((&want.0, &want.1), (&gpu_keys, &gpu_values)) {
+        panic!("{what}: {mismatch}");
+    }
+}
+
 fn sorter(capacity: u32, config: SortConfig) -> (SortBuffers, GpuSort) {
     let ctx = common::context();
     let buffers = SortBuffers::new(&ctx.device, capacity).expect("buffers");
@@ -304,19 +326,7 @@ fn every_histogram_tile_counts_exactly() {
         }
         let count = 3 * histogram_tile + 5;
         let keys = KeyDistribution::Uniform.generate(count as usize, 95);
-        let values: Vec<u32> = (0..count).collect();
-        let (gpu_keys, gpu_values) = common::checked(ctx, &what, || {
-            buffers.write_input(&ctx.queue, &keys, &values).unwrap();
-            ctx.queue.write_buffer(buffers.count(), 0, bytemuck::bytes_of(&count));
-            let mut encoder = ctx.device.create_command_encoder(&Default::default());
-            let slot = sorter.record_gpu_count(&ctx.queue, &mut encoder, None);
-            ctx.queue.submit([encoder.finish()]);
-            buffers.read_blocking(&ctx.device, &ctx.queue, slot, count)
-        });
-        let want = cpu::stable_sort_pairs(&keys, &values, sorter.config());
-        if let Err(mismatch) = cpu::compare((&want.0, &want.1), (&gpu_keys, &gpu_values)) {
-            panic!("{what}, GPU count {count}: {mismatch}");
-        }
+        gpu_count_sort_and_check(&buffers, &mut sorter, &keys, count, &format!("{what}, GPU count {count}"));
         let buffers = SortBuffers::new_u64(&ctx.device, capacity).expect("buffers");
         let base = SortConfig::for_key_type(8, 64, KeyType::U64).unwrap();
         let mut sorter = GpuSort::new(&ctx.device, SortAlgorithm::Onesweep, &buffers, base).expect("sorter");
@@ -333,10 +343,8 @@ fn a_gpu_count_sort_prepares_itself_after_any_other_sort() {
     // The histogram of a GPU count writes the digit passes' parameters (no prepare pass): a sort of one digit pass
     // (whose reset reads them too), of three and of four, each after a sort of a CPU count (whose parameters the
     // GPU count's overwrite) and after another GPU count, smaller and larger.
-    let ctx = common::context();
     let capacity = 50_000u32;
     let keys = KeyDistribution::Uniform.generate(capacity as usize, 31);
-    let values: Vec<u32> = (0..capacity).collect();
     for key_bits in [8, 24, 32] {
         let (buffers, mut sorter) = sorter(capacity, config(|c| c.key_bits = key_bits));
         for (i, count) in [9_000u32, 30_000, 0, 4_097, capacity].into_iter().enumerate() {
@@ -344,21 +352,7 @@ fn a_gpu_count_sort_prepares_itself_after_any_other_sort() {
             sort_and_check(&buffers, &mut sorter, part, "a CPU count before a GPU count");
             for count in [count, count / 3] {
                 let what = format!("{key_bits}-bit keys, GPU count {count} (round {i})");
-                let (gpu_keys, gpu_values) = common::within(DEADLINE, &what, || {
-                    common::checked(ctx, &what, || {
-                        buffers.write_input(&ctx.queue, &keys, &values).unwrap();
-                        ctx.queue.write_buffer(buffers.count(), 0, bytemuck::bytes_of(&count));
-                        let mut encoder = ctx.device.create_command_encoder(&Default::default());
-                        let slot = sorter.record_gpu_count(&ctx.queue, &mut encoder, None);
-                        ctx.queue.submit([encoder.finish()]);
-                        buffers.read_blocking(&ctx.device, &ctx.queue, slot, count)
-                    })
-                });
-                let n = count as usize;
-                let want = cpu::stable_sort_pairs(&keys[..n], &values[..n], sorter.config());
-                if let Err(mismatch) = cpu::compare((&want.0, &want.1), (&gpu_keys, &gpu_values)) {
-                    panic!("{what}: {mismatch}");
-                }
+                gpu_count_sort_and_check(&buffers, &mut sorter, &keys, count, &what);
             }
         }
     }
