@@ -1003,6 +1003,43 @@ fn the_binning_look_back_fallback_draws_the_same_image() {
 }
 
 #[test]
+fn tile_ranges_eight_entries_a_thread_draw_the_same_image() {
+    // `tile_ranges` (each tile's first and last entry) and `tile_floors` (the per-pixel orders' keys) take one entry
+    // an invocation, or eight, GROUP apart, in frames of millions of entries (`tile::RANGES_SPREAD_MIN_ENTRIES`).
+    // Forced either way on views of a few thousand entries to a few hundred thousand, in the splat and the pixel
+    // order, they draw the same bytes as the default and as each other: a range or key missed or misplaced by the
+    // eight-a-thread indexing, or a dispatch too small for it, changes the image.
+    let ctx = common::context();
+    let cases = [
+        ("the demo scene from above", demo_scene(), common::demo_camera()),
+        ("the demo scene from inside", demo_scene(), inside_camera()),
+        ("3,000 splats over a few tiles", scene_of(&heavy_tile_splats(), 0, |_, _| [0.0; 3]), {
+            camera(96, 64, [0.0, 0.0, -2.0], [0.0, 0.0, 0.0])
+        }),
+    ];
+    for (what, scene, cam) in cases {
+        for blend_order in [render::BlendOrder::Splat, render::BlendOrder::Pixel] {
+            let settings = Setup { draw: DrawPath::Compute, blend_order, ..Default::default() };
+            let [default, one, eight] = [None, Some(1), Some(8)].map(|per_thread| {
+                common::checked(ctx, "tile ranges per thread", || {
+                    let mut renderer = settings.upload_alone(ctx, &scene).expect("renderer");
+                    renderer.force_ranges_per_thread(per_thread);
+                    let params = settings.params();
+                    let image = render::render_image(&ctx.device, &ctx.queue, &mut renderer, &cam, &params, None)
+                        .expect("frame");
+                    (image, renderer.counts_blocking(&ctx.device, &ctx.queue).tile_entries)
+                })
+            });
+            let what = format!("{what}, {blend_order:?} order ({} entries)", default.1);
+            assert!(lit_pixels(&default.0) > 100, "{what}: the view shows it");
+            assert!(default.1 > 2048, "{what}: more entries than one workgroup of eight a thread takes");
+            assert!(one.0.rgba == default.0.rgba, "{what}: an entry a thread draws the default's image");
+            assert!(eight.0.rgba == one.0.rgba, "{what}: eight entries a thread draw the same image");
+        }
+    }
+}
+
+#[test]
 fn splats_over_many_tiles_among_small_ones_are_binned_the_same_by_the_binning_pass() {
     // In a frame of few entries a splat, the binning pass writes the next frame's entries itself; where it counts a
     // position an invocation (small scenes) and the device has subgroups, a splat over more than 16 tiles is written

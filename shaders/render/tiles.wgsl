@@ -11,10 +11,11 @@
 //   entries and the indirect arguments of what follows (`finish_binning`, one thread); past the cap on entries, none
 //   are written and the frame goes to the quad draw;
 // - `tile_emit`: the (tile id, splat) entries in sorted-position order, from a thread per entry or per position;
-// - `tile_floors`, in the per-pixel blend orders only: each entry's key becomes (tile id, floor level);
+// - `tile_floors`, in the per-pixel blend orders only: each entry's key becomes (tile id, floor level) (a thread an
+//   entry, or eight in frames of millions: `ranges_per_thread`);
 // - (splatsort's radix sort orders the entries by key, stably: each tile's splats stay in depth order, or in the
 //   per-pixel orders in depth order within each floor level);
-// - `tile_ranges`: each tile's first and last entry (the rasterizer zeroes them behind it);
+// - `tile_ranges`: each tile's first and last entry (the rasterizer zeroes them behind it; threads as `tile_floors`);
 // - `rasterize` (two pipelines: every pixel reads every splat of a batch, or each subgroup only those a ballot
 //   finds touching its pixels; `finish_binning` picks one): one workgroup per tile walks its list from the nearest
 //   splat, 256 at a time through workgroup memory, blending with transmittance T: colour += T * alpha * rgb,
@@ -26,24 +27,25 @@
 // (render/common.wgsl), and alpha = min(0.99, opacity * exp(-d^T conic d / 2)).
 //
 // Why every index is in range and every loop ends (`TilePipelines::new` compiles this module without naga's bounds
-// clamps, loop counters and division checks). Workgroup arrays: `bin_counts` at `bin_slot(p)` for p below
-// BIN_POSITIONS (a `select` that reads past the last position clamps its index); `emit_firsts` at p - range.x below
-// range.y - range.x <= EMIT_STAGE, only when staged; the batch arrays at slots below a batch's count <= GROUP (stored
-// at tid < count, read at j + 3 < count rounded up to 4). Storage: sorted positions below min(num_splats, visible[0])
+// clamps, loop counters and division checks). Workgroup arrays: `bin_counts` at `bin_slot(p)` for p below BIN_POSITIONS
+// (a `select` that reads past the last position clamps its index); `emit_firsts` at p - range.x below range.y - range.x
+// <= EMIT_STAGE, only when staged; the batch arrays at slots below a batch's count <= GROUP (stored at tid < count,
+// read at j + 3 < count rounded up to 4). `tile_ranges`' keys at k < `ranges_per_thread` <= RANGES_PER_THREAD, each
+// read clamped below entry_count[0] (> 0 there). Storage: sorted positions below min(num_splats, visible[0])
 // (`depth_order`, `counts`: the depth sort's buffers, at least num_splats words); entries below entry_count[0] <=
 // entry_cap (`finish_binning` writes 0 past the cap) or below the `end` each writer tests in its loop (`emit_rows`,
-// whose callers' ends are at most the cap, which the entry buffers hold); status words below BIN_STATUS + the bin
-// tiles (`bin_state_bytes`; the tickets count from 0, reset by `finish_binning` after every binning); a tile id
-// indexes `ranges` only once tested below tiles_x * tiles_y, and the rasterizers' grid is that grid, from the
-// settings the frame's buffers were sized by; a tile's range is this frame's (`tile_ranges`: at most entry_count[0])
-// or zero (each rasterizer zeroes its tile). Splat indices are those the compaction wrote (below num_splats),
-// permuted by the sorts and copied by the emit; read back from an entry they are clamped below num_splats
-// (`entry_splat`). Loops: counted to BIN_ITEMS, BLOCKS_X and BLOCKS_Y, a row or span of the tile grid (clamped to it
-// as integers: `clamped_range` in render/common.wgsl), an entry range or a batch; the binary search narrows [low,
-// high) while low + 1 < high; the look-back takes status words (`next` falls) or, after BIN_SPIN_LIMIT steps that
-// find one unwritten, counts that bin tile itself, so it never waits on another workgroup's progress. Divisors:
-// tiles_x (an image is at least a pixel wide), the parts of the split arrays (at least 1), `finish_binning`'s
-// counts (at least 1) and constants.
+// whose callers' ends are at most the cap, which the entry buffers hold); status words below BIN_STATUS + the bin tiles
+// (`bin_state_bytes`; the tickets count from 0, reset by `finish_binning` after every binning); a tile id indexes
+// `ranges` only once tested below tiles_x * tiles_y, and the rasterizers' grid is that grid, from the settings the
+// frame's buffers were sized by; a tile's range is this frame's (`tile_ranges`: at most entry_count[0]) or zero (each
+// rasterizer zeroes its tile). Splat indices are those the compaction wrote (below num_splats), permuted by the sorts
+// and copied by the emit; read back from an entry they are clamped below num_splats (`entry_splat`). Loops: counted to
+// BIN_ITEMS, BLOCKS_X and BLOCKS_Y, a row or span of the tile grid (clamped to it as integers: `clamped_range` in
+// render/common.wgsl), an entry range or a batch; the binary search narrows [low, high) while low + 1 < high; the
+// look-back takes status words (`next` falls) or, after BIN_SPIN_LIMIT steps that find one unwritten, counts that bin
+// tile itself, so it never waits on another workgroup's progress. Divisors: tiles_x (an image is at least a pixel
+// wide), the parts of the split arrays (at least 1), `finish_binning`'s counts (at least 1) and constants, and GROUP *
+// `ranges_per_thread` (at least GROUP).
 
 const GROUP: u32 = 256u; // TILE * TILE
 const STOP_TRANSMITTANCE: f32 = 0.0001;
@@ -74,6 +76,9 @@ struct TileSettings {
     // many entries a tile on average: shallow tiles, where its 75 registers (against 64 with f16 colours) cost less
     // than the conversions they save; 0: never.
     ballot_f32_max_entries_per_tile: u32,
+    // `tile_ranges` and `tile_floors` take RANGES_PER_THREAD entries a thread in frames of at least this many
+    // entries, else one (`tile::RANGES_SPREAD_MIN_ENTRIES`; tests force either way).
+    ranges_spread_min_entries: u32,
 }
 
 // Indirect arguments and counts `finish_binning` writes (`TileArgs` in render/tile.rs).
@@ -138,6 +143,18 @@ fn entry_splat(entry: u32) -> u32 {
     return min(entry_splats[entry], frame.num_splats - 1u);
 }
 
+// Entries a thread of `tile_ranges` and `tile_floors` takes, GROUP apart, in frames of at least
+// `ranges_spread_min_entries` entries: a pass of a thread an entry over millions of entries is as many waves of short
+// workgroups, each waiting on one read, and eight reads a thread in flight at once took the 5M-splat frame's ranges
+// 0.033 -> 0.021 ms and the 100M one's 0.50 -> 0.24 on an H200; smaller frames keep a thread an entry (the demo's
+// 0.3M entries: 0.006 -> 0.008 with eight). docs/BENCHMARKS.md, thirteenth session.
+const RANGES_PER_THREAD: u32 = 8u;
+
+// Entries a thread of `tile_ranges` and `tile_floors` takes in a frame of `entries` entries: 1 or RANGES_PER_THREAD.
+fn ranges_per_thread(entries: u32) -> u32 {
+    return select(1u, RANGES_PER_THREAD, entries >= tiles.ranges_spread_min_entries);
+}
+
 fn linear_id(workgroup_id: vec3<u32>, num_workgroups: vec3<u32>, tid: u32) -> u32 {
     return (workgroup_id.x + workgroup_id.y * num_workgroups.x) * GROUP + tid;
 }
@@ -176,18 +193,23 @@ fn tile_floors(
     @builtin(workgroup_id) workgroup_id: vec3<u32>,
     @builtin(num_workgroups) num_workgroups: vec3<u32>,
 ) {
-    let i = linear_id(workgroup_id, num_workgroups, tid);
-    if (i >= entry_count[0]) {
-        return;
+    let n = entry_count[0];
+    let per_thread = ranges_per_thread(n);
+    let first = linear_id(workgroup_id, num_workgroups, 0u) * per_thread + tid;
+    for (var k = 0u; k < per_thread; k++) {
+        let i = first + k * GROUP;
+        if (i >= n) {
+            return;
+        }
+        let tile = entry_tiles[i];
+        var level = 0u;
+        // Ordered by another camera (the popping measure's twin), the walk keeps that order: no floor.
+        if (tile < sentinel_tile() && frame.order_held == 0u) {
+            let origin = vec2<f32>(vec2<u32>(tile % tiles.tiles_x, tile / tiles.tiles_x) * TILE);
+            level = floor_level(tile_floor(entry_splat(i), origin));
+        }
+        entry_tiles[i] = (min(tile, sentinel_tile()) << tiles.floor_bits) | (((1u << tiles.floor_bits) - 1u) - level);
     }
-    let tile = entry_tiles[i];
-    var level = 0u;
-    // Ordered by another camera (the popping measure's twin), the walk keeps that order: no floor.
-    if (tile < sentinel_tile() && frame.order_held == 0u) {
-        let origin = vec2<f32>(vec2<u32>(tile % tiles.tiles_x, tile / tiles.tiles_x) * TILE);
-        level = floor_level(tile_floor(entry_splat(i), origin));
-    }
-    entry_tiles[i] = (min(tile, sentinel_tile()) << tiles.floor_bits) | (((1u << tiles.floor_bits) - 1u) - level);
 }
 
 // Levels from the near plane's (f32 bits, as many low bits dropped as keep the far plane's under the top).
@@ -500,14 +522,15 @@ fn finish_binning() {
     args.draw_first_vertex = 0u;
     args.draw_first_instance = 0u;
     let per_entry = grid((entries + GROUP - 1u) / GROUP);
+    let per_ranges = grid((entries + GROUP * ranges_per_thread(entries) - 1u) / (GROUP * ranges_per_thread(entries)));
     // The emit: a thread per sorted position when splats touch few tiles, else a thread per entry.
     let by_position = entries <= EMIT_POSITIONS_MAX_ENTRIES_PER_SPLAT * visible[0];
     let per_position = grid(select((visible[0] + GROUP - 1u) / GROUP, 0u, overflow || emitted));
     // The next frame's `tile_bin` writes its entries itself where this frame's were written a thread per position
     // (a camera path moves little between frames; a frame that needed more is still drawn exactly, only slower).
     atomicStore(&bin_state[BIN_EMIT], select(0u, 1u, by_position && !overflow));
-    args.ranges_x = per_entry.x;
-    args.ranges_y = per_entry.y;
+    args.ranges_x = per_ranges.x;
+    args.ranges_y = per_ranges.y;
     args.ranges_z = 1u;
     // The rasterizer, in one of two kernels (`walk_all`, `walk_touching`).
     // (Entries per visible splat rounded up: entries < 2^29 and visible splats < 2^29, so nothing wraps.)
@@ -713,20 +736,29 @@ fn tile_ranges(
     @builtin(workgroup_id) workgroup_id: vec3<u32>,
     @builtin(num_workgroups) num_workgroups: vec3<u32>,
 ) {
-    let i = linear_id(workgroup_id, num_workgroups, tid);
     let n = entry_count[0];
-    if (i >= n) {
+    if (n == 0u) {
         return;
     }
-    let tile = key_tile(entry_tiles[i]);
-    if (tile >= sentinel_tile()) {
-        return;
+    let per_thread = ranges_per_thread(n);
+    let first = linear_id(workgroup_id, num_workgroups, 0u) * per_thread + tid;
+    // The entries' keys first, all loads in flight at once; then their neighbours' (mostly the same lines).
+    var keys: array<u32, RANGES_PER_THREAD>;
+    for (var k = 0u; k < per_thread; k++) {
+        keys[k] = entry_tiles[min(first + k * GROUP, n - 1u)];
     }
-    if (i == 0u || key_tile(entry_tiles[i - 1u]) != tile) {
-        ranges[tile].x = i;
-    }
-    if (i + 1u == n || key_tile(entry_tiles[i + 1u]) != tile) {
-        ranges[tile].y = i + 1u;
+    for (var k = 0u; k < per_thread; k++) {
+        let i = first + k * GROUP;
+        let tile = key_tile(keys[k]);
+        if (i >= n || tile >= sentinel_tile()) {
+            continue;
+        }
+        if (i == 0u || key_tile(entry_tiles[i - 1u]) != tile) {
+            ranges[tile].x = i;
+        }
+        if (i + 1u == n || key_tile(entry_tiles[i + 1u]) != tile) {
+            ranges[tile].y = i + 1u;
+        }
     }
 }
 

@@ -404,6 +404,15 @@ impl SceneBuffers {
         }
     }
 
+    /// Makes the compute path's `tile_ranges` and `tile_floors` take `per_thread` entries an invocation (1 or 8;
+    /// None: their own choice by the frame's entries, `tile::RANGES_SPREAD_MIN_ENTRIES`), for tests of both; no
+    /// effect before the compute path is made.
+    pub fn force_ranges_per_thread(&mut self, per_thread: Option<u32>) {
+        if let Some(tiles) = self.tiles.as_mut() {
+            tiles.force_ranges_per_thread(per_thread);
+        }
+    }
+
     /// The compute path's cap on entries (None while it has not been made).
     pub fn tile_entry_cap(&self) -> Option<u32> {
         self.tiles.as_ref().map(tile::TileRaster::entry_cap)

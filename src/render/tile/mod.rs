@@ -53,6 +53,11 @@ pub const BALLOT_MAX_ENTRIES_PER_SPLAT: u32 = 8;
 /// takes every gain measured below it and none of the losses. On lavapipe the demo's rasterizer at 960x540 took
 /// 117 ms, not 168.
 pub const BALLOT_F32_MAX_ENTRIES_PER_TILE: u32 = 320;
+
+/// `tile_ranges` and `tile_floors` take eight entries a thread in frames of at least this many entries, one below
+/// it. On an H200 eight took the 5M-splat frame's ranges 0.033 -> 0.021 ms and the 100M one's 0.50 -> 0.24; the
+/// demo's (0.3M entries) went 0.006 -> 0.008 with eight, so it keeps one (docs/BENCHMARKS.md).
+pub const RANGES_SPREAD_MIN_ENTRIES: u32 = 1 << 20;
 pub const ARGS_ENTRIES: u64 = 52;
 /// Where `TileArgs` keeps the frame's look-back fallbacks in the binning, the word after the entries.
 const ARGS_BIN_FALLBACKS: u64 = 56;
@@ -96,6 +101,7 @@ struct TileSettings {
     bin_force: u32,
     floor_bits: u32,
     ballot_f32_max_entries_per_tile: u32,
+    ranges_spread_min_entries: u32,
 }
 
 /// The default cap on (tile, splat) entries for `num_splats` splats: 8 per splat up to 2^24 entries (a 1080p frame of
@@ -158,6 +164,9 @@ pub struct TileRaster {
     bin_force: bool,
     /// Positions an invocation of the binning counts, in place of `bin_items`' choice (tests).
     bin_items: Option<u32>,
+    /// `tile_ranges` and `tile_floors` take eight entries a thread from this many entries a frame
+    /// (`RANGES_SPREAD_MIN_ENTRIES`; tests force 0 or `u32::MAX`).
+    ranges_spread_min_entries: u32,
     /// The device is a CPU driver (`bin_items`).
     cpu: bool,
     /// The (tile, splat) entries and their ping-pong partners: the depth sort's own buffers (`entries_in`).
@@ -209,6 +218,7 @@ impl TileRaster {
             ),
             bin_force: false,
             bin_items: None,
+            ranges_spread_min_entries: RANGES_SPREAD_MIN_ENTRIES,
             cpu: device.adapter_info().device_type == wgpu::DeviceType::Cpu,
             entries,
             sorter,
@@ -251,6 +261,16 @@ impl TileRaster {
     /// The binning counts `items` positions an invocation (1 or 8), whatever the scene's size; None: its choice.
     pub(crate) fn force_bin_items(&mut self, items: Option<u32>) {
         self.bin_items = items;
+    }
+
+    /// `tile_ranges` and `tile_floors` take `per_thread` entries a thread (1 or 8) in every frame; None: by the
+    /// frame's entries (`SceneBuffers::force_ranges_per_thread`).
+    pub(crate) fn force_ranges_per_thread(&mut self, per_thread: Option<u32>) {
+        self.ranges_spread_min_entries = match per_thread {
+            None => RANGES_SPREAD_MIN_ENTRIES,
+            Some(n) if n >= 8 => 0,
+            Some(_) => u32::MAX,
+        };
     }
 
     /// Forgets the bind groups (the depth sort's buffers were made anew): the next frame makes them again.
@@ -368,6 +388,7 @@ impl TileRaster {
             bin_force: u32::from(self.bin_force),
             floor_bits,
             ballot_f32_max_entries_per_tile: self.pipelines.ballot_f32_max_entries_per_tile,
+            ranges_spread_min_entries: self.ranges_spread_min_entries,
         };
         if self.settings_written != Some(settings) {
             queue.write_buffer(&self.settings, 0, bytemuck::bytes_of(&settings));
@@ -495,6 +516,7 @@ mod tests {
                 bin_force,
                 floor_bits,
                 ballot_f32_max_entries_per_tile,
+                ranges_spread_min_entries,
             ]
         );
     }
