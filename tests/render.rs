@@ -1040,6 +1040,38 @@ fn tile_ranges_eight_entries_a_thread_draw_the_same_image() {
 }
 
 #[test]
+fn the_compaction_eight_groups_a_workgroup_draws_the_same_image() {
+    // The compaction moves the visible splats into the sort's input one projection workgroup (256 splats) a
+    // workgroup, or eight in scenes of millions (`COMPACT_SPREAD_MIN_SPLATS`). Forced either way on the demo (405
+    // projection workgroups: fifty compaction workgroups of eight and one of five, whose last splats are past the
+    // scene's end) from above and from inside (splats culled in every group), both draw paths draw the same bytes
+    // and count the same visible splats: a splat missed, moved or written twice changes the image.
+    let ctx = common::context();
+    let scene = demo_scene();
+    for cam in [common::demo_camera(), inside_camera()] {
+        for draw in [DrawPath::Compute, DrawPath::Raster] {
+            let settings = Setup { draw, ..Default::default() };
+            let [default, one, eight] = [None, Some(1), Some(8)].map(|per_thread| {
+                common::checked(ctx, "compaction per thread", || {
+                    let mut renderer = settings.upload_alone(ctx, &scene).expect("renderer");
+                    renderer.force_compact_per_thread(per_thread);
+                    let params = settings.params();
+                    let image = render::render_image(&ctx.device, &ctx.queue, &mut renderer, &cam, &params, None)
+                        .expect("frame");
+                    (image, renderer.counts_blocking(&ctx.device, &ctx.queue).visible)
+                })
+            });
+            let what = format!("the demo scene, {draw:?} path, {} of {} splats visible", default.1, scene.len());
+            assert!(lit_pixels(&default.0) > 100, "{what}: the view shows it");
+            assert!(default.1 > 0 && (default.1 as usize) < scene.len(), "{what}: some splats culled");
+            assert_eq!((one.1, eight.1), (default.1, default.1), "{what}: the same visible splats");
+            assert!(one.0.rgba == default.0.rgba, "{what}: a group a workgroup draws the default's image");
+            assert!(eight.0.rgba == one.0.rgba, "{what}: eight groups a workgroup draw the same image");
+        }
+    }
+}
+
+#[test]
 fn splats_over_many_tiles_among_small_ones_are_binned_the_same_by_the_binning_pass() {
     // In a frame of few entries a splat, the binning pass writes the next frame's entries itself; where it counts a
     // position an invocation (small scenes) and the device has subgroups, a splat over more than 16 tiles is written

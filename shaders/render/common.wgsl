@@ -25,7 +25,9 @@ struct FrameUniforms {
     ray_depths: u32,
     // 1: the splats are ordered by another camera than the frame's (`order_from_world`).
     order_held: u32,
-    _pad2: u32,
+    // Workgroups of the projection each workgroup of the compaction takes, a splat of each an invocation: 1, or 8 in
+    // scenes of millions (`SceneBuffers::compact_per_thread`; render/compact.wgsl).
+    compact_per_thread: u32,
     // x: splats per part of the split arrays (render/split.rs; all split at the same splats); y, z, w: unused.
     parts: vec4<u32>,
     // The compact layout's DC colour: its least value and step per channel (rgb, -).

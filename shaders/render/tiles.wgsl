@@ -30,22 +30,22 @@
 // clamps, loop counters and division checks). Workgroup arrays: `bin_counts` at `bin_slot(p)` for p below BIN_POSITIONS
 // (a `select` that reads past the last position clamps its index); `emit_firsts` at p - range.x below range.y - range.x
 // <= EMIT_STAGE, only when staged; the batch arrays at slots below a batch's count <= GROUP (stored at tid < count,
-// read at j + 3 < count rounded up to 4). `tile_ranges`' keys at k < `ranges_per_thread` <= RANGES_PER_THREAD, each
-// read clamped below entry_count[0] (> 0 there). Storage: sorted positions below min(num_splats, visible[0])
-// (`depth_order`, `counts`: the depth sort's buffers, at least num_splats words); entries below entry_count[0] <=
-// entry_cap (`finish_binning` writes 0 past the cap) or below the `end` each writer tests in its loop (`emit_rows`,
-// whose callers' ends are at most the cap, which the entry buffers hold); status words below BIN_STATUS + the bin tiles
-// (`bin_state_bytes`; the tickets count from 0, reset by `finish_binning` after every binning); a tile id indexes
-// `ranges` only once tested below tiles_x * tiles_y, and the rasterizers' grid is that grid, from the settings the
-// frame's buffers were sized by; a tile's range is this frame's (`tile_ranges`: at most entry_count[0]) or zero (each
-// rasterizer zeroes its tile). Splat indices are those the compaction wrote (below num_splats), permuted by the sorts
-// and copied by the emit; read back from an entry they are clamped below num_splats (`entry_splat`). Loops: counted to
-// BIN_ITEMS, BLOCKS_X and BLOCKS_Y, a row or span of the tile grid (clamped to it as integers: `clamped_range` in
-// render/common.wgsl), an entry range or a batch; the binary search narrows [low, high) while low + 1 < high; the
-// look-back takes status words (`next` falls) or, after BIN_SPIN_LIMIT steps that find one unwritten, counts that bin
-// tile itself, so it never waits on another workgroup's progress. Divisors: tiles_x (an image is at least a pixel
-// wide), the parts of the split arrays (at least 1), `finish_binning`'s counts (at least 1) and constants, and GROUP *
-// `ranges_per_thread` (at least GROUP).
+// read at j + 3 < count rounded up to 4); `emit_search` at 2 * search_round + half < 2 * EMIT_SEARCH_ROUNDS.
+// `tile_ranges`' keys at k < `ranges_per_thread` <= RANGES_PER_THREAD, each read clamped below entry_count[0] (> 0
+// there). Storage: sorted positions below min(num_splats, visible[0]) (`depth_order`, `counts`: the depth sort's
+// buffers, at least num_splats words); entries below entry_count[0] <= entry_cap (`finish_binning` writes 0 past the
+// cap) or below the `end` each writer tests in its loop (`emit_rows`, whose callers' ends are at most the cap, which
+// the entry buffers hold); status words below BIN_STATUS + the bin tiles (`bin_state_bytes`; the tickets count from 0,
+// reset by `finish_binning` after every binning); a tile id indexes `ranges` only once tested below tiles_x * tiles_y,
+// and the rasterizers' grid is that grid, from the settings the frame's buffers were sized by; a tile's range is this
+// frame's (`tile_ranges`: at most entry_count[0]) or zero (each rasterizer zeroes its tile). Splat indices are those
+// the compaction wrote (below num_splats), permuted by the sorts and copied by the emit; read back from an entry they
+// are clamped below num_splats (`entry_splat`). Loops: counted to BIN_ITEMS, BLOCKS_X and BLOCKS_Y, a row or span of
+// the tile grid (clamped to it as integers: `clamped_range` in render/common.wgsl), an entry range or a batch; the
+// binary search narrows [low, high) while low + 1 < high; the look-back takes status words (`next` falls) or, after
+// BIN_SPIN_LIMIT steps that find one unwritten, counts that bin tile itself, so it never waits on another workgroup's
+// progress. Divisors: tiles_x (an image is at least a pixel wide), the parts of the split arrays (at least 1),
+// `finish_binning`'s counts (at least 1) and constants, and GROUP * `ranges_per_thread` (at least GROUP).
 
 const GROUP: u32 = 256u; // TILE * TILE
 const STOP_TRANSMITTANCE: f32 = 0.0001;
@@ -577,6 +577,10 @@ const EMIT_STAGE: u32 = 1024u;
 var<workgroup> emit_by_position: u32;
 var<workgroup> emit_positions: vec2<u32>;
 var<workgroup> emit_firsts: array<u32, EMIT_STAGE>;
+// The 128-way search's rounds (at most 5: 128^5 > 2^32 positions): per round and half, the last probe at or before
+// its entry.
+const EMIT_SEARCH_ROUNDS: u32 = 5u;
+var<workgroup> emit_search: array<atomic<u32>, 10>;
 
 // The emit (one kernel, so that a frame records one dispatch for it): a thread per entry or per sorted position, as
 // `finish_binning` chose.
@@ -633,17 +637,39 @@ fn entry_position(i: u32, low_in: u32, high_in: u32, staged: bool, origin: u32) 
 fn emit_entry(tid: u32, i: u32, base: u32) {
     let entries = entry_count[0];
     let positions = min(frame.num_splats, visible[0]);
-    if (tid < 2u) {
-        // (A workgroup past the entries stages nothing.)
-        var bound = 0u;
-        if (base < entries) {
-            let position = entry_position(min(base + tid * (GROUP - 1u), entries - 1u), 0u, positions, false, 0u);
-            bound = position + tid;
+    // The positions of the workgroup's first and last entries, each found by half the workgroup in a 128-way search
+    // (a few rounds of 128 reads side by side, not a binary search's chain of dependent reads): each invocation reads
+    // the first entry of one of 128 evenly spaced positions of its half's range, and the range narrows to the span
+    // after the last of them at or before the entry. (A workgroup past the entries stages nothing.)
+    let half = tid / 128u;
+    let probe = tid % 128u;
+    let sought = min(base + half * (GROUP - 1u), max(entries, 1u) - 1u);
+    var lo = 0u;
+    var hi = max(positions, 1u);
+    var rounds = 0u;
+    for (var span = hi; span > 1u; span = span / 128u + select(0u, 1u, span % 128u != 0u)) {
+        rounds++;
+    }
+    if (tid < 2u * EMIT_SEARCH_ROUNDS) {
+        atomicStore(&emit_search[tid], 0u);
+    }
+    workgroupBarrier();
+    for (var search_round = 0u; search_round < rounds; search_round++) {
+        let step = (hi - lo) / 128u + select(0u, 1u, (hi - lo) % 128u != 0u);
+        let at = lo + probe * step;
+        if (at < hi && counts[at] <= sought) {
+            atomicMax(&emit_search[2u * search_round + half], probe);
         }
-        if (tid == 0u) {
-            emit_positions.x = bound;
+        workgroupBarrier();
+        let last = atomicLoad(&emit_search[2u * search_round + half]);
+        lo += last * step;
+        hi = min(lo + step, hi);
+    }
+    if (probe == 0u) {
+        if (half == 0u) {
+            emit_positions.x = select(0u, lo, base < entries);
         } else {
-            emit_positions.y = bound;
+            emit_positions.y = select(0u, lo + 1u, base < entries);
         }
     }
     workgroupBarrier();

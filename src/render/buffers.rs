@@ -44,7 +44,14 @@ pub struct SceneBuffers {
     /// The compute draw path, made when first chosen.
     pub(super) tiles: Option<tile::TileRaster>,
     pub(super) max_workgroups_per_dim: u32,
+    /// Projection workgroups a compaction workgroup takes, in place of `compact_per_thread`'s choice (tests).
+    pub(super) compact_forced: Option<u32>,
 }
+
+/// The compaction takes eight projection workgroups a workgroup (a splat of each an invocation) in scenes of at
+/// least this many splats, one below. On an H200 eight took the 100M-splat frame's depth keys 4.14 -> 3.96 ms, but
+/// the demo x10's (1M splats) 0.075 -> 0.078 and the 5M one's only 0.257 -> 0.255 (docs/BENCHMARKS.md).
+pub const COMPACT_SPREAD_MIN_SPLATS: u32 = 1 << 23;
 
 /// Bytes of a splat's ray-depth record (`store_ray_depth` in `render/project.wgsl`: three vec4s).
 pub const RAY_BYTES_PER_SPLAT: u64 = 48;
@@ -206,6 +213,7 @@ impl SceneBuffers {
             image_generation: 0,
             tiles: None,
             max_workgroups_per_dim: device.limits().max_compute_workgroups_per_dimension,
+            compact_forced: None,
         };
         buffers.set_options(options)?;
         Ok(buffers)
@@ -411,6 +419,17 @@ impl SceneBuffers {
         if let Some(tiles) = self.tiles.as_mut() {
             tiles.force_ranges_per_thread(per_thread);
         }
+    }
+
+    /// Makes the compaction take `per_thread` projection workgroups a workgroup (1 or 8; None: its own choice by the
+    /// scene's size, `COMPACT_SPREAD_MIN_SPLATS`), for tests of both.
+    pub fn force_compact_per_thread(&mut self, per_thread: Option<u32>) {
+        self.compact_forced = per_thread.map(|n| if n >= 8 { 8 } else { 1 });
+    }
+
+    /// Projection workgroups a compaction workgroup takes this frame: 1, or 8 in scenes of millions.
+    pub(super) fn compact_per_thread(&self) -> u32 {
+        self.compact_forced.unwrap_or(if self.scene.num_splats >= COMPACT_SPREAD_MIN_SPLATS { 8 } else { 1 })
     }
 
     /// The compute path's cap on entries (None while it has not been made).

@@ -126,7 +126,7 @@ impl SceneBuffers {
             antialias: u32::from(s.antialias),
             ray_depths: u32::from(self.options.blend_order.per_pixel()),
             order_held: u32::from(s.order_from.is_some()),
-            _pad2: 0,
+            compact_per_thread: self.compact_per_thread(),
             parts: [self.scene.part_splats, self.ray_part_splats, 0, 0],
             dc_min: [self.scene.dc_range.min[0], self.scene.dc_range.min[1], self.scene.dc_range.min[2], 0.0],
             dc_step: [self.scene.dc_range.step[0], self.scene.dc_range.step[1], self.scene.dc_range.step[2], 0.0],
@@ -172,6 +172,7 @@ impl SceneBuffers {
                 pass.dispatch_workgroups(x, y, 1);
             }
             let groups = self.scene.num_splats.div_ceil(PROJECT_WORKGROUP_SIZE);
+            let groups = groups.div_ceil(self.compact_per_thread());
             let (x, y) = dispatch_grid(groups, self.max_workgroups_per_dim);
             self.visible_counts.record(pass);
             pass.set_pipeline(&self.renderer.pipelines().compact);

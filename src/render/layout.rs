@@ -20,7 +20,7 @@ pub(super) struct FrameUniforms {
     pub(super) antialias: u32,
     pub(super) ray_depths: u32,
     pub(super) order_held: u32,
-    pub(super) _pad2: u32,
+    pub(super) compact_per_thread: u32,
     pub(super) parts: [u32; 4],
     pub(super) dc_min: [f32; 4],
     pub(super) dc_step: [f32; 4],

@@ -210,7 +210,7 @@ mod tests {
                 antialias,
                 ray_depths,
                 order_held,
-                _pad2,
+                compact_per_thread,
                 parts,
                 dc_min,
                 dc_step,
