@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Two builds' frames side by side in one call on the GPU machine (docs/BENCHMARKS.md, "Fewer one-thread dispatches"):
-# each view in turn for the base and the new build, two rounds, then 100M twice, then where the ballot walk's f32
-# colours stop paying (the new build, its threshold at 0 and at 100000), then the two builds' images compared byte
-# for byte. Run from the repository root:
-#   BASE=path/to/base NEW=path/to/new REAL=dir bash docs/bench/ab_frames.sh
+# Two builds' frames side by side in one call on the GPU machine (docs/BENCHMARKS.md, "Fewer one-thread dispatches"
+# and later sections): each view in turn for the base and the new build, two rounds, then 100M (ROUNDS_100M rounds,
+# 2 by default), then, with SWEEP=1, where the ballot walk's f32 colours stop paying (the new build, its threshold
+# at 0 and at 100000), then the two builds' images compared byte for byte. Run from the repository root:
+#   BASE=path/to/base NEW=path/to/new REAL=dir [ROUNDS_100M=n] [SWEEP=1] bash docs/bench/ab_frames.sh
 # REAL holds semarang_stadium_sh3.ply (../shared/scenes/) and the anchors' cam_demo.json and inside.json.
 set -u
 B=${BASE:?the base build}
@@ -40,12 +40,12 @@ for r in 1 2; do
     run "r$r new  " "$N" $v
   done
 done
-for r in 1 2; do
+for r in $(seq "${ROUNDS_100M:-2}"); do
   run "100M base" "$B" "$P" --frames 20 --warmup-secs 1 --tile 1800 --gpu-format small
   run "100M new " "$N" "$P" --frames 20 --warmup-secs 1 --tile 1800 --gpu-format small
 done
-echo "== the ballot walk's f32 colours: f16 (0) against f32 (100000)"
-for v in "demo --frames 100 --warmup-secs 1 --tile 15" "demo --frames 100 --warmup-secs 1 --tile 20" \
+[ "${SWEEP:-0}" = 1 ] && echo "== the ballot walk's f32 colours: f16 (0) against f32 (100000)"
+[ "${SWEEP:-0}" = 1 ] && for v in "demo --frames 100 --warmup-secs 1 --tile 15" "demo --frames 100 --warmup-secs 1 --tile 20" \
   "demo --frames 100 --warmup-secs 1 --tile 30" "demo --frames 50 --warmup-secs 1 --tile 48" \
   "$P --frames 100 --warmup-secs 1 --tile 5" "$P --frames 100 --warmup-secs 1 --tile 10" \
   "$P --frames 100 --warmup-secs 1 --tile 15" "$P --frames 100 --warmup-secs 1 --tile 20" \

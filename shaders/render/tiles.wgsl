@@ -763,28 +763,40 @@ fn tile_ranges(
     @builtin(num_workgroups) num_workgroups: vec3<u32>,
 ) {
     let n = entry_count[0];
-    if (n == 0u) {
+    let per_thread = ranges_per_thread(n);
+    if (per_thread == 1u) {
+        // (As its own path: the loop below with one step took the demo's ranges 0.006 -> 0.008 ms on an H200.)
+        let i = linear_id(workgroup_id, num_workgroups, tid);
+        if (i < n) {
+            range_ends(i, n, key_tile(entry_tiles[i]));
+        }
         return;
     }
-    let per_thread = ranges_per_thread(n);
     let first = linear_id(workgroup_id, num_workgroups, 0u) * per_thread + tid;
-    // The entries' keys first, all loads in flight at once; then their neighbours' (mostly the same lines).
+    // The entries' keys first, all loads in flight at once; then their neighbours' (mostly the same lines). (n > 0:
+    // a frame without entries has no workgroups.)
     var keys: array<u32, RANGES_PER_THREAD>;
     for (var k = 0u; k < per_thread; k++) {
         keys[k] = entry_tiles[min(first + k * GROUP, n - 1u)];
     }
     for (var k = 0u; k < per_thread; k++) {
         let i = first + k * GROUP;
-        let tile = key_tile(keys[k]);
-        if (i >= n || tile >= sentinel_tile()) {
-            continue;
+        if (i < n) {
+            range_ends(i, n, key_tile(keys[k]));
         }
-        if (i == 0u || key_tile(entry_tiles[i - 1u]) != tile) {
-            ranges[tile].x = i;
-        }
-        if (i + 1u == n || key_tile(entry_tiles[i + 1u]) != tile) {
-            ranges[tile].y = i + 1u;
-        }
+    }
+}
+
+// Where entry i < n (of tile `tile`) starts or ends its tile's run of the n sorted entries, its range's end.
+fn range_ends(i: u32, n: u32, tile: u32) {
+    if (tile >= sentinel_tile()) {
+        return;
+    }
+    if (i == 0u || key_tile(entry_tiles[i - 1u]) != tile) {
+        ranges[tile].x = i;
+    }
+    if (i + 1u == n || key_tile(entry_tiles[i + 1u]) != tile) {
+        ranges[tile].y = i + 1u;
     }
 }
 
