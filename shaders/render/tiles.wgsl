@@ -31,18 +31,18 @@
 // (a `select` that reads past the last position clamps its index); `emit_firsts` at p - range.x below range.y - range.x
 // <= EMIT_STAGE, only when staged; the batch arrays at slots below a batch's count <= GROUP (stored at tid < count,
 // read at j + 3 < count rounded up to 4); `emit_search` at 2 * search_round + half < 2 * EMIT_SEARCH_ROUNDS.
-// `tile_ranges`' keys at k < RANGES_PER_THREAD, each read clamped below entry_count[0] (> 0
-// there). Storage: sorted positions below min(num_splats, visible[0]) (`depth_order`, `counts`: the depth sort's
-// buffers, at least num_splats words); entries below entry_count[0] <= entry_cap (`finish_binning` writes 0 past the
-// cap) or below the `end` each writer tests in its loop (`emit_rows`, whose callers' ends are at most the cap, which
-// the entry buffers hold); status words below BIN_STATUS + the bin tiles (`bin_state_bytes`; the tickets count from 0,
-// reset by `finish_binning` after every binning); a tile id indexes `ranges` only once tested below tiles_x * tiles_y,
-// and the rasterizers' grid is that grid, from the settings the frame's buffers were sized by; a tile's range is this
-// frame's (`tile_ranges`: at most entry_count[0]) or zero (each rasterizer zeroes its tile). Splat indices are those
-// the compaction wrote (below num_splats), permuted by the sorts and copied by the emit; read back from an entry they
-// are clamped below num_splats (`entry_splat`). Loops: counted to BIN_ITEMS, BLOCKS_X and BLOCKS_Y, a row or span of
-// the tile grid (clamped to it as integers: `clamped_range` in render/common.wgsl), an entry range or a batch; the
-// binary search narrows [low, high) while low + 1 < high; the look-back takes status words (`next` falls) or, after
+// `tile_ranges`' keys at k < RANGES_PER_THREAD, each read clamped below entry_count[0] (> 0 in a frame that dispatches
+// it). Storage: sorted positions below min(num_splats, visible[0]) (`depth_order`, `counts`: the depth sort's buffers,
+// at least num_splats words); entries below entry_count[0] <= entry_cap (`finish_binning` writes 0 past the cap) or
+// below the `end` each writer tests in its loop (`emit_rows`, whose callers' ends are at most the cap, which the entry
+// buffers hold); status words below BIN_STATUS + the bin tiles (`bin_state_bytes`; the tickets count from 0, reset by
+// `finish_binning` after every binning); a tile id indexes `ranges` only once tested below tiles_x * tiles_y, and the
+// rasterizers' grid is that grid, from the settings the frame's buffers were sized by; a tile's range is this frame's
+// (`tile_ranges`: at most entry_count[0]) or zero (each rasterizer zeroes its tile). Splat indices are those the
+// compaction wrote (below num_splats), permuted by the sorts and copied by the emit; read back from an entry they are
+// clamped below num_splats (`entry_splat`). Loops: counted to BIN_ITEMS, BLOCKS_X and BLOCKS_Y, a row or span of the
+// tile grid (clamped to it as integers: `clamped_range` in render/common.wgsl), an entry range or a batch; the binary
+// search narrows [low, high) while low + 1 < high; the look-back takes status words (`next` falls) or, after
 // BIN_SPIN_LIMIT steps that find one unwritten, counts that bin tile itself, so it never waits on another workgroup's
 // progress. Divisors: tiles_x (an image is at least a pixel wide), the parts of the split arrays (at least 1),
 // `finish_binning`'s counts (at least 1) and constants, and GROUP * `ranges_per_thread` (at least GROUP).
@@ -146,7 +146,7 @@ fn entry_splat(entry: u32) -> u32 {
 // Entries a thread of `tile_ranges` and `tile_floors` takes, GROUP apart, in frames of at least
 // `ranges_spread_min_entries` entries: a pass of a thread an entry over millions of entries is as many waves of short
 // workgroups, each waiting on one read, and eight reads a thread in flight at once took the 5M-splat frame's ranges
-// 0.033 -> 0.021 ms and the 100M one's 0.50 -> 0.24 on an H200; smaller frames keep a thread an entry (the demo's
+// 0.033 -> 0.022 ms and the 100M one's 0.50 -> 0.25 on an H200; smaller frames keep a thread an entry (the demo's
 // 0.3M entries: 0.006 -> 0.008 with eight). docs/BENCHMARKS.md, thirteenth session.
 const RANGES_PER_THREAD: u32 = 8u;
 
