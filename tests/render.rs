@@ -1040,6 +1040,47 @@ fn tile_ranges_eight_entries_a_thread_draw_the_same_image() {
 }
 
 #[test]
+fn the_emits_two_searches_find_the_same_positions() {
+    // The emit by entry (views of more than 3 entries a splat) finds the sorted positions of each workgroup's first
+    // and last entries by a 128-way search on GPUs, by two invocations' binary searches on CPU drivers. Forced
+    // either way, on views whose workgroups span a few positions (the demo from inside) or many entries of one
+    // position (a tile of thousands of splats), both draw the same bytes as the default.
+    let ctx = common::context();
+    let cases = [
+        ("the demo scene from inside, at 960x544", demo_scene(), {
+            Camera::look_at(&CameraFile {
+                width: 960,
+                height: 544,
+                ..CameraFile::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/cameras/inside.json"))
+                    .expect("camera")
+            })
+            .expect("camera")
+        }),
+        ("3,000 splats over a few tiles", scene_of(&heavy_tile_splats(), 0, |_, _| [0.0; 3]), {
+            camera(96, 64, [0.0, 0.0, -2.0], [0.0, 0.0, 0.0])
+        }),
+    ];
+    let settings = Setup { draw: DrawPath::Compute, ..Default::default() };
+    for (what, scene, cam) in cases {
+        let [default, binary, wide] = [None, Some(false), Some(true)].map(|wide| {
+            common::checked(ctx, "emit searches", || {
+                let mut renderer = settings.upload_alone(ctx, &scene).expect("renderer");
+                renderer.force_emit_wide_search(wide);
+                let params = settings.params();
+                let image =
+                    render::render_image(&ctx.device, &ctx.queue, &mut renderer, &cam, &params, None).expect("frame");
+                (image, renderer.counts_blocking(&ctx.device, &ctx.queue))
+            })
+        });
+        let counts = default.1;
+        assert!(lit_pixels(&default.0) > 100, "{what}: the view shows it");
+        assert!(counts.tile_entries > 3 * counts.visible, "{what}: the emit by entry ({counts:?})");
+        assert!(binary.0.rgba == default.0.rgba, "{what}: the binary searches draw the default's image");
+        assert!(wide.0.rgba == binary.0.rgba, "{what}: the 128-way search draws the same image");
+    }
+}
+
+#[test]
 fn the_compaction_eight_groups_a_workgroup_draws_the_same_image() {
     // The compaction moves the visible splats into the sort's input one projection workgroup (256 splats) a
     // workgroup, or eight in scenes of millions (`COMPACT_SPREAD_MIN_SPLATS`). Forced either way on the demo (405

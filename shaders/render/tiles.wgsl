@@ -79,6 +79,10 @@ struct TileSettings {
     // `tile_ranges` and `tile_floors` take RANGES_PER_THREAD entries a thread in frames of at least this many
     // entries, else one (`tile::RANGES_SPREAD_MIN_ENTRIES`; tests force either way).
     ranges_spread_min_entries: u32,
+    // 1: the emit by entry finds its workgroup's positions by a 128-way search (GPUs); 0: by two invocations' binary
+    // searches (CPU drivers, which run every invocation of the wide search: lavapipe's emit from inside the demo
+    // took 47 -> 71 ms with it). `emit_entry`.
+    emit_wide_search: u32,
 }
 
 // Indirect arguments and counts `finish_binning` writes (`TileArgs` in render/tile.rs).
@@ -637,21 +641,12 @@ fn entry_position(i: u32, low_in: u32, high_in: u32, staged: bool, origin: u32) 
     return low;
 }
 
-// One thread per entry (load-balanced: a splat over a thousand tiles costs no thread more than one over a single
-// tile): finds its sorted position by binary search in the scanned counts, then its tile by walking the splat's
-// rows of tiles, and stores the splat's index (so the rasterizer reads the splat with one dependent load). The
-// workgroup's entries [`base`, `base` + GROUP) belong to the positions from its first entry's to its last entry's:
-// two invocations find those in the scanned counts, the workgroup stages their first entries in workgroup memory
-// where they are at most EMIT_STAGE, and each invocation searches only there (measured on an H200: the emit 0.154
-// -> 0.138 ms at a street view of a real scene, 3.5 entries a splat; before, each searched all the counts in
-// memory). Called by every invocation.
-fn emit_entry(tid: u32, i: u32, base: u32) {
-    let entries = entry_count[0];
-    let positions = min(frame.num_splats, visible[0]);
-    // The positions of the workgroup's first and last entries, each found by half the workgroup in a 128-way search
-    // (a few rounds of 128 reads side by side, not a binary search's chain of dependent reads): each invocation reads
-    // the first entry of one of 128 evenly spaced positions of its half's range, and the range narrows to the span
-    // after the last of them at or before the entry. (A workgroup past the entries stages nothing.)
+// `emit_entry`'s positions of its workgroup's first and last entries (`emit_positions`), each found by half the
+// workgroup in a 128-way search (a few rounds of 128 reads side by side, not a binary search's chain of dependent
+// reads): each invocation reads the first entry of one of 128 evenly spaced positions of its half's range, and the
+// range narrows to the span after the last of them at or before the entry. (A workgroup past the entries stages
+// nothing.) Workgroup-uniform; measured on an H200, the emit from inside the demo 0.029 -> 0.027 ms.
+fn emit_wide_search(tid: u32, base: u32, entries: u32, positions: u32) {
     let half = tid / 128u;
     let probe = tid % 128u;
     let sought = min(base + half * (GROUP - 1u), max(entries, 1u) - 1u);
@@ -681,6 +676,35 @@ fn emit_entry(tid: u32, i: u32, base: u32) {
             emit_positions.x = select(0u, lo, base < entries);
         } else {
             emit_positions.y = select(0u, lo + 1u, base < entries);
+        }
+    }
+}
+
+// One thread per entry (load-balanced: a splat over a thousand tiles costs no thread more than one over a single
+// tile): finds its sorted position by binary search in the scanned counts, then its tile by walking the splat's
+// rows of tiles, and stores the splat's index (so the rasterizer reads the splat with one dependent load). The
+// workgroup's entries [`base`, `base` + GROUP) belong to the positions from its first entry's to its last entry's,
+// found in the scanned counts (`emit_wide_search` on GPUs, two invocations' binary searches on CPU drivers: the
+// setting `emit_wide_search`), the workgroup stages their first entries in workgroup memory
+// where they are at most EMIT_STAGE, and each invocation searches only there (measured on an H200: the emit 0.154
+// -> 0.138 ms at a street view of a real scene, 3.5 entries a splat; before, each searched all the counts in
+// memory). Called by every invocation.
+fn emit_entry(tid: u32, i: u32, base: u32) {
+    let entries = entry_count[0];
+    let positions = min(frame.num_splats, visible[0]);
+    if (tiles.emit_wide_search != 0u) {
+        emit_wide_search(tid, base, entries, positions);
+    } else if (tid < 2u) {
+        // Two invocations' binary searches in memory. (A workgroup past the entries stages nothing.)
+        var bound = 0u;
+        if (base < entries) {
+            let position = entry_position(min(base + tid * (GROUP - 1u), entries - 1u), 0u, positions, false, 0u);
+            bound = position + tid;
+        }
+        if (tid == 0u) {
+            emit_positions.x = bound;
+        } else {
+            emit_positions.y = bound;
         }
     }
     workgroupBarrier();

@@ -421,6 +421,15 @@ impl SceneBuffers {
         }
     }
 
+    /// Makes the compute path's emit by entry find its workgroups' positions by a 128-way search (true) or by two
+    /// invocations' binary searches (false); None: by the device (the wide search but on CPU drivers), for tests of
+    /// both; no effect before the compute path is made.
+    pub fn force_emit_wide_search(&mut self, wide: Option<bool>) {
+        if let Some(tiles) = self.tiles.as_mut() {
+            tiles.force_emit_wide_search(wide);
+        }
+    }
+
     /// Makes the compaction take `per_thread` projection workgroups a workgroup (1 or 8; None: its own choice by the
     /// scene's size, `COMPACT_SPREAD_MIN_SPLATS`), for tests of both.
     pub fn force_compact_per_thread(&mut self, per_thread: Option<u32>) {

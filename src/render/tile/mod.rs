@@ -102,6 +102,7 @@ struct TileSettings {
     floor_bits: u32,
     ballot_f32_max_entries_per_tile: u32,
     ranges_spread_min_entries: u32,
+    emit_wide_search: u32,
 }
 
 /// The default cap on (tile, splat) entries for `num_splats` splats: 8 per splat up to 2^24 entries (a 1080p frame of
@@ -167,6 +168,9 @@ pub struct TileRaster {
     /// `tile_ranges` and `tile_floors` take eight entries a thread from this many entries a frame
     /// (`RANGES_SPREAD_MIN_ENTRIES`; tests force 0 or `u32::MAX`).
     ranges_spread_min_entries: u32,
+    /// The emit by entry finds its workgroups' positions by a 128-way search (not on CPU drivers, which run every
+    /// invocation of it: `emit_wide_search` in `render/tiles.wgsl`), or by two invocations' binary searches.
+    emit_wide_search: bool,
     /// The device is a CPU driver (`bin_items`).
     cpu: bool,
     /// The (tile, splat) entries and their ping-pong partners: the depth sort's own buffers (`entries_in`).
@@ -219,6 +223,7 @@ impl TileRaster {
             bin_force: false,
             bin_items: None,
             ranges_spread_min_entries: RANGES_SPREAD_MIN_ENTRIES,
+            emit_wide_search: device.adapter_info().device_type != wgpu::DeviceType::Cpu,
             cpu: device.adapter_info().device_type == wgpu::DeviceType::Cpu,
             entries,
             sorter,
@@ -271,6 +276,12 @@ impl TileRaster {
             Some(n) if n >= 8 => 0,
             Some(_) => u32::MAX,
         };
+    }
+
+    /// The emit by entry finds its workgroups' positions by the 128-way search (true) or by binary searches; None:
+    /// by the device (`SceneBuffers::force_emit_wide_search`).
+    pub(crate) fn force_emit_wide_search(&mut self, wide: Option<bool>) {
+        self.emit_wide_search = wide.unwrap_or(!self.cpu);
     }
 
     /// Forgets the bind groups (the depth sort's buffers were made anew): the next frame makes them again.
@@ -389,6 +400,7 @@ impl TileRaster {
             floor_bits,
             ballot_f32_max_entries_per_tile: self.pipelines.ballot_f32_max_entries_per_tile,
             ranges_spread_min_entries: self.ranges_spread_min_entries,
+            emit_wide_search: u32::from(self.emit_wide_search),
         };
         if self.settings_written != Some(settings) {
             queue.write_buffer(&self.settings, 0, bytemuck::bytes_of(&settings));
@@ -517,6 +529,7 @@ mod tests {
                 floor_bits,
                 ballot_f32_max_entries_per_tile,
                 ranges_spread_min_entries,
+                emit_wide_search,
             ]
         );
     }
