@@ -53,7 +53,6 @@ pub const BALLOT_MAX_ENTRIES_PER_SPLAT: u32 = 8;
 /// takes every gain measured below it and none of the losses. On lavapipe the demo's rasterizer at 960x540 took
 /// 117 ms, not 168.
 pub const BALLOT_F32_MAX_ENTRIES_PER_TILE: u32 = 320;
-
 /// `tile_ranges` and `tile_floors` take eight entries a thread in frames of at least this many entries, one below
 /// it. On an H200 eight took the 5M-splat frame's ranges 0.033 -> 0.022 ms and the 100M one's 0.50 -> 0.25; the
 /// demo's (0.3M entries) went 0.006 -> 0.008 with eight, so it keeps one (docs/BENCHMARKS.md).
