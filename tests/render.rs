@@ -909,12 +909,35 @@ fn only_visible_splats_are_sorted_in_a_stable_order() {
 
 /// The demo scene from inside (`assets/cameras/inside.json`) at 240x136.
 fn inside_camera() -> Camera {
+    inside_camera_at(240, 136)
+}
+
+/// `assets/cameras/inside.json` at `width` x `height`.
+fn inside_camera_at(width: u32, height: u32) -> Camera {
     Camera::look_at(&CameraFile {
-        width: 240,
-        height: 136,
+        width,
+        height,
         ..CameraFile::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/cameras/inside.json")).expect("camera")
     })
     .expect("camera")
+}
+
+/// One frame of `scene` at `cam` on buffers of its own, with `force` applied to them before it (a test hook that
+/// picks one way of a pass), and the frame's counts.
+fn forced_frame(
+    settings: Setup,
+    scene: &Scene,
+    cam: &Camera,
+    force: impl FnOnce(&mut render::SceneBuffers),
+) -> (Image, render::FrameCounts) {
+    let ctx = common::context();
+    common::checked(ctx, "a forced frame", || {
+        let mut renderer = settings.upload_alone(ctx, scene).expect("renderer");
+        force(&mut renderer);
+        let params = settings.params();
+        let image = render::render_image(&ctx.device, &ctx.queue, &mut renderer, cam, &params, None).expect("frame");
+        (image, renderer.counts_blocking(&ctx.device, &ctx.queue))
+    })
 }
 
 /// 3,000 faint splats over a few tiles of a 96x64 image from (0, 0, -2): a long list in one tile (many batches, no
@@ -1009,7 +1032,6 @@ fn tile_ranges_eight_entries_a_thread_draw_the_same_image() {
     // Forced either way on views of a few thousand entries to a few hundred thousand, in the splat and the pixel
     // order, they draw the same bytes as the default and as each other: a range or key missed or misplaced by the
     // eight-a-thread indexing, or a dispatch too small for it, changes the image.
-    let ctx = common::context();
     let cases = [
         ("the demo scene from above", demo_scene(), common::demo_camera()),
         ("the demo scene from inside", demo_scene(), inside_camera()),
@@ -1020,19 +1042,11 @@ fn tile_ranges_eight_entries_a_thread_draw_the_same_image() {
     for (what, scene, cam) in cases {
         for blend_order in [render::BlendOrder::Splat, render::BlendOrder::Pixel] {
             let settings = Setup { draw: DrawPath::Compute, blend_order, ..Default::default() };
-            let [default, one, eight] = [None, Some(1), Some(8)].map(|per_thread| {
-                common::checked(ctx, "tile ranges per thread", || {
-                    let mut renderer = settings.upload_alone(ctx, &scene).expect("renderer");
-                    renderer.force_ranges_per_thread(per_thread);
-                    let params = settings.params();
-                    let image = render::render_image(&ctx.device, &ctx.queue, &mut renderer, &cam, &params, None)
-                        .expect("frame");
-                    (image, renderer.counts_blocking(&ctx.device, &ctx.queue).tile_entries)
-                })
-            });
-            let what = format!("{what}, {blend_order:?} order ({} entries)", default.1);
+            let [default, one, eight] = [None, Some(1), Some(8)]
+                .map(|per_thread| forced_frame(settings, &scene, &cam, |b| b.force_ranges_per_thread(per_thread)));
+            let what = format!("{what}, {blend_order:?} order ({} entries)", default.1.tile_entries);
             assert!(lit_pixels(&default.0) > 100, "{what}: the view shows it");
-            assert!(default.1 > 2048, "{what}: more entries than one workgroup of eight a thread takes");
+            assert!(default.1.tile_entries > 2048, "{what}: more entries than one workgroup of eight a thread takes");
             assert!(one.0.rgba == default.0.rgba, "{what}: an entry a thread draws the default's image");
             assert!(eight.0.rgba == one.0.rgba, "{what}: eight entries a thread draw the same image");
         }
@@ -1045,33 +1059,16 @@ fn the_emits_two_searches_find_the_same_positions() {
     // and last entries by a 128-way search on GPUs, by two invocations' binary searches on CPU drivers. Forced
     // either way, on views whose workgroups span a few positions (the demo from inside) or many entries of one
     // position (a tile of thousands of splats), both draw the same bytes as the default.
-    let ctx = common::context();
     let cases = [
-        ("the demo scene from inside, at 960x544", demo_scene(), {
-            Camera::look_at(&CameraFile {
-                width: 960,
-                height: 544,
-                ..CameraFile::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/cameras/inside.json"))
-                    .expect("camera")
-            })
-            .expect("camera")
-        }),
+        ("the demo scene from inside, at 960x544", demo_scene(), inside_camera_at(960, 544)),
         ("3,000 splats over a few tiles", scene_of(&heavy_tile_splats(), 0, |_, _| [0.0; 3]), {
             camera(96, 64, [0.0, 0.0, -2.0], [0.0, 0.0, 0.0])
         }),
     ];
     let settings = Setup { draw: DrawPath::Compute, ..Default::default() };
     for (what, scene, cam) in cases {
-        let [default, binary, wide] = [None, Some(false), Some(true)].map(|wide| {
-            common::checked(ctx, "emit searches", || {
-                let mut renderer = settings.upload_alone(ctx, &scene).expect("renderer");
-                renderer.force_emit_wide_search(wide);
-                let params = settings.params();
-                let image =
-                    render::render_image(&ctx.device, &ctx.queue, &mut renderer, &cam, &params, None).expect("frame");
-                (image, renderer.counts_blocking(&ctx.device, &ctx.queue))
-            })
-        });
+        let [default, binary, wide] = [None, Some(false), Some(true)]
+            .map(|wide| forced_frame(settings, &scene, &cam, |b| b.force_emit_wide_search(wide)));
         let counts = default.1;
         assert!(lit_pixels(&default.0) > 100, "{what}: the view shows it");
         assert!(counts.tile_entries > 3 * counts.visible, "{what}: the emit by entry ({counts:?})");
@@ -1087,25 +1084,17 @@ fn the_compaction_eight_groups_a_workgroup_draws_the_same_image() {
     // projection workgroups: fifty compaction workgroups of eight and one of five, whose last splats are past the
     // scene's end) from above and from inside (splats culled in every group), both draw paths draw the same bytes
     // and count the same visible splats: a splat missed, moved or written twice changes the image.
-    let ctx = common::context();
     let scene = demo_scene();
     for cam in [common::demo_camera(), inside_camera()] {
         for draw in [DrawPath::Compute, DrawPath::Raster] {
             let settings = Setup { draw, ..Default::default() };
-            let [default, one, eight] = [None, Some(1), Some(8)].map(|per_thread| {
-                common::checked(ctx, "compaction per thread", || {
-                    let mut renderer = settings.upload_alone(ctx, &scene).expect("renderer");
-                    renderer.force_compact_per_thread(per_thread);
-                    let params = settings.params();
-                    let image = render::render_image(&ctx.device, &ctx.queue, &mut renderer, &cam, &params, None)
-                        .expect("frame");
-                    (image, renderer.counts_blocking(&ctx.device, &ctx.queue).visible)
-                })
-            });
-            let what = format!("the demo scene, {draw:?} path, {} of {} splats visible", default.1, scene.len());
+            let [default, one, eight] = [None, Some(1), Some(8)]
+                .map(|per_thread| forced_frame(settings, &scene, &cam, |b| b.force_compact_per_thread(per_thread)));
+            let visible = default.1.visible;
+            let what = format!("the demo scene, {draw:?} path, {visible} of {} splats visible", scene.len());
             assert!(lit_pixels(&default.0) > 100, "{what}: the view shows it");
-            assert!(default.1 > 0 && (default.1 as usize) < scene.len(), "{what}: some splats culled");
-            assert_eq!((one.1, eight.1), (default.1, default.1), "{what}: the same visible splats");
+            assert!(visible > 0 && (visible as usize) < scene.len(), "{what}: some splats culled");
+            assert_eq!((one.1.visible, eight.1.visible), (visible, visible), "{what}: the same visible splats");
             assert!(one.0.rgba == default.0.rgba, "{what}: a group a workgroup draws the default's image");
             assert!(eight.0.rgba == one.0.rgba, "{what}: eight groups a workgroup draw the same image");
         }
