@@ -35,6 +35,9 @@ struct FrameUniforms {
     dc_step: vec4<f32>,
     // World to the camera whose view orders the splats (`FrameParams::order_from`; the frame's own by default).
     order_from_world: mat4x4<f32>,
+    // x, y: the depths the depth keys span (`SceneBuffers::key_depths`: the ordering camera's depths of the scene's
+    // bounds, within [near, far]); z, w: unused.
+    key_depths: vec4<f32>,
 }
 
 // The draw-arguments buffer (`DrawArgs` in render/mod.rs, which a test checks against this): the indirect draw's

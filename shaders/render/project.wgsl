@@ -90,14 +90,17 @@ fn eval_sh(base: u32, dir: vec3<f32>) -> vec3<f32> {
     return max(color + 0.5, vec3<f32>(0.0));
 }
 
-// Back-to-front key for a depth in [near, far]: ascending keys = descending depth. With 32 key bits the float's own
-// bits are used (exact); with fewer, log depth is quantized to 2^key_bits - 1 levels. Never NOT_VISIBLE.
+// Back-to-front key for a depth: ascending keys = descending depth. With 32 key bits the float's own bits are used
+// (exact); with fewer, log depth over the frame's key depths (`frame.key_depths`, where the scene lies: about one
+// octave for a framed view, where near and far span twenty) is quantized to 2^key_bits - 1 levels, a depth outside
+// them keyed as the nearer end. Never NOT_VISIBLE.
 fn depth_key(depth: f32) -> u32 {
     if (frame.key_bits >= 32u) {
         return 0x7fffffffu - bitcast<u32>(depth);
     }
     let levels = (1u << frame.key_bits) - 1u;
-    let t = clamp(log(depth / frame.near) / log(frame.far / frame.near), 0.0, 1.0);
+    let near = frame.key_depths.x;
+    let t = clamp(log(depth / near) / log(frame.key_depths.y / near), 0.0, 1.0);
     return min(u32((1.0 - t) * f32(levels)), levels - 1u);
 }
 
@@ -328,7 +331,8 @@ fn key_floor(key: u32, least: f32) -> f32 {
     }
     // Level L holds the depths whose t = log(depth / near) / log(far / near) has (1 - t) levels in [L, L + 1).
     let t = 1.0 - f32(key + 1u) / f32(levels);
-    return frame.near * exp(t * log(frame.far / frame.near)) * (1.0 - 1e-5);
+    let near = frame.key_depths.x;
+    return near * exp(t * log(frame.key_depths.y / near)) * (1.0 - 1e-5);
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)

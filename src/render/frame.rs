@@ -131,7 +131,32 @@ impl SceneBuffers {
             dc_min: [self.scene.dc_range.min[0], self.scene.dc_range.min[1], self.scene.dc_range.min[2], 0.0],
             dc_step: [self.scene.dc_range.step[0], self.scene.dc_range.step[1], self.scene.dc_range.step[2], 0.0],
             order_from_world: view(order).to_cols_array_2d(),
+            key_depths: self.key_depths(order),
         }
+    }
+
+    /// The depths the frame's depth keys span, as the ordering camera `order` sees them (`key_depths` in
+    /// render/common.wgsl): its depths of the corners of the scene's bounds, within its [near, far]. Keys of fewer
+    /// than 32 bits quantize log depth over this span: a framed view's splats lie within about one octave where near
+    /// and far span twenty, so its levels are about 2^4 times finer than over [near, far], and 16-bit keys draw the
+    /// image that 24 did over [near, far] (docs/BENCHMARKS.md). (The per-pixel orders key a splat by the least
+    /// depth of its rays, which can lie before the bounds: keyed as the nearest level, whose key floor bounds
+    /// nothing, render/project.wgsl.)
+    fn key_depths(&self, order: &Camera) -> [f32; 4] {
+        let camera_span = [order.near, order.far, 0.0, 0.0];
+        let (lo, hi) = self.scene.bounds;
+        if !(lo.is_finite() && hi.is_finite()) {
+            return camera_span;
+        }
+        let (near, far) = (0..8).fold((f32::INFINITY, f32::NEG_INFINITY), |(near, far), corner| {
+            let pick = |bit: u32, lo: f32, hi: f32| if corner & bit == 0 { lo } else { hi };
+            let point = glam::Vec3::new(pick(1, lo.x, hi.x), pick(2, lo.y, hi.y), pick(4, lo.z, hi.z));
+            let depth = order.to_camera(point).z;
+            (near.min(depth), far.max(depth))
+        });
+        let (near, far) = (near.max(order.near), far.min(order.far));
+        // (A span too thin for f32's log, as of a scene at one depth, keeps the camera's.)
+        if far > near * 1.001 { [near, far, 0.0, 0.0] } else { camera_span }
     }
 
     /// The frame's compute stages: depth keys, the depth sort with `hook` on either side (given the encoder when

@@ -25,6 +25,7 @@ pub(super) struct FrameUniforms {
     pub(super) dc_min: [f32; 4],
     pub(super) dc_step: [f32; 4],
     pub(super) order_from_world: [[f32; 4]; 4],
+    pub(super) key_depths: [f32; 4],
 }
 
 pub(super) fn uniform_entry(binding: u32, visibility: wgpu::ShaderStages) -> wgpu::BindGroupLayoutEntry {

@@ -215,6 +215,7 @@ mod tests {
                 dc_min,
                 dc_step,
                 order_from_world,
+                key_depths,
             ]
         );
     }

@@ -147,6 +147,8 @@ pub struct GpuScene {
     pub(super) part_splats: u32,
     pub(super) parts: Vec<(u64, u64)>,
     pub(super) dc_range: DcRange,
+    /// The splat centres' bounds (min, max), which the depth keys span (`SceneBuffers::key_depths`).
+    pub(super) bounds: (glam::Vec3, glam::Vec3),
 }
 
 /// Host bytes packed per upload chunk before it is handed to the queue (bounds the host memory an upload adds).
@@ -229,6 +231,7 @@ impl GpuScene {
             part_splats: part_splats as u32,
             parts,
             dc_range: if format == GpuFormat::Full { DcRange::default() } else { DcRange::of(scene) },
+            bounds: scene.bounds(),
         };
         let mut uploader = Uploader { device, queue, since_flush: 0 };
         let record_words = (geometry_bytes / 4) as usize;
