@@ -262,10 +262,10 @@ fn render_bench_and_sort_bench_write_a_chrome_trace_with_one_event_per_pass() {
     assert!(output.status.success(), "{}", stderr(&output));
     let result: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
     if result["result"]["gpu_times_unavailable"].is_null() {
-        // Per frame: the projection, 12 iterations x 3 passes of the 2-bit tutorial sort over the default 24 key
+        // Per frame: the projection, 8 iterations x 3 passes of the 2-bit tutorial sort over the default 16 key
         // bits, the draw.
         let events = trace_events(&trace);
-        assert_eq!(events.len(), 3 * (1 + 36 + 1), "{events:?}");
+        assert_eq!(events.len(), 3 * (1 + 24 + 1), "{events:?}");
         for frame in 0..3 {
             let of = |name: &str| events.iter().filter(|(n, f)| *f == frame && n == name).count();
             assert_eq!((of("depth keys"), of("draw")), (1, 1), "frame {frame}");

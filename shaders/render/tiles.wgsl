@@ -38,7 +38,10 @@
 // buffers hold); status words below BIN_STATUS + the bin tiles (`bin_state_bytes`; the tickets count from 0, reset by
 // `finish_binning` after every binning); a tile id indexes `ranges` only once tested below tiles_x * tiles_y, and the
 // rasterizers' grid is that grid, from the settings the frame's buffers were sized by; a tile's range is this frame's
-// (`tile_ranges`: at most entry_count[0]) or zero (each rasterizer zeroes its tile). Splat indices are those the
+// (`tile_ranges`: at most entry_count[0]) or zero (each rasterizer zeroes its tile). `ordered_tiles` (as many words
+// as tiles) at a rasterizer's workgroup id in that grid, and, in `tile_order`, at places below its tiles' count (each
+// level's places run from the counts' scan) or at t < tiles; what it holds is a tile id below tiles_x * tiles_y, and
+// `order_starts` at a level below ORDER_LEVELS. Splat indices are those the
 // compaction wrote (below num_splats), permuted by the sorts and copied by the emit; read back from an entry they are
 // clamped below num_splats (`entry_splat`). Loops: counted to BIN_ITEMS, BLOCKS_X and BLOCKS_Y, a row or span of the
 // tile grid (clamped to it as integers: `clamped_range` in render/common.wgsl), an entry range or a batch; the binary
@@ -83,6 +86,8 @@ struct TileSettings {
     // searches (CPU drivers, which run every invocation of the wide search: lavapipe's emit from inside the demo
     // took 47 -> 71 ms with it). `emit_entry`.
     emit_wide_search: u32,
+    // 1: the rasterizer takes its tiles in `tile_order`'s order (frames of many splats: `tile::ORDER_MIN_SPLATS`).
+    order_tiles: u32,
 }
 
 // Indirect arguments and counts `finish_binning` writes (`TileArgs` in render/tile.rs).
@@ -140,6 +145,74 @@ struct TileArgs {
 // What the rasterizers and `tile_emit` read of `args` (bound alone, read-only): word 15, 1 when the frame's
 // entries passed the cap; word 16, the emit's choice.
 @group(0) @binding(12) var<storage, read> overflow_flag: array<u32>;
+// The tiles in the order the rasterizer takes them (`tile_order`): the ones of the most entries first.
+@group(0) @binding(14) var<storage, read_write> ordered_tiles: array<u32>;
+
+// ---- the rasterizer's order of the tiles: the ones of the most entries first -------------------------------------
+//
+// The GPU starts a dispatch's workgroups in the order of their ids, so a frame whose heaviest tiles come last in the
+// image (a view whose densest part is at the bottom) ends with a few long tiles running alone. In scenes of millions
+// of splats (`tiles.order_tiles`) `tile_order` lists the tiles by their entries in half octaves, most first, and the
+// rasterizer takes tile `ordered_tiles[i]` as its workgroup i: the longest tiles start first and the short ones
+// fill in behind them (LPT scheduling). Measured on an H200 (docs/BENCHMARKS.md): the 5M-splat frame upside down
+// 2.13 -> 1.74 ms, framed 1.705 -> 1.674; a pass of about 10 us. (Four kinds of tile against the frame's average,
+// placed by a scan rather than by atomics, cost twice that and ordered too coarsely: 1.98 and 1.697 ms.)
+
+// Levels of entries a tile, two an octave (`order_level`); tiles a thread of `tile_order`; its workgroup (set by
+// the pipeline: 1024 where the device allows, else 256).
+const ORDER_LEVELS: u32 = 32u;
+const ORDER_PER_THREAD: u32 = 16u;
+override ORDER_GROUP: u32 = 256u;
+// Each level's count, then (after the scan) its next place.
+var<workgroup> order_starts: array<atomic<u32>, ORDER_LEVELS>;
+
+// Tile `t`'s level, the heaviest 0: its entries (plus one) in half octaves, from 2^15.5 entries on level 0.
+fn order_level(t: u32) -> u32 {
+    let r = ranges[t];
+    let c = r.y - r.x + 1u;
+    let top = firstLeadingBit(c);
+    let half = select(0u, (c >> (top - 1u)) & 1u, top > 0u);
+    return ORDER_LEVELS - 1u - min(2u * top + half, ORDER_LEVELS - 1u);
+}
+
+// One workgroup (render/tile.rs dispatches it after `tile_ranges`): each level's tiles counted by workgroup atomics,
+// the counts scanned by one invocation, then each tile placed by an atomic on its level's next place (so within a
+// level in no set order: the order is a permutation of the tiles, and the image does not depend on it). Tiles past
+// ORDER_GROUP * ORDER_PER_THREAD (images of more than 16,384 tiles with workgroups of 1024, 4,096 with 256) come
+// after the others in their own order. Indices: ranges at min(t, n - 1); places below the counted tiles' number.
+@compute @workgroup_size(ORDER_GROUP)
+fn tile_order(@builtin(local_invocation_index) tid: u32) {
+    let n = tiles.tiles_x * tiles.tiles_y;
+    var levels: array<u32, ORDER_PER_THREAD>;
+    for (var k = 0u; k < ORDER_PER_THREAD; k++) {
+        let t = tid + k * ORDER_GROUP;
+        levels[k] = select(0u, order_level(min(t, n - 1u)), t < n);
+    }
+    for (var k = 0u; k < ORDER_PER_THREAD; k++) {
+        if (tid + k * ORDER_GROUP < n) {
+            atomicAdd(&order_starts[levels[k]], 1u);
+        }
+    }
+    workgroupBarrier();
+    if (tid == 0u) {
+        var sum = 0u;
+        for (var l = 0u; l < ORDER_LEVELS; l++) {
+            let c = atomicLoad(&order_starts[l]);
+            atomicStore(&order_starts[l], sum);
+            sum += c;
+        }
+    }
+    workgroupBarrier();
+    for (var k = 0u; k < ORDER_PER_THREAD; k++) {
+        let t = tid + k * ORDER_GROUP;
+        if (t < n) {
+            ordered_tiles[atomicAdd(&order_starts[levels[k]], 1u)] = t;
+        }
+    }
+    for (var t = ORDER_GROUP * ORDER_PER_THREAD + tid; t < n; t += ORDER_GROUP) {
+        ordered_tiles[t] = t;
+    }
+}
 
 // Entry `entry`'s splat, below num_splats (the emit writes only such; the clamp keeps the per-splat reads that
 // follow in range even if an entry were left unwritten).
@@ -994,8 +1067,13 @@ fn fetch_splat(tid: u32, end: u32, first: u32) -> Projected {
 }
 
 fn rasterize_tile(tid: u32, workgroup_id: vec3<u32>, lane: u32, sg_size: u32) {
-    let tile = workgroup_id.y * tiles.tiles_x + workgroup_id.x;
-    let origin = workgroup_id.xy * TILE;
+    var tile = workgroup_id.y * tiles.tiles_x + workgroup_id.x;
+    var cell = workgroup_id.xy;
+    if (tiles.order_tiles != 0u) {
+        tile = ordered_tiles[tile];
+        cell = vec2<u32>(tile % tiles.tiles_x, tile / tiles.tiles_x);
+    }
+    let origin = cell * TILE;
     let pixel = origin + tile_pixel(tid);
     let block = tid / BLOCK_PIXELS;
     let inside = pixel.x < u32(frame.viewport.x) && pixel.y < u32(frame.viewport.y);

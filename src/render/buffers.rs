@@ -46,6 +46,9 @@ pub struct SceneBuffers {
     pub(super) max_workgroups_per_dim: u32,
     /// Projection workgroups a compaction workgroup takes, in place of `compact_per_thread`'s choice (tests).
     pub(super) compact_forced: Option<u32>,
+    /// The compute path's order of the tiles, in place of the scene size's choice (`force_tile_order`); kept for a
+    /// compute path made anew.
+    pub(super) tile_order_forced: Option<bool>,
 }
 
 /// The compaction takes eight projection workgroups a workgroup (a splat of each an invocation) in scenes of at
@@ -214,6 +217,7 @@ impl SceneBuffers {
             tiles: None,
             max_workgroups_per_dim: device.limits().max_compute_workgroups_per_dimension,
             compact_forced: None,
+            tile_order_forced: None,
         };
         buffers.set_options(options)?;
         Ok(buffers)
@@ -334,7 +338,9 @@ impl SceneBuffers {
             Some(tiles) if tiles.entry_cap() == cap => tiles.set_sort(device, depth, sort.0, sort.1)?,
             _ => {
                 let n = self.scene.num_splats;
-                self.tiles = Some(tile::TileRaster::new(&self.renderer, n, depth, sort, cap)?);
+                let mut tiles = tile::TileRaster::new(&self.renderer, n, depth, sort, cap)?;
+                tiles.force_tile_order(self.tile_order_forced);
+                self.tiles = Some(tiles);
             }
         }
         Ok(())
@@ -418,6 +424,16 @@ impl SceneBuffers {
     pub fn force_ranges_per_thread(&mut self, per_thread: Option<u32>) {
         if let Some(tiles) = self.tiles.as_mut() {
             tiles.force_ranges_per_thread(per_thread);
+        }
+    }
+
+    /// Makes the compute path's rasterizer take its tiles most entries first (true) or in the image's order (false);
+    /// None: by the scene's size (`tile::ORDER_MIN_SPLATS`), for tests and benchmarks of both; kept when the compute
+    /// path is made anew.
+    pub fn force_tile_order(&mut self, ordered: Option<bool>) {
+        self.tile_order_forced = ordered;
+        if let Some(tiles) = self.tiles.as_mut() {
+            tiles.force_tile_order(ordered);
         }
     }
 

@@ -11,6 +11,7 @@ pub(super) struct Groups {
     /// The per-pixel orders' keys (`tile_floors`).
     pub(super) floors: wgpu::BindGroup,
     pub(super) ranges: wgpu::BindGroup,
+    pub(super) order: wgpu::BindGroup,
     pub(super) raster: wgpu::BindGroup,
     pub(super) raster_ballot: Option<wgpu::BindGroup>,
     pub(super) raster_ballot_f32: Option<wgpu::BindGroup>,
@@ -59,6 +60,10 @@ impl TileRaster {
             (11, view()),
             (12, self.args.as_entire_binding()),
         ];
+        let splat_raster_entries = plus(&raster_entries, &[])
+            .into_iter()
+            .chain([(14, self.tile_order.as_entire_binding())])
+            .collect::<Vec<_>>();
         fn plus<'a>(
             entries: &[(u32, wgpu::BindingResource<'a>)],
             more: &[wgpu::BindGroupEntry<'a>],
@@ -130,13 +135,22 @@ impl TileRaster {
                 ],
                 false,
             ),
-            raster: group(&self.pipelines.raster, &raster_entries, true),
-            raster_ballot: self.pipelines.raster_ballot.as_ref().map(|pipeline| group(pipeline, &raster_entries, true)),
+            order: group(
+                &self.pipelines.order,
+                &[(1, settings()), (10, self.ranges.as_entire_binding()), (14, self.tile_order.as_entire_binding())],
+                false,
+            ),
+            raster: group(&self.pipelines.raster, &splat_raster_entries, true),
+            raster_ballot: self
+                .pipelines
+                .raster_ballot
+                .as_ref()
+                .map(|pipeline| group(pipeline, &splat_raster_entries, true)),
             raster_ballot_f32: self
                 .pipelines
                 .raster_ballot_f32
                 .as_ref()
-                .map(|pipeline| group(pipeline, &raster_entries, true)),
+                .map(|pipeline| group(pipeline, &splat_raster_entries, true)),
             raster_pixel: group(&self.pipelines.raster_pixel, &ordered_entries(), true),
             raster_exact: group(&self.pipelines.raster_exact, &ordered_entries(), true),
         }

@@ -57,6 +57,11 @@ pub const BALLOT_F32_MAX_ENTRIES_PER_TILE: u32 = 320;
 /// it. On an H200 eight took the 5M-splat frame's ranges 0.033 -> 0.022 ms and the 100M one's 0.50 -> 0.25; the
 /// demo's (0.3M entries) went 0.006 -> 0.008 with eight, so it keeps one (docs/BENCHMARKS.md).
 pub const RANGES_SPREAD_MIN_ENTRIES: u32 = 1 << 20;
+/// The rasterizer takes its tiles most entries first (`tile_order` in render/tiles.wgsl, a one-workgroup pass after
+/// the ranges) in scenes of at least this many splats. On an H200 (docs/BENCHMARKS.md) it took the 5M-splat frame
+/// upside down, whose densest tiles come last in the image, 2.13 -> 1.74 ms and framed 1.705 -> 1.674; below a few
+/// million splats its pass (about 10 us) costs about what it saves (1.7M splats: the same; 1M: 4 us more).
+pub const ORDER_MIN_SPLATS: u32 = 1 << 22;
 pub const ARGS_ENTRIES: u64 = 52;
 /// Where `TileArgs` keeps the frame's look-back fallbacks in the binning, the word after the entries.
 const ARGS_BIN_FALLBACKS: u64 = 56;
@@ -102,6 +107,7 @@ struct TileSettings {
     ballot_f32_max_entries_per_tile: u32,
     ranges_spread_min_entries: u32,
     emit_wide_search: u32,
+    order_tiles: u32,
 }
 
 /// The default cap on (tile, splat) entries for `num_splats` splats: 8 per splat up to 2^24 entries (a 1080p frame of
@@ -179,6 +185,10 @@ pub struct TileRaster {
     sorter: GpuSort,
     args: wgpu::Buffer,
     ranges: wgpu::Buffer,
+    /// The tiles in the rasterizer's order (`tile_order` in render/tiles.wgsl).
+    tile_order: wgpu::Buffer,
+    /// Whether the rasterizer takes the tiles most entries first: by the scene's size, or forced by a test.
+    order_tiles: bool,
     tiles: (u32, u32),
     /// The key's floor bits the entries' sort was configured for (`floor_bits`).
     floor_bits: u32,
@@ -232,10 +242,12 @@ impl TileRaster {
                 wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::COPY_SRC,
             ),
             ranges: buffer("tile ranges", 8, wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC),
+            tile_order: buffer("tile order", 4, wgpu::BufferUsages::STORAGE),
             tiles: (0, 0),
             floor_bits: 0,
             groups: None,
             depth_set: depth.1,
+            order_tiles: num_splats >= ORDER_MIN_SPLATS,
             num_splats,
             sort_kernels,
             max_dim: device.limits().max_compute_workgroups_per_dimension,
@@ -275,6 +287,12 @@ impl TileRaster {
             Some(n) if n >= 8 => 0,
             Some(_) => u32::MAX,
         };
+    }
+
+    /// The rasterizer takes the tiles most entries first (true) or in the image's order; None: by the scene's size
+    /// (`SceneBuffers::force_tile_order`).
+    pub(crate) fn force_tile_order(&mut self, ordered: Option<bool>) {
+        self.order_tiles = ordered.unwrap_or(self.num_splats >= ORDER_MIN_SPLATS);
     }
 
     /// The emit by entry finds its workgroups' positions by the 128-way search (true) or by binary searches; None:
@@ -375,6 +393,12 @@ impl TileRaster {
                 usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
                 mapped_at_creation: false,
             });
+            self.tile_order = device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("tile order"),
+                size: u64::from(tiles.0 * tiles.1) * 4,
+                usage: wgpu::BufferUsages::STORAGE,
+                mapped_at_creation: false,
+            });
             self.groups = None;
         }
         let floor_bits = floor_bits(tiles.0 * tiles.1, inputs.blend_order);
@@ -400,6 +424,7 @@ impl TileRaster {
             ballot_f32_max_entries_per_tile: self.pipelines.ballot_f32_max_entries_per_tile,
             ranges_spread_min_entries: self.ranges_spread_min_entries,
             emit_wide_search: u32::from(self.emit_wide_search),
+            order_tiles: u32::from(self.order_tiles && !inputs.blend_order.per_pixel()),
         };
         if self.settings_written != Some(settings) {
             queue.write_buffer(&self.settings, 0, bytemuck::bytes_of(&settings));
@@ -451,6 +476,13 @@ impl TileRaster {
             pass.set_bind_group(0, &groups.ranges, &[]);
             pass.dispatch_workgroups_indirect(&self.args, ARGS_RANGES);
         });
+        if self.order_tiles && !inputs.blend_order.per_pixel() {
+            stages.stage("tile order", PassKind::TileRanges, |pass| {
+                pass.set_pipeline(&self.pipelines.order);
+                pass.set_bind_group(0, &groups.order, &[]);
+                pass.dispatch_workgroups(1, 1, 1);
+            });
+        }
         Ok(())
     }
 
@@ -529,6 +561,7 @@ mod tests {
                 ballot_f32_max_entries_per_tile,
                 ranges_spread_min_entries,
                 emit_wide_search,
+                order_tiles,
             ]
         );
     }

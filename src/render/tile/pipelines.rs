@@ -63,6 +63,8 @@ pub(crate) struct TilePipelines {
     /// The per-pixel orders' keys: each entry's floor under its tile id.
     pub(super) floors: wgpu::ComputePipeline,
     pub(super) ranges: wgpu::ComputePipeline,
+    /// The rasterizer's order of the tiles, the ones of the most entries first.
+    pub(super) order: wgpu::ComputePipeline,
     pub(super) raster: wgpu::ComputePipeline,
     /// Where the device has it (`has_ballot_walk`) and frames may take it: with f16 batch colours, and with f32 for
     /// frames of shallow tiles (`ballot_f32_max_entries_per_tile`).
@@ -75,6 +77,16 @@ pub(crate) struct TilePipelines {
     pub(super) ballot_max_entries_per_splat: u32,
     /// The frames whose ballot walk keeps f32 colours: at most this many entries a tile on average.
     pub(super) ballot_f32_max_entries_per_tile: u32,
+}
+
+/// The workgroup of `tile_order` on `device` (render/tiles.wgsl): 1024 invocations where it allows them, else 256.
+fn order_group(device: &wgpu::Device) -> u32 {
+    let limits = device.limits();
+    if limits.max_compute_invocations_per_workgroup >= 1024 && limits.max_compute_workgroup_size_x >= 1024 {
+        1024
+    } else {
+        256
+    }
 }
 
 impl TilePipelines {
@@ -120,6 +132,7 @@ impl TilePipelines {
         let bin_constants: &[(&str, f64)] =
             if ballot { &[("BIN_ITEMS", 1.0), ("EMIT_ALONE_MAX", 16.0)] } else { &[("BIN_ITEMS", 1.0)] };
         Self {
+            order: with_constants("tile_order", "tile_order", &[("ORDER_GROUP", f64::from(order_group(device)))]),
             bin: with_constants("tile_bin", "tile_bin", bin_constants),
             bin8: with_constants("tile_bin", "tile_bin (8 a thread)", &[("BIN_ITEMS", 8.0)]),
             emit: pipeline("tile_emit"),
