@@ -60,10 +60,9 @@ impl TileRaster {
             (11, view()),
             (12, self.args.as_entire_binding()),
         ];
-        let splat_raster_entries = plus(&raster_entries, &[])
-            .into_iter()
-            .chain([(14, self.tile_order.as_entire_binding())])
-            .collect::<Vec<_>>();
+        // The splat order's rasterizers take their tiles in `ordered_tiles`' order where the frame orders them.
+        let mut splat_raster_entries = raster_entries.to_vec();
+        splat_raster_entries.push((14, self.ordered_tiles.as_entire_binding()));
         fn plus<'a>(
             entries: &[(u32, wgpu::BindingResource<'a>)],
             more: &[wgpu::BindGroupEntry<'a>],
@@ -137,7 +136,7 @@ impl TileRaster {
             ),
             order: group(
                 &self.pipelines.order,
-                &[(1, settings()), (10, self.ranges.as_entire_binding()), (14, self.tile_order.as_entire_binding())],
+                &[(1, settings()), (10, self.ranges.as_entire_binding()), (14, self.ordered_tiles.as_entire_binding())],
                 false,
             ),
             raster: group(&self.pipelines.raster, &splat_raster_entries, true),

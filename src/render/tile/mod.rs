@@ -185,8 +185,8 @@ pub struct TileRaster {
     sorter: GpuSort,
     args: wgpu::Buffer,
     ranges: wgpu::Buffer,
-    /// The tiles in the rasterizer's order (`tile_order` in render/tiles.wgsl).
-    tile_order: wgpu::Buffer,
+    /// The tiles in the rasterizer's order (`ordered_tiles`, written by `tile_order` in render/tiles.wgsl).
+    ordered_tiles: wgpu::Buffer,
     /// Whether the rasterizer takes the tiles most entries first: by the scene's size, or forced by a test.
     order_tiles: bool,
     tiles: (u32, u32),
@@ -242,7 +242,7 @@ impl TileRaster {
                 wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::COPY_SRC,
             ),
             ranges: buffer("tile ranges", 8, wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC),
-            tile_order: buffer("tile order", 4, wgpu::BufferUsages::STORAGE),
+            ordered_tiles: buffer("ordered tiles", 4, wgpu::BufferUsages::STORAGE),
             tiles: (0, 0),
             floor_bits: 0,
             groups: None,
@@ -338,6 +338,7 @@ impl TileRaster {
             + self.sorter.allocated_bytes()
             + self.bin_state.size()
             + self.ranges.size()
+            + self.ordered_tiles.size()
             + self.args.size()
             + self.settings.size()
     }
@@ -393,8 +394,8 @@ impl TileRaster {
                 usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
                 mapped_at_creation: false,
             });
-            self.tile_order = device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("tile order"),
+            self.ordered_tiles = device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("ordered tiles"),
                 size: u64::from(tiles.0 * tiles.1) * 4,
                 usage: wgpu::BufferUsages::STORAGE,
                 mapped_at_creation: false,
