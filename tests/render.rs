@@ -955,6 +955,12 @@ fn forced_frame(
     })
 }
 
+/// `heavy_tile_splats` as a test case: (what, scene, camera).
+fn heavy_tile_case() -> (&'static str, Scene, Camera) {
+    let cam = camera(96, 64, [0.0, 0.0, -2.0], [0.0, 0.0, 0.0]);
+    ("3,000 splats over a few tiles", scene_of(&heavy_tile_splats(), 0, |_, _| [0.0; 3]), cam)
+}
+
 /// 3,000 faint splats over a few tiles of a 96x64 image from (0, 0, -2): a long list in one tile (many batches, no
 /// pixel stops early).
 fn heavy_tile_splats() -> Vec<Splat> {
@@ -993,9 +999,7 @@ fn the_binning_look_back_fallback_draws_the_same_image() {
     let cases = [
         ("the demo scene from above", demo_scene(), common::demo_camera()),
         ("the demo scene from inside", demo_scene(), inside),
-        ("3,000 splats over a few tiles", scene_of(&heavy_tile_splats(), 0, |_, _| [0.0; 3]), {
-            camera(96, 64, [0.0, 0.0, -2.0], [0.0, 0.0, 0.0])
-        }),
+        heavy_tile_case(),
     ];
     let settings = Setup { draw: DrawPath::Compute, ..Default::default() };
     let mut by_position = Vec::new();
@@ -1050,9 +1054,7 @@ fn tile_ranges_eight_entries_a_thread_draw_the_same_image() {
     let cases = [
         ("the demo scene from above", demo_scene(), common::demo_camera()),
         ("the demo scene from inside", demo_scene(), inside_camera()),
-        ("3,000 splats over a few tiles", scene_of(&heavy_tile_splats(), 0, |_, _| [0.0; 3]), {
-            camera(96, 64, [0.0, 0.0, -2.0], [0.0, 0.0, 0.0])
-        }),
+        heavy_tile_case(),
     ];
     for (what, scene, cam) in cases {
         for blend_order in [render::BlendOrder::Splat, render::BlendOrder::Pixel] {
@@ -1077,9 +1079,7 @@ fn the_tiles_in_the_order_of_their_entries_draw_the_same_image() {
     let cases = [
         ("the demo scene from above", demo_scene(), common::demo_camera()),
         ("the demo scene from inside, at 1920x1088", demo_scene(), inside_camera_at(1920, 1088)),
-        ("3,000 splats over a few tiles", scene_of(&heavy_tile_splats(), 0, |_, _| [0.0; 3]), {
-            camera(96, 64, [0.0, 0.0, -2.0], [0.0, 0.0, 0.0])
-        }),
+        heavy_tile_case(),
     ];
     let settings = Setup { draw: DrawPath::Compute, ..Default::default() };
     for (what, scene, cam) in cases {
@@ -1097,12 +1097,8 @@ fn the_emits_two_searches_find_the_same_positions() {
     // and last entries by a 128-way search on GPUs, by two invocations' binary searches on CPU drivers. Forced
     // either way, on views whose workgroups span a few positions (the demo from inside) or many entries of one
     // position (a tile of thousands of splats), both draw the same bytes as the default.
-    let cases = [
-        ("the demo scene from inside, at 960x544", demo_scene(), inside_camera_at(960, 544)),
-        ("3,000 splats over a few tiles", scene_of(&heavy_tile_splats(), 0, |_, _| [0.0; 3]), {
-            camera(96, 64, [0.0, 0.0, -2.0], [0.0, 0.0, 0.0])
-        }),
-    ];
+    let cases =
+        [("the demo scene from inside, at 960x544", demo_scene(), inside_camera_at(960, 544)), heavy_tile_case()];
     let settings = Setup { draw: DrawPath::Compute, ..Default::default() };
     for (what, scene, cam) in cases {
         let [default, binary, wide] = [None, Some(false), Some(true)]
@@ -1365,9 +1361,7 @@ fn both_rasterizer_walks_draw_the_same_image() {
         ("thin, rotated and edge splats", scene_of(&binning_splats(), 0, |_, _| [0.0; 3]), {
             camera(203, 141, [0.0, 0.0, -3.0], [0.0, 0.0, 0.0])
         }),
-        ("3,000 splats over a few tiles", scene_of(&heavy_tile_splats(), 0, |_, _| [0.0; 3]), {
-            camera(96, 64, [0.0, 0.0, -2.0], [0.0, 0.0, 0.0])
-        }),
+        heavy_tile_case(),
     ];
     for (what, scene, cam) in cases {
         let settings = Setup { draw: DrawPath::Compute, ..Default::default() };

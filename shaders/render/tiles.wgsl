@@ -163,7 +163,7 @@ struct TileArgs {
 const ORDER_LEVELS: u32 = 32u;
 const ORDER_PER_THREAD: u32 = 16u;
 override ORDER_GROUP: u32 = 256u;
-// Each level's count, then (after the scan) its next place.
+// Each level's count (zero-initialised, as the pipelines' workgroup memory is), then (after the scan) its next place.
 var<workgroup> order_starts: array<atomic<u32>, ORDER_LEVELS>;
 
 // Tile `t`'s level, the heaviest 0: its entries (plus one) in half octaves, from 2^15.5 entries on level 0.

@@ -187,8 +187,9 @@ pub struct TileRaster {
     ranges: wgpu::Buffer,
     /// The tiles in the rasterizer's order (`ordered_tiles`, written by `tile_order` in render/tiles.wgsl).
     ordered_tiles: wgpu::Buffer,
-    /// Whether the rasterizer takes the tiles most entries first: by the scene's size, or forced by a test.
-    order_tiles: bool,
+    /// Whether the rasterizer takes the tiles most entries first, forced by a test or a benchmark (None: by the
+    /// scene's size: `orders_tiles`).
+    order_forced: Option<bool>,
     tiles: (u32, u32),
     /// The key's floor bits the entries' sort was configured for (`floor_bits`).
     floor_bits: u32,
@@ -247,7 +248,7 @@ impl TileRaster {
             floor_bits: 0,
             groups: None,
             depth_set: depth.1,
-            order_tiles: num_splats >= ORDER_MIN_SPLATS,
+            order_forced: None,
             num_splats,
             sort_kernels,
             max_dim: device.limits().max_compute_workgroups_per_dimension,
@@ -292,7 +293,12 @@ impl TileRaster {
     /// The rasterizer takes the tiles most entries first (true) or in the image's order; None: by the scene's size
     /// (`SceneBuffers::force_tile_order`).
     pub(crate) fn force_tile_order(&mut self, ordered: Option<bool>) {
-        self.order_tiles = ordered.unwrap_or(self.num_splats >= ORDER_MIN_SPLATS);
+        self.order_forced = ordered;
+    }
+
+    /// Whether a frame in `order` orders the tiles (`tile_order`): only the splat order's rasterizers take them so.
+    fn orders_tiles(&self, order: BlendOrder) -> bool {
+        !order.per_pixel() && self.order_forced.unwrap_or(self.num_splats >= ORDER_MIN_SPLATS)
     }
 
     /// The emit by entry finds its workgroups' positions by the 128-way search (true) or by binary searches; None:
@@ -425,7 +431,7 @@ impl TileRaster {
             ballot_f32_max_entries_per_tile: self.pipelines.ballot_f32_max_entries_per_tile,
             ranges_spread_min_entries: self.ranges_spread_min_entries,
             emit_wide_search: u32::from(self.emit_wide_search),
-            order_tiles: u32::from(self.order_tiles && !inputs.blend_order.per_pixel()),
+            order_tiles: u32::from(self.orders_tiles(inputs.blend_order)),
         };
         if self.settings_written != Some(settings) {
             queue.write_buffer(&self.settings, 0, bytemuck::bytes_of(&settings));
@@ -477,7 +483,7 @@ impl TileRaster {
             pass.set_bind_group(0, &groups.ranges, &[]);
             pass.dispatch_workgroups_indirect(&self.args, ARGS_RANGES);
         });
-        if self.order_tiles && !inputs.blend_order.per_pixel() {
+        if self.orders_tiles(inputs.blend_order) {
             stages.stage("tile order", PassKind::TileRanges, |pass| {
                 pass.set_pipeline(&self.pipelines.order);
                 pass.set_bind_group(0, &groups.order, &[]);
