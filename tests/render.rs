@@ -1075,19 +1075,26 @@ fn the_tiles_in_the_order_of_their_entries_draw_the_same_image() {
     // In scenes of millions of splats the rasterizer takes its tiles most entries first (`tile_order` lists them by
     // their entries in half octaves, and workgroup i draws tile `ordered_tiles[i]`). Forced on and off on views of
     // light and heavy tiles, the images are the same bytes: a tile missed, drawn twice or drawn at another tile's
-    // place changes them. At 1920x1088 (8,160 tiles) each invocation of the order pass takes several tiles.
+    // place changes them. At 1920x1088 (8,160 tiles) each invocation of the order pass takes several tiles. The
+    // per-pixel orders' rasterizers take the tiles the same way (the pixel order on every view, the exact order's
+    // reference on the smallest).
     let cases = [
         ("the demo scene from above", demo_scene(), common::demo_camera()),
         ("the demo scene from inside, at 1920x1088", demo_scene(), inside_camera_at(1920, 1088)),
         heavy_tile_case(),
     ];
-    let settings = Setup { draw: DrawPath::Compute, ..Default::default() };
     for (what, scene, cam) in cases {
-        let [default, on, off] = [None, Some(true), Some(false)]
-            .map(|ordered| forced_frame(settings, &scene, &cam, |b| b.force_tile_order(ordered)));
-        assert!(lit_pixels(&default.0) > 100, "{what}: the view shows it");
-        assert!(on.0.rgba == default.0.rgba, "{what}: the tiles most entries first draw the default's image");
-        assert!(off.0.rgba == on.0.rgba, "{what}: the tiles in the image's order draw the same image");
+        let exact_too = cam.width * cam.height <= 640 * 360;
+        let orders = [render::BlendOrder::Splat, render::BlendOrder::Pixel, render::BlendOrder::Exact];
+        for blend_order in orders.into_iter().filter(|&o| exact_too || o != render::BlendOrder::Exact) {
+            let settings = Setup { draw: DrawPath::Compute, blend_order, ..Default::default() };
+            let [default, on, off] = [None, Some(true), Some(false)]
+                .map(|ordered| forced_frame(settings, &scene, &cam, |b| b.force_tile_order(ordered)));
+            let what = format!("{what}, {blend_order:?} order");
+            assert!(lit_pixels(&default.0) > 100, "{what}: the view shows it");
+            assert!(on.0.rgba == default.0.rgba, "{what}: the tiles most entries first draw the default's image");
+            assert!(off.0.rgba == on.0.rgba, "{what}: the tiles in the image's order draw the same image");
+        }
     }
 }
 
@@ -1420,6 +1427,32 @@ fn the_checked_kernels_draw_what_the_trusted_ones_draw() {
                 assert!(lit_pixels(&a) > 100, "{what}: the view shows it ({} lit pixels)", lit_pixels(&a));
                 assert!(a.rgba == b.rgba, "{what}, {blend_order:?} order, ballots up to {ballot}: the images differ");
             }
+        }
+    }
+}
+
+#[test]
+fn the_projection_ranks_its_splats_alike_by_subgroups_and_by_barriers() {
+    // The projection ranks each workgroup's visible splats by a scan, by subgroups where the device has them
+    // (`render/scan_subgroup.wgsl`, invocation sg_id * sg_size + lane taking that splat) or by barriers; the
+    // compaction puts them in that order, and splats of one depth key draw in it. With 8-bit keys most splats
+    // share a key with others, so the images are the same bytes only if both scans rank every workgroup's splats in
+    // splat order (a rank off by one, or the splats of one subgroup taken in another order, changes them). Both
+    // draw paths; the demo from above and from inside (splats culled in every workgroup).
+    let ctx = common::context();
+    let renderer = |projection_subgroups: bool| {
+        let options = render::RendererOptions { projection_subgroups, ..Default::default() };
+        render::Renderer::with_options(&ctx.device, options)
+    };
+    let (subgroups, barriers) = (renderer(true), renderer(false));
+    let scene = demo_scene();
+    let sort = SortAlgorithm::Onesweep.config(8, 8).unwrap();
+    for cam in [common::demo_camera(), inside_camera()] {
+        for draw in [DrawPath::Compute, DrawPath::Raster] {
+            let settings = Setup { draw, algorithm: SortAlgorithm::Onesweep, sort, ..Default::default() };
+            let (a, b) = (render_on(&subgroups, &scene, &cam, settings), render_on(&barriers, &scene, &cam, settings));
+            assert!(lit_pixels(&a) > 100, "{draw:?} path: the view shows it");
+            assert!(a.rgba == b.rgba, "{draw:?} path: the two scans draw different images");
         }
     }
 }

@@ -112,8 +112,13 @@ struct OrderedTile {
 }
 
 fn begin_ordered_tile(tid: u32, workgroup_id: vec3<u32>) -> OrderedTile {
-    let tile = workgroup_id.y * tiles.tiles_x + workgroup_id.x;
-    let origin = workgroup_id.xy * TILE;
+    var tile = workgroup_id.y * tiles.tiles_x + workgroup_id.x;
+    var cell = workgroup_id.xy;
+    if (tiles.order_tiles != 0u) {
+        tile = ordered_tiles[tile];
+        cell = vec2<u32>(tile % tiles.tiles_x, tile / tiles.tiles_x);
+    }
+    let origin = cell * TILE;
     let pixel = origin + tile_pixel(tid);
     if (tid == 0u) {
         atomicStore(&group_finished, 0u);

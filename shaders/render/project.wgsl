@@ -22,15 +22,17 @@
 //
 // Indices and loops (`Pipelines::new` in render/renderer.rs compiles this module without naga's bounds clamps, loop
 // counters and division checks). A part's dispatch is ceil(count / 256) workgroups (a 2D grid) and a part holds at
-// most 2^31 splats, so local = group * 256 + tid does not wrap, even in a spare workgroup; local < part.count guards
+// most 2^31 splats, so local = group * 256 + at does not wrap, even in a spare workgroup; local < part.count guards
 // every access of a splat: the part's arrays at local (geometry, sh, projected; the layout files' words are in range
 // for coefficients under sh_degree <= the scene's, and `sh_coefficient`'s indices are constants); keys and ranks at
 // i = part.first + local < num_splats (the depth sort's set 1, at least num_splats words); the ray records at i, in
 // parts of frame.parts.y >= 1 splats (the one divisor not a constant), real whenever ray_depths is 1
 // (`SceneBuffers::set_options` keeps them so, even when a change fails); group_counts at i / 256 (part.first is a
-// multiple of 256), below ceil(num_splats / 256), the scan table's first level; `scan_scratch` at tid <
-// WORKGROUP_SIZE. Loops: the scan's, doubling to WORKGROUP_SIZE, and the full layout's three steps. No index or loop
-// bound comes from a float (keys are stored, not indexed).
+// multiple of 256), below ceil(num_splats / 256), the scan table's first level; `scan_scratch` at at <
+// WORKGROUP_SIZE (render/scan_plain.wgsl; render/scan_subgroup.wgsl says why its own are in range). Loops: the
+// scan's, to WORKGROUP_SIZE, and the full layout's three steps. No index or loop bound comes from a float (keys
+// are stored, not indexed). With subgroups, `at` covers 0..WORKGROUP_SIZE once (full subgroups: render/
+// scan_subgroup.wgsl), so every splat of the part is projected once.
 
 const WORKGROUP_SIZE: u32 = 256u;
 const SH_C0: f32 = 0.28209479177387814;
@@ -335,28 +337,28 @@ fn key_floor(key: u32, least: f32) -> f32 {
     return near * exp(t * log(frame.key_depths.y / near)) * (1.0 - 1e-5);
 }
 
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn main(
-    @builtin(local_invocation_index) tid: u32,
-    @builtin(workgroup_id) workgroup_id: vec3<u32>,
-    @builtin(num_workgroups) num_workgroups: vec3<u32>,
-) {
-    let local = (workgroup_id.x + workgroup_id.y * num_workgroups.x) * WORKGROUP_SIZE + tid;
-    let group = part.first / WORKGROUP_SIZE + workgroup_id.x + workgroup_id.y * num_workgroups.x;
+// Workgroup `group_in_part` of the part's dispatch: the invocation at = sg_id * sg_size + lane of it projects the
+// workgroup's splat `at` and writes its key and rank, the first the workgroup's visible count. The entry point
+// (`main`: render/project_subgroup.wgsl, or render/project_plain.wgsl without subgroups) gives the invocation's
+// subgroup lane, size and index (0, 1 and its index without subgroups), which `group_scan` scans in that order.
+fn project_group(group_in_part: u32, lane: u32, sg_size: u32, sg_id: u32) {
+    let at = sg_id * sg_size + lane;
+    let local = group_in_part * WORKGROUP_SIZE + at;
+    let group = part.first / WORKGROUP_SIZE + group_in_part;
     let i = part.first + local;
     var key = NOT_VISIBLE;
     if (local < part.count) {
         key = project(local);
     }
     let visible = key != NOT_VISIBLE;
-    let rank = workgroup_exclusive_scan(tid, u32(visible));
+    let rank = group_scan(u32(visible), lane, sg_size, sg_id);
     if (local < part.count) {
         scratch_keys[i] = key;
         scratch_ranks[i] = select(NOT_VISIBLE, rank.x, visible);
     }
     // Workgroups past the part's last splat (a 2D grid's padding) have no entry in the table: theirs is the next
     // part's.
-    if (tid == 0u && local < part.count) {
+    if (at == 0u && local < part.count) {
         group_counts[group] = rank.y;
     }
 }

@@ -86,7 +86,8 @@ struct TileSettings {
     // searches (CPU drivers, which run every invocation of the wide search: lavapipe's emit from inside the demo
     // took 47 -> 71 ms with it). `emit_entry`.
     emit_wide_search: u32,
-    // 1: the rasterizer takes its tiles in `tile_order`'s order (frames of many splats: `tile::ORDER_MIN_SPLATS`).
+    // 1: the rasterizer takes its tiles in `tile_order`'s order (frames of many splats: `tile::ORDER_MIN_SPLATS`,
+    // and the per-pixel orders).
     order_tiles: u32,
 }
 
@@ -152,8 +153,9 @@ struct TileArgs {
 //
 // The GPU starts a dispatch's workgroups in the order of their ids, so a frame whose heaviest tiles come last in the
 // image (a view whose densest part is at the bottom) ends with a few long tiles running alone. In scenes of millions
-// of splats (`tiles.order_tiles`) `tile_order` lists the tiles by their entries in half octaves, most first, and the
-// rasterizer takes tile `ordered_tiles[i]` as its workgroup i: the longest tiles start first and the short ones
+// of splats, and in the per-pixel orders (`tiles.order_tiles`), `tile_order` lists the tiles by their entries in
+// half octaves, most first, and every rasterizer (render/pixel_order.wgsl's too) takes tile `ordered_tiles[i]` as
+// its workgroup i: the longest tiles start first and the short ones
 // fill in behind them (LPT scheduling). Measured on an H200 (docs/BENCHMARKS.md): the 5M-splat frame upside down
 // 2.13 -> 1.74 ms, framed 1.705 -> 1.674; a pass of about 10 us. (Four kinds of tile against the frame's average,
 // placed by a scan rather than by atomics, cost twice that and ordered too coarsely: 1.98 and 1.697 ms.)
@@ -405,8 +407,10 @@ fn bin_slot(i: u32) -> u32 {
 }
 
 // The entries of the bin tile `bin` (its BIN_POSITIONS positions' tiles, summed over the workgroup), with each
-// position's exclusive prefix within it left in `bin_counts`. Workgroup-uniform; ends with a barrier.
-fn bin_tile_counts(tid: u32, bin: u32) -> u32 {
+// position's exclusive prefix within it left in `bin_counts`. Workgroup-uniform; ends with a barrier. The
+// invocation's lane, subgroup size and subgroup (0, 1 and `tid` without subgroups) order the scan (`group_scan`):
+// invocation at = sg_id * sg_size + lane sums the at-th run of BIN_ITEMS positions.
+fn bin_tile_counts(tid: u32, bin: u32, lane: u32, sg_size: u32, sg_id: u32) -> u32 {
     // Read a position an invocation at a time (coalesced), then summed BIN_ITEMS consecutive positions an
     // invocation, then scanned over the workgroup.
     for (var i = 0u; i < BIN_ITEMS; i++) {
@@ -414,16 +418,17 @@ fn bin_tile_counts(tid: u32, bin: u32) -> u32 {
         bin_counts[bin_slot(at)] = position_tiles(bin * BIN_POSITIONS + at);
     }
     workgroupBarrier();
+    let at = sg_id * sg_size + lane;
     var sum = 0u;
     for (var j = 0u; j < BIN_ITEMS; j++) {
-        let slot = bin_slot(tid * BIN_ITEMS + j);
+        let slot = bin_slot(at * BIN_ITEMS + j);
         let count = bin_counts[slot];
         bin_counts[slot] = sum;
         sum = saturating_add(sum, count);
     }
-    let scanned = workgroup_exclusive_scan(tid, sum);
+    let scanned = group_scan(sum, lane, sg_size, sg_id);
     for (var j = 0u; j < BIN_ITEMS; j++) {
-        let slot = bin_slot(tid * BIN_ITEMS + j);
+        let slot = bin_slot(at * BIN_ITEMS + j);
         bin_counts[slot] = saturating_add(bin_counts[slot], scanned.x);
     }
     workgroupBarrier();
@@ -451,7 +456,7 @@ fn position_tiles(position: u32) -> u32 {
 // the entries of its own position, and where the module has subgroups and EMIT_ALONE_MAX is set, each subgroup
 // together those of its positions of more entries, one after another (`emit_wide`). The entry points (`tile_bin`) are
 // in render/walk_subgroup.wgsl and render/walk_plain.wgsl, with the subgroup's lane and size.
-fn bin_tile(tid: u32, workgroup_id: vec3<u32>, num_workgroups: vec3<u32>, lane: u32, sg_size: u32) {
+fn bin_tile(tid: u32, workgroup_id: vec3<u32>, num_workgroups: vec3<u32>, lane: u32, sg_size: u32, sg_id: u32) {
     // At least one, so that a frame of no splats still finishes its binning (`finish_binning`).
     let bin_tiles = max((frame.num_splats + BIN_POSITIONS - 1u) / BIN_POSITIONS, 1u);
     // The grid's spare workgroups (2D past 65,535) take no ticket.
@@ -464,7 +469,7 @@ fn bin_tile(tid: u32, workgroup_id: vec3<u32>, num_workgroups: vec3<u32>, lane: 
     let bin = workgroupUniformLoad(&bin_ticket);
     let emit_here = atomicLoad(&bin_state[BIN_EMIT]) != 0u;
     let tag = (atomicLoad(&bin_state[BIN_GENERATION]) % 3u + 1u) << BIN_TAG_SHIFT;
-    let total = bin_tile_counts(tid, bin);
+    let total = bin_tile_counts(tid, bin, lane, sg_size, sg_id);
     let own = BIN_STATUS + bin;
     if (tid == 0u) {
         atomicStore(&bin_state[own], tag | select(0u, BIN_INCLUSIVE, bin == 0u) | total);
@@ -514,7 +519,7 @@ fn bin_tile(tid: u32, workgroup_id: vec3<u32>, num_workgroups: vec3<u32>, lane: 
             continue;
         }
         // The fallback: the workgroup counts bin tile next - 1's entries from its positions.
-        let counted = bin_tile_counts(tid, next - 1u);
+        let counted = bin_tile_counts(tid, next - 1u, lane, sg_size, sg_id);
         fell_back = true;
         exclusive = saturating_add(exclusive, min(counted, BIN_COUNT_MASK));
         if (tid == 0u) {
@@ -547,7 +552,7 @@ fn bin_tile(tid: u32, workgroup_id: vec3<u32>, num_workgroups: vec3<u32>, lane: 
     }
     // A fallback left another bin tile's prefix sums in `bin_counts`: this one's again.
     if (fell_back) {
-        bin_tile_counts(tid, bin);
+        bin_tile_counts(tid, bin, lane, sg_size, sg_id);
     }
     let cap = min(tiles.entry_cap, BIN_COUNT_MASK);
     for (var i = 0u; i < BIN_ITEMS; i++) {

@@ -13,7 +13,7 @@ fn tile_bin(
     @builtin(workgroup_id) workgroup_id: vec3<u32>,
     @builtin(num_workgroups) num_workgroups: vec3<u32>,
 ) {
-    bin_tile(tid, workgroup_id, num_workgroups, 0u, 1u);
+    bin_tile(tid, workgroup_id, num_workgroups, 0u, 1u, tid);
 }
 
 // Without subgroups every position is written by its own thread (see render/walk_subgroup.wgsl): 0.

@@ -26,8 +26,9 @@ fn tile_bin(
     @builtin(num_workgroups) num_workgroups: vec3<u32>,
     @builtin(subgroup_invocation_id) lane: u32,
     @builtin(subgroup_size) sg_size: u32,
+    @builtin(subgroup_id) sg_id: u32,
 ) {
-    bin_tile(tid, workgroup_id, num_workgroups, lane, sg_size);
+    bin_tile(tid, workgroup_id, num_workgroups, lane, sg_size, sg_id);
 }
 
 // A position of more entries than this in a frame whose entries the binning writes (few a splat, most of one or two

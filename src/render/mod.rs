@@ -172,7 +172,7 @@ mod tests {
 
     #[test]
     fn draw_args_match_the_shader() {
-        let project = project_source(GpuFormat::Full, 1);
+        let project = project_source(GpuFormat::Full, 1, false);
         assert_layout!(
             project,
             "DrawIndirect",

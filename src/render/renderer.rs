@@ -30,6 +30,9 @@ pub struct RendererOptions {
     /// counters (the default leaves them out: `tile::TilePipelines::new` says why). To measure what that buys, or to
     /// look for a bad index.
     pub checked_shaders: bool,
+    /// The projection scans its workgroups' visible splats by subgroups where the device has them
+    /// (`render/scan_subgroup.wgsl`), else by barriers. The same ranks, so the same images; tests run both.
+    pub projection_subgroups: bool,
 }
 
 impl Default for RendererOptions {
@@ -40,6 +43,7 @@ impl Default for RendererOptions {
             ballot_walk_max_entries_per_splat: tile::BALLOT_MAX_ENTRIES_PER_SPLAT,
             ballot_f32_max_entries_per_tile: tile::BALLOT_F32_MAX_ENTRIES_PER_TILE,
             checked_shaders: false,
+            projection_subgroups: true,
         }
     }
 }
@@ -77,7 +81,12 @@ impl Renderer {
             device: device.clone(),
             binding,
             memory,
-            pipelines: Pipelines::new(device, binding.parts, options.checked_shaders),
+            pipelines: Pipelines::new(
+                device,
+                binding.parts,
+                options.checked_shaders,
+                options.projection_subgroups && device.features().contains(wgpu::Features::SUBGROUP),
+            ),
             blit: Mutex::new(HashMap::new()),
             tiles: OnceLock::new(),
             ballot_max_entries_per_splat: ballot,
@@ -174,8 +183,9 @@ pub(super) struct FrameGroups {
 
 impl Pipelines {
     /// The projection's and the compaction's modules are trusted unless `checked` (render/project.wgsl and
-    /// render/compact.wgsl say why their indices are in range, as `tile::TilePipelines::new` does for its own).
-    fn new(device: &wgpu::Device, parts: u32, checked: bool) -> Self {
+    /// render/compact.wgsl say why their indices are in range, as `tile::TilePipelines::new` does for its own); the
+    /// projection scans by subgroups where `subgroups`.
+    fn new(device: &wgpu::Device, parts: u32, checked: bool, subgroups: bool) -> Self {
         let [project_layout, compact_layout, draw_layout, blit_layout] = Self::bind_group_layouts(device, parts);
         let module = |label: &str, source: &str| {
             device.create_shader_module(wgpu::ShaderModuleDescriptor {
@@ -201,7 +211,8 @@ impl Pipelines {
                 cache: None,
             })
         };
-        let project = GpuFormat::ALL.map(|f| compute("splat project", &project_layout, &project_source(f, parts)));
+        let project =
+            GpuFormat::ALL.map(|f| compute("splat project", &project_layout, &project_source(f, parts, subgroups)));
         let compact = compute("splat compact", &compact_layout, &format!("{COMMON_WGSL}\n{COMPACT_WGSL}"));
         let draw_module = module("splat draw", &draw_source(parts));
         let draw = Self::draw_pipeline(device, &layout("splat draw", &draw_layout), &draw_module);

@@ -7,6 +7,11 @@ use super::*;
 pub const POPPING_WGSL: &str = include_str!("../../shaders/render/popping.wgsl");
 pub const COMMON_WGSL: &str = include_str!("../../shaders/render/common.wgsl");
 pub const PROJECT_WGSL: &str = include_str!("../../shaders/render/project.wgsl");
+pub const PROJECT_SUBGROUP_WGSL: &str = include_str!("../../shaders/render/project_subgroup.wgsl");
+pub const PROJECT_PLAIN_WGSL: &str = include_str!("../../shaders/render/project_plain.wgsl");
+/// The workgroup scan by subgroups and without (`group_scan`), for the projection and the binning.
+pub const SCAN_SUBGROUP_WGSL: &str = include_str!("../../shaders/render/scan_subgroup.wgsl");
+pub const SCAN_PLAIN_WGSL: &str = include_str!("../../shaders/render/scan_plain.wgsl");
 pub const LAYOUT_FULL_WGSL: &str = include_str!("../../shaders/render/layout_full.wgsl");
 pub const LAYOUT_COMPACT_WGSL: &str = include_str!("../../shaders/render/layout_compact.wgsl");
 pub const SH_BYTES_WGSL: &str = include_str!("../../shaders/render/sh_bytes.wgsl");
@@ -45,16 +50,18 @@ pub(crate) fn rays_split(parts: u32, write: bool) -> String {
 }
 
 /// The projection pass as compiled for the scene layout `format`: it binds one part of the scene's arrays at a
-/// time, and all `parts` parts of the ray-depth records.
-pub fn project_source(format: GpuFormat, parts: u32) -> String {
+/// time, and all `parts` parts of the ray-depth records; its entry point and scan by subgroups where `subgroups`.
+pub fn project_source(format: GpuFormat, parts: u32, subgroups: bool) -> String {
     let (geometry_elem, layout) = match format {
         GpuFormat::Full => ("vec4<f32>", LAYOUT_FULL_WGSL.to_string()),
         GpuFormat::Compact => ("vec2<u32>", format!("{LAYOUT_COMPACT_WGSL}\n{SH_BYTES_WGSL}")),
         GpuFormat::Small => ("vec2<u32>", format!("{LAYOUT_COMPACT_WGSL}\n{SH_NIBBLES_WGSL}")),
     };
     let part = |name, elem, binding, stride, write| split::wgsl_split_array(name, elem, binding, 1, "", stride, write);
+    let (entry, scan) =
+        if subgroups { (PROJECT_SUBGROUP_WGSL, SCAN_SUBGROUP_WGSL) } else { (PROJECT_PLAIN_WGSL, SCAN_PLAIN_WGSL) };
     format!(
-        "{COMMON_WGSL}\n{}\n{}\n{}\n{}\n{layout}\n{PROJECT_WGSL}\n{}",
+        "{COMMON_WGSL}\n{}\n{}\n{}\n{}\n{layout}\n{PROJECT_WGSL}\n{entry}\n{scan}\n{}",
         part("geometry", geometry_elem, split::GEOMETRY_BINDING, "3u", false),
         part("sh", "u32", split::SH_BINDING, "frame.sh_words", false),
         part("projected", "Projected", split::PROJECTED_BINDING, "1u", true),
@@ -75,11 +82,15 @@ pub fn shader_modules() -> Vec<(&'static str, String)> {
     let mut modules = Vec::new();
     for parts in [split::MAX_PARTS, 1] {
         modules.extend([
-            ("render/project.wgsl", project_source(GpuFormat::Full, parts)),
-            ("render/layout_full.wgsl", project_source(GpuFormat::Full, parts)),
-            ("render/layout_compact.wgsl", project_source(GpuFormat::Compact, parts)),
-            ("render/sh_bytes.wgsl", project_source(GpuFormat::Compact, parts)),
-            ("render/sh_nibbles.wgsl", project_source(GpuFormat::Small, parts)),
+            ("render/project.wgsl", project_source(GpuFormat::Full, parts, true)),
+            ("render/project_subgroup.wgsl", project_source(GpuFormat::Compact, parts, true)),
+            ("render/scan_subgroup.wgsl", project_source(GpuFormat::Compact, parts, true)),
+            ("render/project_plain.wgsl", project_source(GpuFormat::Compact, parts, false)),
+            ("render/scan_plain.wgsl", project_source(GpuFormat::Compact, parts, false)),
+            ("render/layout_full.wgsl", project_source(GpuFormat::Full, parts, false)),
+            ("render/layout_compact.wgsl", project_source(GpuFormat::Compact, parts, true)),
+            ("render/sh_bytes.wgsl", project_source(GpuFormat::Compact, parts, true)),
+            ("render/sh_nibbles.wgsl", project_source(GpuFormat::Small, parts, true)),
             ("render/compact.wgsl", format!("{COMMON_WGSL}\n{COMPACT_WGSL}")),
             ("render/draw.wgsl", draw_source(parts)),
             ("render/tiles.wgsl", tile::shader_source(parts, true, tile::BatchColour::F16)),

@@ -59,10 +59,9 @@ impl TileRaster {
             (10, self.ranges.as_entire_binding()),
             (11, view()),
             (12, self.args.as_entire_binding()),
+            // Every rasterizer takes its tiles in `ordered_tiles`' order where the frame orders them.
+            (14, self.ordered_tiles.as_entire_binding()),
         ];
-        // The splat order's rasterizers take their tiles in `ordered_tiles`' order where the frame orders them.
-        let mut splat_raster_entries = raster_entries.to_vec();
-        splat_raster_entries.push((14, self.ordered_tiles.as_entire_binding()));
         fn plus<'a>(
             entries: &[(u32, wgpu::BindingResource<'a>)],
             more: &[wgpu::BindGroupEntry<'a>],
@@ -139,17 +138,13 @@ impl TileRaster {
                 &[(1, settings()), (10, self.ranges.as_entire_binding()), (14, self.ordered_tiles.as_entire_binding())],
                 false,
             ),
-            raster: group(&self.pipelines.raster, &splat_raster_entries, true),
-            raster_ballot: self
-                .pipelines
-                .raster_ballot
-                .as_ref()
-                .map(|pipeline| group(pipeline, &splat_raster_entries, true)),
+            raster: group(&self.pipelines.raster, &raster_entries, true),
+            raster_ballot: self.pipelines.raster_ballot.as_ref().map(|pipeline| group(pipeline, &raster_entries, true)),
             raster_ballot_f32: self
                 .pipelines
                 .raster_ballot_f32
                 .as_ref()
-                .map(|pipeline| group(pipeline, &splat_raster_entries, true)),
+                .map(|pipeline| group(pipeline, &raster_entries, true)),
             raster_pixel: group(&self.pipelines.raster_pixel, &ordered_entries(), true),
             raster_exact: group(&self.pipelines.raster_exact, &ordered_entries(), true),
         }

@@ -60,7 +60,8 @@ pub const RANGES_SPREAD_MIN_ENTRIES: u32 = 1 << 20;
 /// The rasterizer takes its tiles most entries first (`tile_order` in render/tiles.wgsl, a one-workgroup pass after
 /// the ranges) in scenes of at least this many splats. On an H200 (docs/BENCHMARKS.md) it took the 5M-splat frame
 /// upside down, whose densest tiles come last in the image, 2.13 -> 1.74 ms and framed 1.705 -> 1.674; below a few
-/// million splats its pass (about 10 us) costs about what it saves (1.7M splats: the same; 1M: 4 us more).
+/// million splats its pass (about 10 us) costs about what it saves (1.7M splats: the same; 1M: 4 us more). The
+/// per-pixel orders take their tiles so at any size (`TileRaster::orders_tiles`).
 pub const ORDER_MIN_SPLATS: u32 = 1 << 22;
 pub const ARGS_ENTRIES: u64 = 52;
 /// Where `TileArgs` keeps the frame's look-back fallbacks in the binning, the word after the entries.
@@ -296,9 +297,11 @@ impl TileRaster {
         self.order_forced = ordered;
     }
 
-    /// Whether a frame in `order` orders the tiles (`tile_order`): only the splat order's rasterizers take them so.
+    /// Whether a frame in `order` orders the tiles (`tile_order`): the per-pixel orders' always (their tiles' costs
+    /// differ the most: on an H200 the pixel order's frame 1-7% faster on the demo and the Semarang crop, nothing
+    /// lost from inside), the splat order's in scenes of millions (`ORDER_MIN_SPLATS`).
     fn orders_tiles(&self, order: BlendOrder) -> bool {
-        !order.per_pixel() && self.order_forced.unwrap_or(self.num_splats >= ORDER_MIN_SPLATS)
+        self.order_forced.unwrap_or(order.per_pixel() || self.num_splats >= ORDER_MIN_SPLATS)
     }
 
     /// The emit by entry finds its workgroups' positions by the 128-way search (true) or by binary searches; None:

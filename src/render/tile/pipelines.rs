@@ -35,16 +35,20 @@ pub fn has_ballot_walk(device: &wgpu::Device) -> bool {
 
 /// The tile path's shader as compiled for `parts` parts of the projection, with the ballot rasterizer or without,
 /// and its batch colours as `colour` says: the common part, the projection's and the ray depths' split bindings,
-/// the batch colour, `render/tiles.wgsl`, then `render/walk_subgroup.wgsl` or `render/walk_plain.wgsl`,
-/// `render/pixel_order.wgsl`, and the workgroup scan.
+/// the batch colour, `render/tiles.wgsl`, then `render/walk_subgroup.wgsl` and `render/scan_subgroup.wgsl` or
+/// `render/walk_plain.wgsl` and `render/scan_plain.wgsl`, `render/pixel_order.wgsl`, and the workgroup scan.
 pub fn shader_source(parts: u32, ballot: bool, colour: BatchColour) -> String {
-    let walk = if ballot { WALK_SUBGROUP_WGSL } else { WALK_PLAIN_WGSL };
+    let (walk, scan) = if ballot {
+        (WALK_SUBGROUP_WGSL, crate::render::SCAN_SUBGROUP_WGSL)
+    } else {
+        (WALK_PLAIN_WGSL, crate::render::SCAN_PLAIN_WGSL)
+    };
     let colour = match colour {
         BatchColour::F16 => BATCH_COLOUR_F16_WGSL,
         BatchColour::F32 => BATCH_COLOUR_F32_WGSL,
     };
     format!(
-        "{}\n{}\n{}\n{colour}\n{TILES_WGSL}\n{walk}\n{PIXEL_ORDER_WGSL}\n{}",
+        "{}\n{}\n{}\n{colour}\n{TILES_WGSL}\n{walk}\n{scan}\n{PIXEL_ORDER_WGSL}\n{}",
         crate::render::COMMON_WGSL,
         crate::render::projected_split(parts),
         crate::render::rays_split(parts, false),
