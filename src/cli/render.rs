@@ -105,9 +105,10 @@ pub(crate) struct RenderBenchArgs {
     #[arg(long, default_value_t = splatsort::render::tile::BALLOT_F32_MAX_ENTRIES_PER_TILE)]
     pub(crate) f32_colours_max_entries_per_tile: u32,
     /// The compute path's rasterizer takes its tiles most entries first in scenes of at least this many splats, in
-    /// the image's order below it (0: always); the images are the same. To measure what the order buys.
-    #[arg(long, default_value_t = splatsort::render::tile::ORDER_MIN_SPLATS)]
-    pub(crate) tile_order_min_splats: u32,
+    /// the image's order below it (0: always); the images are the same. Without it: the per-pixel orders always,
+    /// the splat order from 4,194,304 splats (`tile::ORDER_MIN_SPLATS`). To measure what the order buys.
+    #[arg(long)]
+    pub(crate) tile_order_min_splats: Option<u32>,
 }
 
 /// The renderer's options for a command: the defaults, with naga's checks where asked.
@@ -208,7 +209,7 @@ pub(crate) fn render_bench(args: RenderBenchArgs) -> anyhow::Result<()> {
     let renderer = Renderer::with_options(&ctx.device, renderer_options);
     let mut buffers = SceneBuffers::new(&renderer, &ctx.queue, &scene, args.sort.gpu_format, options)
         .with_context(|| format!("cannot put {} on the GPU", args.scene.display()))?;
-    buffers.force_tile_order(Some(scene.len() as u64 >= u64::from(args.tile_order_min_splats)));
+    buffers.force_tile_order(args.tile_order_min_splats.map(|min| scene.len() as u64 >= u64::from(min)));
     let _ = ctx.device.poll(wgpu::PollType::wait_indefinitely());
     let upload_secs = upload.elapsed().as_secs_f64();
     // The host's copy is not needed past the upload (the camera was framed above).
