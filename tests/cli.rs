@@ -271,6 +271,46 @@ fn render_bench_and_sort_bench_write_a_chrome_trace_with_one_event_per_pass() {
             assert_eq!((of("depth keys"), of("draw")), (1, 1), "frame {frame}");
         }
     }
+    // The compute path in the pixel order takes the most stages (the floors, and the tiles' order): every one is
+    // timed in every frame (a timer one pass short leaves the rasterizer out).
+    let output = splatsort(&[
+        "render-bench",
+        &demo(),
+        "--width",
+        "160",
+        "--height",
+        "90",
+        "--frames",
+        "3",
+        "--warmup-secs",
+        "0",
+        "--draw",
+        "compute",
+        "--blend-order",
+        "pixel",
+        "--trace",
+        trace.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let result: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    if result["result"]["gpu_times_unavailable"].is_null() {
+        let events = trace_events(&trace);
+        // Named by their kinds: the floors are timed as emits, the tiles' order as ranges.
+        let stages = [
+            ("depth keys", 1),
+            ("tiles: count and scan", 1),
+            ("tiles: entries", 2),
+            ("tiles: ranges", 2),
+            ("tiles: rasterize", 1),
+        ];
+        for frame in 0..3 {
+            let of = |name: &str| events.iter().filter(|(n, f)| *f == frame && n == name).count();
+            for (stage, count) in stages {
+                assert_eq!(of(stage), count, "frame {frame}, {stage}: {events:?}");
+            }
+        }
+    }
     let trace = dir.join("sort.json");
     let output = splatsort(&[
         "sort-bench",

@@ -25,6 +25,9 @@ frame "$R/semarang_stadium_sh3.ply" --frames 200 --warmup-secs 2 --camera "$R/in
 frame "$R/semarang_stadium_sh3.ply" --frames 50 --warmup-secs 2 --tile 90
 frame "$R/semarang_stadium_sh3.ply" --frames 50 --warmup-secs 2 --tile 90 --camera docs/bench/x90_flipped.json
 frame "$R/semarang_stadium_sh3.ply" --frames 20 --warmup-secs 1 --tile 1800 --gpu-format small
+# The per-pixel blend order (issue 39) against the splat order's frames above.
+frame demo --frames 100 --warmup-secs 1 --blend-order pixel
+frame "$R/semarang_stadium_sh3.ply" --frames 100 --warmup-secs 1 --camera "$R/cam_demo.json" --blend-order pixel
 # The real 5M-splat scene (issue 40), where KARANG names a folder of its SOG chunks: "KARANGKIDUL KOTA SEMARANG 2"
 # by Samuel Hiero (CC BY 4.0), the ten chunks 5_0 .. 5_9 of github.com/CedricGuillemet/dump's
 # KARANGKIDUL_KOTA_SEMARANG_2 (4,972,767 splats, SH degree 3, 88 MB; never in the repository). That folder lacks the

@@ -497,10 +497,11 @@ impl SceneBuffers {
         Some(bytemuck::pod_collect_to_vec(&bytes))
     }
 
-    /// Timed passes per frame: depth keys, the sort's passes, draw, and the compute path's (the tile sort's
-    /// passes counted at their most).
+    /// Timed passes per frame: depth keys, the sort's passes, draw, and the compute path's: the binning, the
+    /// emit, the floors (per-pixel orders), the tile sort's passes (counted at their most), the ranges, the tiles'
+    /// order and the rasterizer.
     pub fn timed_passes(&self) -> u32 {
-        let tiles = self.tiles.as_ref().map_or(0, |t| 5 + t.sort_timed_passes());
+        let tiles = self.tiles.as_ref().map_or(0, |t| 6 + t.sort_timed_passes());
         2 + self.sorter.timed_passes() + tiles
     }
 }
