@@ -31,8 +31,8 @@
 // multiple of 256), below ceil(num_splats / 256), the scan table's first level; `scan_scratch` at at <
 // WORKGROUP_SIZE (render/scan_plain.wgsl; render/scan_subgroup.wgsl says why its own are in range). Loops: the
 // scan's, to WORKGROUP_SIZE, and the full layout's three steps. No index or loop bound comes from a float (keys
-// are stored, not indexed). With subgroups, `at` covers 0..WORKGROUP_SIZE once (full subgroups: render/
-// scan_subgroup.wgsl), so every splat of the part is projected once.
+// are stored, not indexed). With subgroups, `at` covers 0..WORKGROUP_SIZE once (the subgroups are full:
+// render/scan_subgroup.wgsl), so every splat of the part is projected once.
 
 const WORKGROUP_SIZE: u32 = 256u;
 const SH_C0: f32 = 0.28209479177387814;

@@ -4,7 +4,8 @@
 // workgroup (its splat, its positions), so that nothing is assumed of which invocations a subgroup holds: a
 // subgroup scan, one barrier, and each invocation adds up the totals of the subgroups before its own (eight at 32
 // lanes), where the barrier scan (render/scan_plain.wgsl) takes log2(WORKGROUP_SIZE) steps of two barriers each.
-// Measured on an H200 (docs/BENCHMARKS.md): the depth keys 2% faster at 5M splats and 5% at 100M.
+// Measured on an H200 (docs/BENCHMARKS.md): the depth keys 2-3% faster at 5M splats and 2-5% at 100M, the
+// binning 0.5%.
 //
 // Indices and loops (modules without naga's checks): subgroups are full (WORKGROUP_SIZE, a power of two, is a
 // multiple of every subgroup size), so sg_id and k are below WORKGROUP_SIZE / sg_size <= WORKGROUP_SIZE, the

@@ -28,7 +28,8 @@
 //
 // Why every index is in range and every loop ends (`TilePipelines::new` compiles this module without naga's bounds
 // clamps, loop counters and division checks). Workgroup arrays: `bin_counts` at `bin_slot(p)` for p below BIN_POSITIONS
-// (a `select` that reads past the last position clamps its index); `emit_firsts` at p - range.x below range.y - range.x
+// (a `select` that reads past the last position clamps its index; an invocation's place among the subgroups' lanes
+// is below GROUP: render/scan_subgroup.wgsl); `emit_firsts` at p - range.x below range.y - range.x
 // <= EMIT_STAGE, only when staged; the batch arrays at slots below a batch's count <= GROUP (stored at tid < count,
 // read at j + 3 < count rounded up to 4); `emit_search` at 2 * search_round + half < 2 * EMIT_SEARCH_ROUNDS.
 // `tile_ranges`' keys at k < RANGES_PER_THREAD, each read clamped below entry_count[0] (> 0 in a frame that dispatches
@@ -155,8 +156,8 @@ struct TileArgs {
 // image (a view whose densest part is at the bottom) ends with a few long tiles running alone. In scenes of millions
 // of splats, and in the per-pixel orders (`tiles.order_tiles`), `tile_order` lists the tiles by their entries in
 // half octaves, most first, and every rasterizer (render/pixel_order.wgsl's too) takes tile `ordered_tiles[i]` as
-// its workgroup i: the longest tiles start first and the short ones
-// fill in behind them (LPT scheduling). Measured on an H200 (docs/BENCHMARKS.md): the 5M-splat frame upside down
+// its workgroup i: the longest tiles start first and the short ones fill in behind them (LPT scheduling). Measured
+// on an H200 (docs/BENCHMARKS.md): the 5M-splat frame upside down
 // 2.13 -> 1.74 ms, framed 1.705 -> 1.674; a pass of about 10 us. (Four kinds of tile against the frame's average,
 // placed by a scan rather than by atomics, cost twice that and ordered too coarsely: 1.98 and 1.697 ms.)
 
@@ -409,7 +410,7 @@ fn bin_slot(i: u32) -> u32 {
 // The entries of the bin tile `bin` (its BIN_POSITIONS positions' tiles, summed over the workgroup), with each
 // position's exclusive prefix within it left in `bin_counts`. Workgroup-uniform; ends with a barrier. The
 // invocation's lane, subgroup size and subgroup (0, 1 and `tid` without subgroups) order the scan (`group_scan`):
-// invocation at = sg_id * sg_size + lane sums the at-th run of BIN_ITEMS positions.
+// invocation place = sg_id * sg_size + lane sums the place-th run of BIN_ITEMS positions.
 fn bin_tile_counts(tid: u32, bin: u32, lane: u32, sg_size: u32, sg_id: u32) -> u32 {
     // Read a position an invocation at a time (coalesced), then summed BIN_ITEMS consecutive positions an
     // invocation, then scanned over the workgroup.
@@ -418,17 +419,17 @@ fn bin_tile_counts(tid: u32, bin: u32, lane: u32, sg_size: u32, sg_id: u32) -> u
         bin_counts[bin_slot(at)] = position_tiles(bin * BIN_POSITIONS + at);
     }
     workgroupBarrier();
-    let at = sg_id * sg_size + lane;
+    let place = sg_id * sg_size + lane;
     var sum = 0u;
     for (var j = 0u; j < BIN_ITEMS; j++) {
-        let slot = bin_slot(at * BIN_ITEMS + j);
+        let slot = bin_slot(place * BIN_ITEMS + j);
         let count = bin_counts[slot];
         bin_counts[slot] = sum;
         sum = saturating_add(sum, count);
     }
     let scanned = group_scan(sum, lane, sg_size, sg_id);
     for (var j = 0u; j < BIN_ITEMS; j++) {
-        let slot = bin_slot(at * BIN_ITEMS + j);
+        let slot = bin_slot(place * BIN_ITEMS + j);
         bin_counts[slot] = saturating_add(bin_counts[slot], scanned.x);
     }
     workgroupBarrier();
