@@ -242,60 +242,32 @@ fn trace_events(path: &Path) -> Vec<(String, u64)> {
 fn render_bench_and_sort_bench_write_a_chrome_trace_with_one_event_per_pass() {
     let dir = scratch("trace");
     let trace = dir.join("render.json");
-    let output = splatsort(&[
-        "render-bench",
-        &demo(),
-        "--width",
-        "160",
-        "--height",
-        "90",
-        "--frames",
-        "3",
-        "--warmup-secs",
-        "0",
-        "--draw",
-        "raster",
-        "--trace",
-        trace.to_str().unwrap(),
-        "--json",
-    ]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    let result: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
-    if result["result"]["gpu_times_unavailable"].is_null() {
+    let demo = demo();
+    // Three frames of the demo at 160x90 drawn as `draw` says, traced: each frame's count of events named `name`,
+    // or None where the GPU has no timestamps.
+    let traced = |draw: &[&str]| {
+        let mut args = vec!["render-bench", demo.as_str(), "--width", "160", "--height", "90", "--frames", "3"];
+        args.extend(["--warmup-secs", "0", "--trace", trace.to_str().unwrap(), "--json"]);
+        args.extend(draw);
+        let output = splatsort(&args);
+        assert!(output.status.success(), "{}", stderr(&output));
+        let result: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+        result["result"]["gpu_times_unavailable"].is_null().then(|| trace_events(&trace))
+    };
+    let count = |events: &[(String, u64)], frame: u64, name: &str| {
+        events.iter().filter(|(n, f)| *f == frame && n == name).count()
+    };
+    if let Some(events) = traced(&["--draw", "raster"]) {
         // Per frame: the projection, 8 iterations x 3 passes of the 2-bit tutorial sort over the default 16 key
         // bits, the draw.
-        let events = trace_events(&trace);
         assert_eq!(events.len(), 3 * (1 + 24 + 1), "{events:?}");
         for frame in 0..3 {
-            let of = |name: &str| events.iter().filter(|(n, f)| *f == frame && n == name).count();
-            assert_eq!((of("depth keys"), of("draw")), (1, 1), "frame {frame}");
+            assert_eq!((count(&events, frame, "depth keys"), count(&events, frame, "draw")), (1, 1), "frame {frame}");
         }
     }
     // The compute path in the pixel order takes the most stages (the floors, and the tiles' order): every one is
     // timed in every frame (a timer one pass short leaves the rasterizer out).
-    let output = splatsort(&[
-        "render-bench",
-        &demo(),
-        "--width",
-        "160",
-        "--height",
-        "90",
-        "--frames",
-        "3",
-        "--warmup-secs",
-        "0",
-        "--draw",
-        "compute",
-        "--blend-order",
-        "pixel",
-        "--trace",
-        trace.to_str().unwrap(),
-        "--json",
-    ]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    let result: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
-    if result["result"]["gpu_times_unavailable"].is_null() {
-        let events = trace_events(&trace);
+    if let Some(events) = traced(&["--draw", "compute", "--blend-order", "pixel"]) {
         // Named by their kinds: the floors are timed as emits, the tiles' order as ranges.
         let stages = [
             ("depth keys", 1),
@@ -305,9 +277,8 @@ fn render_bench_and_sort_bench_write_a_chrome_trace_with_one_event_per_pass() {
             ("tiles: rasterize", 1),
         ];
         for frame in 0..3 {
-            let of = |name: &str| events.iter().filter(|(n, f)| *f == frame && n == name).count();
-            for (stage, count) in stages {
-                assert_eq!(of(stage), count, "frame {frame}, {stage}: {events:?}");
+            for (stage, n) in stages {
+                assert_eq!(count(&events, frame, stage), n, "frame {frame}, {stage}: {events:?}");
             }
         }
     }

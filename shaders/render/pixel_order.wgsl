@@ -112,13 +112,8 @@ struct OrderedTile {
 }
 
 fn begin_ordered_tile(tid: u32, workgroup_id: vec3<u32>) -> OrderedTile {
-    var tile = workgroup_id.y * tiles.tiles_x + workgroup_id.x;
-    var cell = workgroup_id.xy;
-    if (tiles.order_tiles != 0u) {
-        tile = ordered_tiles[tile];
-        cell = vec2<u32>(tile % tiles.tiles_x, tile / tiles.tiles_x);
-    }
-    let origin = cell * TILE;
+    let tile = raster_tile(workgroup_id);
+    let origin = tile_origin(tile);
     let pixel = origin + tile_pixel(tid);
     if (tid == 0u) {
         atomicStore(&group_finished, 0u);

@@ -297,7 +297,7 @@ fn floor_key(i: u32) {
     var level = 0u;
     // Ordered by another camera (the popping measure's twin), the walk keeps that order: no floor.
     if (tile < sentinel_tile() && frame.order_held == 0u) {
-        let origin = vec2<f32>(vec2<u32>(tile % tiles.tiles_x, tile / tiles.tiles_x) * TILE);
+        let origin = vec2<f32>(tile_origin(tile));
         level = floor_level(tile_floor(entry_splat(i), origin));
     }
     entry_tiles[i] = (min(tile, sentinel_tile()) << tiles.floor_bits) | (((1u << tiles.floor_bits) - 1u) - level);
@@ -1072,14 +1072,25 @@ fn fetch_splat(tid: u32, end: u32, first: u32) -> Projected {
     return projected_at(entry_splat(end - 1u - tid), 0u);
 }
 
-fn rasterize_tile(tid: u32, workgroup_id: vec3<u32>, lane: u32, sg_size: u32) {
-    var tile = workgroup_id.y * tiles.tiles_x + workgroup_id.x;
-    var cell = workgroup_id.xy;
+// The tile a rasterizer's workgroup `workgroup_id` draws (of the grid tiles_x wide): its own, or the one
+// `tile_order` placed at its id where the frame orders the tiles.
+fn raster_tile(workgroup_id: vec3<u32>) -> u32 {
+    let tile = workgroup_id.y * tiles.tiles_x + workgroup_id.x;
+    // (A branch: frames that do not order their tiles do not read `ordered_tiles`.)
     if (tiles.order_tiles != 0u) {
-        tile = ordered_tiles[tile];
-        cell = vec2<u32>(tile % tiles.tiles_x, tile / tiles.tiles_x);
+        return ordered_tiles[tile];
     }
-    let origin = cell * TILE;
+    return tile;
+}
+
+// The first pixel of tile `tile`.
+fn tile_origin(tile: u32) -> vec2<u32> {
+    return vec2<u32>(tile % tiles.tiles_x, tile / tiles.tiles_x) * TILE;
+}
+
+fn rasterize_tile(tid: u32, workgroup_id: vec3<u32>, lane: u32, sg_size: u32) {
+    let tile = raster_tile(workgroup_id);
+    let origin = tile_origin(tile);
     let pixel = origin + tile_pixel(tid);
     let block = tid / BLOCK_PIXELS;
     let inside = pixel.x < u32(frame.viewport.x) && pixel.y < u32(frame.viewport.y);
