@@ -173,10 +173,10 @@ impl TileShape {
     }
 
     /// Bytes of workgroup memory the digit pass declares: the tile (or before it the per-subgroup counts), three
-    /// 256-word digit tables, the subgroup totals (64 pairs of words) and four words: the `var<workgroup>`s
+    /// 256-word digit tables, the subgroup totals (16 pairs of words) and four words: the `var<workgroup>`s
     /// `digit_pass` uses (a test sums them as naga sees them).
     pub fn workgroup_bytes(self, min_subgroup: u32) -> u64 {
-        4 * u64::from(self.tile_words(min_subgroup) + 3 * RADIX + 128 + 4)
+        4 * u64::from(self.tile_words(min_subgroup) + 3 * RADIX + 32 + 4)
     }
 
     /// Whether the shader takes this shape at all (every digit has its invocation; the private arrays hold it).
