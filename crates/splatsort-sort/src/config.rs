@@ -186,7 +186,7 @@ impl SortOrder {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize), serde(rename_all = "kebab-case"))]
 pub enum StatusTable {
-    /// A fixed number of slots (as many as the buffers hold tiles, at most 16,384 on a GPU): one per tile, reused by
+    /// A fixed number of slots (as many as the buffers hold tiles, at most 65,536 on a GPU): one per tile, reused by
     /// each digit pass, while the sort's tiles fit; past that a ring reused by later tiles (AMD's circular table).
     /// Memory stops growing with the key count.
     #[default]

@@ -149,9 +149,9 @@
 //!     bits 30-31 a tag (1-3; 0 is a cleared entry), bit 29 "inclusive", 29 bits of count (without the digit's
 //!     global offset, which the walk adds; under 2^29 keys). Flag, tag and count share one word, so no reader sees a
 //!     flag with a count from another write.
-//!   - **Slots**: the table has N slots (by default one per tile the buffers hold, at most 16,384 on a GPU, i.e. up
-//!     to 176M keys in 10,752-key tiles, and as many as one binding holds on a CPU driver; `--status-entries`;
-//!     `per-tile` sizes it to the buffers). While a sort's tiles fit, tile t uses slot t in **every** digit pass,
+//!   - **Slots**: the table has N slots (by default one per tile the buffers hold, at most 65,536 on a GPU, i.e. up
+//!     to 335M keys in 5,120-key tiles, past which the ring's waits cost a sort 8-10%, and as many as one binding
+//!     holds on a CPU driver; `--status-entries`; `per-tile` sizes it to the buffers). While a sort's tiles fit, tile t uses slot t in **every** digit pass,
 //!     tagged with `pass % 3 + 1`: the previous pass finished before this one began and wrote every slot, so a reader
 //!     meets this pass's tag (ready), the previous pass's or 0 (not ready); the histogram pass clears the slots once
 //!     per sort. No tail, no waiting for a slot: the tail waits are off the hot path.
@@ -196,7 +196,7 @@
 //!     the first read too (at least tiles - 1 fallbacks per pass); tests also force table-free tiles, the 128-lane
 //!     ballot path, smaller tiles, and rings of 4 and 8 slots that the sort goes round many times. Fallback and
 //!     table-free counts are kept in the sort's state; the renderer copies them next to its frame counts.
-//!   - Temporary memory: 1 KiB per slot (16 MiB at most on a GPU by default), plus 16 KiB of state: `sort-bench`
+//!   - Temporary memory: 1 KiB per slot (64 MiB at most on a GPU by default), plus 16 KiB of state: `sort-bench`
 //!     reports 0.27 MiB of temporaries for 2^20 pairs in 4096-key tiles on the H100.
 //! - `dispatch`, `scan`, `util` (private, except `scan::ScanTable` and `util`'s readback and grid helpers): what the
 //!   sorts share. OneSweep uses the parameters, the GPU-count preparation (in its histogram) and the plan; the two

@@ -116,7 +116,7 @@ impl TileShape {
     /// the least time on the H100 for key-value pairs from 4M to 2^26 keys, within 0.4% of 896 x 12 (against 512 x
     /// 16-22, 640 x 17 and 1024 x 8-11: `docs/BENCHMARKS.md`; CUB's sm90 tile is 384 x 23, GPUSorting's 512 x 15),
     /// before 512 x 10 was measured: that now goes first for 32-bit pairs (`PAIRS_32`), and 768 x 14 takes 64-bit
-    /// keys and buffers past 2^26;
+    /// keys and buffers past `PAIRS_32_MAX`;
     /// 256 x 15 is what lavapipe's 32 KiB (with 8-lane subgroups, whose per-subgroup counts take 16 KiB) and
     /// WebGPU's 256 invocations hold; 256 x 12 what a WebGPU-minimum 16 KiB device with 32-lane subgroups holds.
     pub const CANDIDATES: [TileShape; 8] = [
@@ -146,13 +146,15 @@ impl TileShape {
     /// Tried first for large sorts of 32-bit keys with values (past `SMALL_SORT`). On the H100 its digit pass takes
     /// 64 registers an invocation (the driver's statistics, read through `docs/bench/vkstats`), so two workgroups
     /// share an SM (32 warps); 768 x 14 takes 80, one workgroup (24 warps). It sorted 2^24 and 2^26 pairs 3.3% and
-    /// 1.5% faster than 768 x 14, and the renderer's 5M-splat depth sort 11% faster. It sits on that edge: 512 x 11
-    /// takes 78 registers and was 27-36% slower, and 64-bit keys (more registers) were 5% slower, so they keep
-    /// `CANDIDATES` (`docs/BENCHMARKS.md`). Only up to `PAIRS_32_MAX` keys: past 2^26 it was not measured, and past
-    /// 16,384 tiles (84M keys) a GPU's status table becomes a ring, slower than a slot per tile.
+    /// 1.5% faster than 768 x 14, and the renderer's 5M-splat depth sort 11% faster; on an H200, 100M and 134M pairs
+    /// of 16-bit keys 2-3% faster, where the status table has a slot a tile (`PAIRS_32_MAX`). It sits on an edge: 512
+    /// x 11 takes 78 registers and was 27-36% slower, and 64-bit keys (more registers) were 5% slower, so they keep
+    /// `CANDIDATES` (`docs/BENCHMARKS.md`).
     pub const PAIRS_32: [TileShape; 1] = [TileShape { threads: 512, keys_per_thread: 10 }];
-    /// The largest buffers that take `PAIRS_32`: 2^26 keys.
-    pub const PAIRS_32_MAX: u32 = 1 << 26;
+    /// The largest buffers that take `PAIRS_32`: as many keys as a GPU's default status table has slots for its
+    /// tiles (`GPU_STATUS_ENTRIES`). Past that its ring would cost more than 768 x 14's larger tiles (8-10% against
+    /// 2-3%).
+    pub const PAIRS_32_MAX: u32 = GPU_STATUS_ENTRIES * Self::PAIRS_32[0].threads * Self::PAIRS_32[0].keys_per_thread;
     /// Tried first for large sorts made keys-only: without values a thread holds fewer registers, and 1024 x 11
     /// took 1-3% less time than 768 x 14 from 4M to 2^26 keys on the H100 (`docs/BENCHMARKS.md`).
     pub const KEYS_ONLY: [TileShape; 1] = [TileShape { threads: 1024, keys_per_thread: 11 }];
@@ -275,20 +277,22 @@ pub fn traffic_model(config: SortConfig) -> TrafficModel {
     }
 }
 
-/// Status table slots when none are asked for: one per tile the buffers hold, up to 16,384 on a GPU (176M keys in
-/// 10,752-key tiles, 16 MiB), so a ring and its tail waits are only for larger sorts; on a CPU driver, as many as
-/// one binding holds (lavapipe's 128 MiB: 131,072 slots, a tile of every sort it binds, 2^25 keys, in its smallest
-/// tiles), so its sorts never take the ring. Its workgroups are OS threads: one descheduled while later tiles wait
-/// on the ring's tail stalls them past any spin limit a GPU needs (16M keys in 256-key tiles beside four busy
-/// processes: 49 s, or more than 150 s, with a 1024-slot ring; 14 s alone), and a slot costs only its share of the
-/// sort's clear.
+/// Status table slots when none are asked for: one per tile the buffers hold, up to `GPU_STATUS_ENTRIES` on a GPU (so
+/// a ring and its tail waits are only for sorts of more tiles), and on a CPU driver as many as one binding holds
+/// (lavapipe's 128 MiB: 131,072 slots, a tile of every sort it binds, 2^25 keys, in its smallest tiles), so its sorts
+/// never take the ring. Its workgroups are OS threads: one descheduled while later tiles wait on the ring's tail
+/// stalls them past any spin limit a GPU needs (16M keys in 256-key tiles beside four busy processes: 49 s, or more
+/// than 150 s, with a 1024-slot ring; 14 s alone), and a slot costs only its share of the sort's clear.
 pub fn default_status_entries(info: &wgpu::AdapterInfo, limits: &wgpu::Limits) -> u32 {
-    if info.device_type == wgpu::DeviceType::Cpu {
-        u32::try_from(limits.max_storage_buffer_binding_size / (u64::from(RADIX) * 4)).unwrap_or(u32::MAX)
-    } else {
-        16_384
-    }
+    let binding = u32::try_from(limits.max_storage_buffer_binding_size / (u64::from(RADIX) * 4)).unwrap_or(u32::MAX);
+    if info.device_type == wgpu::DeviceType::Cpu { binding } else { binding.min(GPU_STATUS_ENTRIES) }
 }
+
+/// The most status slots a GPU's table takes by default: 64 MiB, a slot for each tile of 335M keys in `PAIRS_32`'s
+/// tiles. The ring costs a sort that takes it 8-10% of its time (an H200, 100M and 134M pairs of 16-bit keys in 512 x
+/// 10 tiles: 2.440 / 3.258 ms with a ring of 16,384 slots, 2.225 / 2.967 with a slot a tile, `docs/BENCHMARKS.md`):
+/// each of its tiles waits for the tail before its writes. Sorts of more tiles still take the ring.
+pub const GPU_STATUS_ENTRIES: u32 = 65_536;
 
 /// Why the adapter cannot run this sort (beyond the SUBGROUP feature), or None.
 pub fn subgroup_size_problem(info: &wgpu::AdapterInfo) -> Option<String> {

@@ -209,6 +209,20 @@ fn a_sort_reports_the_tile_it_took() {
 }
 
 #[test]
+fn a_gpu_status_table_has_a_slot_for_every_tile_of_the_pairs_shape() {
+    // Past its slots the table is a ring, 8-10% slower (docs/BENCHMARKS.md): the largest buffers that take
+    // `PAIRS_32` fit the default table whole, and a binding too small for 64 MiB takes what it holds.
+    let gpu = wgpu::AdapterInfo::new(wgpu::DeviceType::DiscreteGpu, wgpu::Backend::Vulkan);
+    let limits = |mib: u64| wgpu::Limits { max_storage_buffer_binding_size: mib << 20, ..wgpu::Limits::default() };
+    assert_eq!(onesweep::default_status_entries(&gpu, &limits(128)), onesweep::GPU_STATUS_ENTRIES);
+    assert_eq!(onesweep::default_status_entries(&gpu, &limits(32)), 32 * 1024);
+    let tiles = TileShape::PAIRS_32_MAX.div_ceil(TileShape::PAIRS_32[0].keys());
+    assert_eq!(tiles, onesweep::GPU_STATUS_ENTRIES);
+    let cpu = wgpu::AdapterInfo::new(wgpu::DeviceType::Cpu, wgpu::Backend::Vulkan);
+    assert_eq!(onesweep::default_status_entries(&cpu, &limits(128)), 128 * 1024);
+}
+
+#[test]
 fn the_tile_is_chosen_for_the_device_workgroup_memory() {
     // The H100's 48 KiB with 32-lane subgroups takes 512 x 10 for 32-bit pairs (768 x 14 for 64-bit keys, 1024 x 11
     // keys-only); lavapipe's 32 KiB with 8-lane ones 256 x 15; a WebGPU-minimum 16 KiB device with 32-lane
@@ -466,7 +480,7 @@ fn temporary_memory_does_not_grow_with_the_key_count() {
         return;
     }
     let ctx = common::context();
-    // The default table has a slot per tile up to its size (16,384 on a GPU; on a CPU driver as many as a binding
+    // The default table has a slot per tile up to its size (65,536 on a GPU; on a CPU driver as many as a binding
     // holds, past any sort lavapipe binds); a ring of given slots stops growing at them.
     const RING: u32 = 1024;
     let bytes = |capacity: u32, status_table: StatusTable, entries: Option<u32>| {
