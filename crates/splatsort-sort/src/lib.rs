@@ -151,10 +151,11 @@
 //!     flag with a count from another write.
 //!   - **Slots**: the table has N slots (by default one per tile the buffers hold, at most 65,536 on a GPU, i.e. up
 //!     to 335M keys in 5,120-key tiles, past which the ring's waits cost a sort 8-10%, and as many as one binding
-//!     holds on a CPU driver; `--status-entries`; `per-tile` sizes it to the buffers). While a sort's tiles fit, tile t uses slot t in **every** digit pass,
-//!     tagged with `pass % 3 + 1`: the previous pass finished before this one began and wrote every slot, so a reader
-//!     meets this pass's tag (ready), the previous pass's or 0 (not ready); the histogram pass clears the slots once
-//!     per sort. No tail, no waiting for a slot: the tail waits are off the hot path.
+//!     holds on a CPU driver; `--status-entries`; `per-tile` sizes it to the buffers). While a sort's tiles fit,
+//!     tile t uses slot t in **every** digit pass, tagged with `pass % 3 + 1`: the previous pass finished before
+//!     this one began and wrote every slot, so a reader meets this pass's tag (ready), the previous pass's or 0 (not
+//!     ready); the histogram pass clears the slots once per sort. No tail, no waiting for a slot: the tail waits are
+//!     off the hot path.
 //!   - **Ring** (a sort of more tiles than slots): tiles numbered across the sort's passes (g = pass * tiles +
 //!     tile), slot g mod N, tag `(g / N) % 3 + 1`. A tile first waits until the **tail** (how many tiles, in ticket
 //!     order, have finished with the table; its low bits count out of order within groups of up to 1024 tiles, AMD's
