@@ -4,6 +4,10 @@
 
 alias BatchColour = vec2<u32>;
 
+// `blend_four` (render/tiles.wgsl) reads all four colours with the records (render/batch_colour_f32.wgsl says why
+// f32 colours do not).
+const LATE_COLOURS: bool = false;
+
 fn batch_colour(rgb: vec3<f32>) -> BatchColour {
     return vec2<u32>(pack2x16float(rgb.rg), pack2x16float(vec2<f32>(rgb.b, 0.0)));
 }

@@ -1036,7 +1036,7 @@ fn blend_alpha(px: ptr<function, Pixel>, alpha: f32, c: BatchColour) -> bool {
 // Blends the batch's splats at `j`, in order, into the pixel whose centre is at `p` within the tile, while it is
 // not done; the first `n` (1 to 4) of them are real. Returns whether it is done. The four records and colours are
 // read at once and the four alphas computed before the first blend, so that only the blends' few operations wait on
-// each other.
+// each other; f32 colours read their last two later (`LATE_COLOURS`).
 fn blend_four(px: ptr<function, Pixel>, p: vec2<f32>, n: u32, j: vec4<u32>) -> bool {
     let alpha = vec4<f32>(
         coverage_alpha(batch_a[j.x], batch_b[j.x], p),
@@ -1044,6 +1044,9 @@ fn blend_four(px: ptr<function, Pixel>, p: vec2<f32>, n: u32, j: vec4<u32>) -> b
         coverage_alpha(batch_a[j.z], batch_b[j.z], p),
         coverage_alpha(batch_a[j.w], batch_b[j.w], p),
     );
+    if (LATE_COLOURS) {
+        return blend_late_colours(px, alpha, n, j);
+    }
     let c0 = batch_color[j.x];
     let c1 = batch_color[j.y];
     let c2 = batch_color[j.z];
@@ -1055,6 +1058,31 @@ fn blend_four(px: ptr<function, Pixel>, p: vec2<f32>, n: u32, j: vec4<u32>) -> b
         return true;
     }
     if (n > 2u && blend_alpha(px, alpha.z, c2)) {
+        return true;
+    }
+    return n > 3u && blend_alpha(px, alpha.w, c3);
+}
+
+// `blend_four`'s blends where the module's colours are read late (render/batch_colour_f32.wgsl): the last two
+// only where the pixel goes on to a third splat, after the first two blends.
+fn blend_late_colours(px: ptr<function, Pixel>, alpha: vec4<f32>, n: u32, j: vec4<u32>) -> bool {
+    let c0 = batch_color[j.x];
+    let c1 = batch_color[j.y];
+    if (blend_alpha(px, alpha.x, c0)) {
+        return true;
+    }
+    if (n < 2u) {
+        return false;
+    }
+    if (blend_alpha(px, alpha.y, c1)) {
+        return true;
+    }
+    if (n < 3u) {
+        return false;
+    }
+    let c2 = batch_color[j.z];
+    let c3 = batch_color[j.w];
+    if (blend_alpha(px, alpha.z, c2)) {
         return true;
     }
     return n > 3u && blend_alpha(px, alpha.w, c3);
