@@ -157,9 +157,9 @@ struct TileArgs {
 // of splats, and in the per-pixel orders (`tiles.order_tiles`), `tile_order` lists the tiles by their entries in
 // half octaves, most first, and every rasterizer (render/pixel_order.wgsl's too) takes tile `ordered_tiles[i]` as
 // its workgroup i: the longest tiles start first and the short ones fill in behind them (LPT scheduling). Measured
-// on an H200 (docs/BENCHMARKS.md): the 5M-splat frame upside down
-// 2.13 -> 1.74 ms, framed 1.705 -> 1.674; a pass of about 10 us. (Four kinds of tile against the frame's average,
-// placed by a scan rather than by atomics, cost twice that and ordered too coarsely: 1.98 and 1.697 ms.)
+// on an H200 (docs/BENCHMARKS.md): the 5M-splat frame upside down 2.13 -> 1.74 ms, framed 1.705 -> 1.674; a pass
+// of about 10 us. (Four kinds of tile against the frame's average, placed by a scan rather than by atomics, cost
+// twice that and ordered too coarsely: 1.98 and 1.697 ms.)
 
 // Levels of entries a tile, two an octave (`order_level`); tiles a thread of `tile_order`; its workgroup (set by
 // the pipeline: 1024 where the device allows, else 256).
