@@ -5,9 +5,9 @@
 alias BatchColour = vec4<f32>;
 
 // `blend_four` (render/tiles.wgsl) reads the colours of its last two splats only where the pixel blends its first
-// two: a round of a run at millions of splats gives a block one or two splats, and sixteen bytes a colour read for
-// nothing cost the walk more than waiting for the two it needs. Measured on an H200 (docs/BENCHMARKS.md): the
-// ballot walk with f32 colours 1-3% faster (the demo framed, from inside and x10, the Semarang crop), the plain walk
+// two: where splats are small a run's round gives its block one or two of them, and sixteen bytes a colour read for
+// nothing cost the walk more than waiting for the two it needs. Measured on an H200 (docs/BENCHMARKS.md), the same
+// registers: the ballot walk 1-3% faster (the demo framed, from inside and x10, the Semarang crop), the plain walk
 // (from inside the crop) 3%; with f16 colours (eight bytes) the same change took the rasterizer 2% longer at 5M and
 // 100M splats.
 const LATE_COLOURS: bool = true;
