@@ -36,8 +36,16 @@ fn load_splat(i: u32) -> Splat3d {
         vec3<f32>(2.0 * (q.x * q.y - q.w * q.z), 1.0 - 2.0 * (q.x * q.x + q.z * q.z), 2.0 * (q.y * q.z + q.w * q.x)),
         vec3<f32>(2.0 * (q.x * q.z + q.w * q.y), 2.0 * (q.y * q.z - q.w * q.x), 1.0 - 2.0 * (q.x * q.x + q.y * q.y)),
     );
-    let m = mat3x3<f32>(r[0] * scale.x, r[1] * scale.y, r[2] * scale.z);
-    s.sigma = m * transpose(m);
+    // Sigma = M M^T, symmetric: its six entries, the dots of M's rows.
+    let m = transpose(mat3x3<f32>(r[0] * scale.x, r[1] * scale.y, r[2] * scale.z));
+    let xy = dot(m[0], m[1]);
+    let xz = dot(m[0], m[2]);
+    let yz = dot(m[1], m[2]);
+    s.sigma = mat3x3<f32>(
+        vec3<f32>(dot(m[0], m[0]), xy, xz),
+        vec3<f32>(xy, dot(m[1], m[1]), yz),
+        vec3<f32>(xz, yz, dot(m[2], m[2])),
+    );
     return s;
 }
 

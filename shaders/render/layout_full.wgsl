@@ -17,6 +17,21 @@ fn load_splat(i: u32) -> Splat3d {
     return s;
 }
 
+// The scale of `sh_value`'s coefficients (`eval_sh` in render/project.wgsl): f16 values are their own.
+fn sh_scale(splat: u32) -> f32 {
+    return 1.0;
+}
+
+// Coefficient `index` (1 to 15), scaled by `sh_scale`.
+fn sh_value(splat: u32, index: u32) -> vec3<f32> {
+    return sh_coefficient(splat, index);
+}
+
+// The DC coefficient.
+fn sh_dc(splat: u32) -> vec3<f32> {
+    return sh_coefficient(splat, 0u);
+}
+
 // Coefficient `index` of splat `splat`: halves 3*index .. 3*index+2 of its f16 run.
 fn sh_coefficient(splat: u32, index: u32) -> vec3<f32> {
     let h = 3u * index;

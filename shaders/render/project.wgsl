@@ -15,16 +15,16 @@
 // shared scan turns the counts into offsets and `render/compact.wgsl` moves the keys to their slots. Splat order (not
 // an atomic counter's) keeps the draw order of equal keys the same from frame to frame. Needs render/common.wgsl and
 // the sort crate's shaders/scan/common.wgsl, one layout (render/layout_full.wgsl or render/layout_compact.wgsl:
-// `load_splat` and `sh_coefficient` over the scene's arrays), and the arrays `geometry`, `sh` and `projected` with
-// their `_at` and `_store` accessors (render/split.rs composes them). A scene split across several bindings
-// (render/split.rs) is projected one part at a time: the arrays bound are the part's, indexed by the splat's place in
-// the part; the keys, ranks and workgroup counts are the whole scene's, indexed by the splat.
+// `load_splat`, `sh_dc`, `sh_value` and `sh_scale` over the scene's arrays), and the arrays `geometry`, `sh` and
+// `projected` with their `_at` and `_store` accessors (render/split.rs composes them). A scene split across several
+// bindings (render/split.rs) is projected one part at a time: the arrays bound are the part's, indexed by the
+// splat's place in the part; the keys, ranks and workgroup counts are the whole scene's, indexed by the splat.
 //
 // Indices and loops (`Pipelines::new` in render/renderer.rs compiles this module without naga's bounds clamps, loop
 // counters and division checks). A part's dispatch is ceil(count / 256) workgroups (a 2D grid) and a part holds at
 // most 2^31 splats, so local = group * 256 + at does not wrap, even in a spare workgroup; local < part.count guards
 // every access of a splat: the part's arrays at local (geometry, sh, projected; the layout files' words are in range
-// for coefficients under sh_degree <= the scene's, and `sh_coefficient`'s indices are constants); keys and ranks at
+// for coefficients under sh_degree <= the scene's, and `sh_value`'s indices are constants); keys and ranks at
 // i = part.first + local < num_splats (the depth sort's set 1, at least num_splats words); the ray records at i, in
 // parts of frame.parts.y >= 1 splats (the one divisor not a constant), real whenever ray_depths is 1
 // (`SceneBuffers::set_options` keeps them so, even when a change fails); group_counts at i / 256 (part.first is a
@@ -62,32 +62,39 @@ struct Part {
 
 const NOT_VISIBLE: u32 = 0xffffffffu;
 
+// The colour at view direction `dir`: the DC term, and the others' sum from the layout's values (`sh_value`) times
+// its scale once (`sh_scale`: the compact layout's s / 127 over signed bytes, the small layout's s / 7 over
+// nibbles). Measured on an H200 (docs/BENCHMARKS.md), against a decode that scaled (and, from bytes, clamped) each
+// value: the compact layout's depth keys at 5M splats 0.250 -> 0.215 ms, the small layout's 0.227 -> 0.220 and at
+// 100M 3.81 -> 3.68.
 fn eval_sh(base: u32, dir: vec3<f32>) -> vec3<f32> {
-    var color = SH_C0 * sh_coefficient(base, 0u);
+    var color = SH_C0 * sh_dc(base);
     if (frame.sh_degree >= 1u) {
+        var rest = vec3<f32>(0.0);
         let x = dir.x;
         let y = dir.y;
         let z = dir.z;
-        color += SH_C1 * (-y * sh_coefficient(base, 1u) + z * sh_coefficient(base, 2u) - x * sh_coefficient(base, 3u));
+        rest += SH_C1 * (-y * sh_value(base, 1u) + z * sh_value(base, 2u) - x * sh_value(base, 3u));
         if (frame.sh_degree >= 2u) {
             let xx = x * x;
             let yy = y * y;
             let zz = z * z;
-            color += 1.0925484305920792 * x * y * sh_coefficient(base, 4u)
-                - 1.0925484305920792 * y * z * sh_coefficient(base, 5u)
-                + 0.31539156525252005 * (2.0 * zz - xx - yy) * sh_coefficient(base, 6u)
-                - 1.0925484305920792 * x * z * sh_coefficient(base, 7u)
-                + 0.5462742152960396 * (xx - yy) * sh_coefficient(base, 8u);
+            rest += 1.0925484305920792 * x * y * sh_value(base, 4u)
+                - 1.0925484305920792 * y * z * sh_value(base, 5u)
+                + 0.31539156525252005 * (2.0 * zz - xx - yy) * sh_value(base, 6u)
+                - 1.0925484305920792 * x * z * sh_value(base, 7u)
+                + 0.5462742152960396 * (xx - yy) * sh_value(base, 8u);
             if (frame.sh_degree >= 3u) {
-                color += -0.5900435899266435 * y * (3.0 * xx - yy) * sh_coefficient(base, 9u)
-                    + 2.890611442640554 * x * y * z * sh_coefficient(base, 10u)
-                    - 0.4570457994644658 * y * (4.0 * zz - xx - yy) * sh_coefficient(base, 11u)
-                    + 0.3731763325901154 * z * (2.0 * zz - 3.0 * xx - 3.0 * yy) * sh_coefficient(base, 12u)
-                    - 0.4570457994644658 * x * (4.0 * zz - xx - yy) * sh_coefficient(base, 13u)
-                    + 1.445305721320277 * z * (xx - yy) * sh_coefficient(base, 14u)
-                    - 0.5900435899266435 * x * (xx - 3.0 * yy) * sh_coefficient(base, 15u);
+                rest += -0.5900435899266435 * y * (3.0 * xx - yy) * sh_value(base, 9u)
+                    + 2.890611442640554 * x * y * z * sh_value(base, 10u)
+                    - 0.4570457994644658 * y * (4.0 * zz - xx - yy) * sh_value(base, 11u)
+                    + 0.3731763325901154 * z * (2.0 * zz - 3.0 * xx - 3.0 * yy) * sh_value(base, 12u)
+                    - 0.4570457994644658 * x * (4.0 * zz - xx - yy) * sh_value(base, 13u)
+                    + 1.445305721320277 * z * (xx - yy) * sh_value(base, 14u)
+                    - 0.5900435899266435 * x * (xx - 3.0 * yy) * sh_value(base, 15u);
             }
         }
+        color += sh_scale(base) * rest;
     }
     return max(color + 0.5, vec3<f32>(0.0));
 }
@@ -161,29 +168,27 @@ fn project(i: u32) -> u32 {
     let color = pack_rgb9e5(eval_sh(i, dir));
 
     let s2 = frame.splat_scale * frame.splat_scale;
-    let sigma = s2 * splat.sigma;
-    let w = mat3x3<f32>(
-        frame.camera_from_world[0].xyz,
-        frame.camera_from_world[1].xyz,
-        frame.camera_from_world[2].xyz,
-    );
+    // The two rows of J W that the 2D covariance needs (J's third row is zero): J at the centre clamped to 1.3x the
+    // half field of view, W the camera's rotation (its rows: the columns' components). Three entries of the
+    // covariance from them, where 3x3 products took three times the multiplies (the depth keys 1% less time at 100M
+    // splats on an H200).
+    let w = frame.camera_from_world;
     let lim = 1.3 * frame.tan_half_fov;
-    let t = vec2<f32>(clamp(p_cam.x / depth, -lim.x, lim.x), clamp(p_cam.y / depth, -lim.y, lim.y)) * depth;
-    // J as a 3x3 with a zero third row (columns listed).
-    let j = mat3x3<f32>(
-        vec3<f32>(frame.focal.x / depth, 0.0, 0.0),
-        vec3<f32>(0.0, frame.focal.y / depth, 0.0),
-        vec3<f32>(-frame.focal.x * t.x / (depth * depth), -frame.focal.y * t.y / (depth * depth), 0.0),
-    );
-    let m = j * w;
-    let cov = m * sigma * transpose(m);
-    let a = cov[0][0] + LOW_PASS;
-    let b = cov[0][1];
-    let c = cov[1][1] + LOW_PASS;
+    let t = vec2<f32>(clamp(p_cam.x / depth, -lim.x, lim.x), clamp(p_cam.y / depth, -lim.y, lim.y));
+    let w2 = vec3<f32>(w[0].z, w[1].z, w[2].z);
+    let row0 = (frame.focal.x / depth) * (vec3<f32>(w[0].x, w[1].x, w[2].x) - t.x * w2);
+    let row1 = (frame.focal.y / depth) * (vec3<f32>(w[0].y, w[1].y, w[2].y) - t.y * w2);
+    // (J W) Sigma (J W)^T: three entries of it, Sigma symmetric.
+    let sigma_row0 = splat.sigma * row0;
+    let sigma_row1 = splat.sigma * row1;
+    let cov = s2 * vec3<f32>(dot(row0, sigma_row0), dot(row0, sigma_row1), dot(row1, sigma_row1));
+    let a = cov.x + LOW_PASS;
+    let b = cov.y;
+    let c = cov.z + LOW_PASS;
     let det = a * c - b * b;
     // Mip-Splatting's filter keeps the splat's energy: the blur widens it, so its opacity shrinks by the ratio of
     // the ellipse areas (a splat smaller than a pixel fades rather than growing to one).
-    let det_unblurred = cov[0][0] * cov[1][1] - b * b;
+    let det_unblurred = cov.x * cov.z - b * b;
     let compensation = select(1.0, sqrt(max(det_unblurred, 0.0) / det), frame.antialias != 0u);
     if (!all(abs(vec4<f32>(a, b, c, det)) <= vec4<f32>(F32_MAX))) {
         atomicAdd(&draw_args.culled_nonfinite, 1u);
@@ -217,7 +222,7 @@ fn project(i: u32) -> u32 {
     // Ordered as the ordering camera sees it (the frame's own but for the popping measure's held orders).
     let p_order = (frame.order_from_world * vec4<f32>(splat.position, 1.0)).xyz;
     if (frame.ray_depths != 0u) {
-        return store_ray_depth(part.first + i, p_cam, p_order, sigma, vec4<f32>(a, b, c, e.radius2));
+        return store_ray_depth(part.first + i, p_cam, p_order, s2 * splat.sigma, vec4<f32>(a, b, c, e.radius2));
     }
     return depth_key(max(p_order.z, TINY_DEPTH));
 }
