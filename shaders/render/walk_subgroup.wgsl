@@ -7,9 +7,10 @@
 //
 // Measured on the H100 (BENCHMARKS.md): with 8x4 blocks, the rasterizer 10% faster where splats touch few tiles
 // (1M-20M splats framed), 13% slower from inside the demo scene, where nearly every splat touches every block; the
-// binning (`finish_binning`) picks one of the two pipelines by the frame's entries per visible splat. 4x4 blocks
-// walked side by side, with four alphas at a time (`blend_four`), took the rasterizer 7-23% lower at 1M-100M splats. The pixel
-// order's rasterizer (render/pixel_order.wgsl) always walks by ballots where the module has them.
+// binning (`finish_binning`) picks one of the two pipelines by the frame's entries per visible splat (on an H200 the
+// ballots still won at 7 entries a splat and lost at 13: docs/BENCHMARKS.md, eighteenth session). 4x4 blocks walked
+// side by side, with four alphas at a time (`blend_four`), took the rasterizer 7-23% lower at 1M-100M splats. The
+// pixel order's rasterizer (render/pixel_order.wgsl) always walks by ballots where the module has them.
 //
 // Indices and loops (no naga checks: render/tiles.wgsl). A batch's `count` is 1 to GROUP. `walk_touching` reads
 // batch_b[j] only where j = first + lane < count, and a lane's ballot bit is set only where it read one, so each of

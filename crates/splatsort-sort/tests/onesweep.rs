@@ -216,8 +216,19 @@ fn a_gpu_status_table_has_a_slot_for_every_tile_of_the_pairs_shape() {
     let limits = |mib: u64| wgpu::Limits { max_storage_buffer_binding_size: mib << 20, ..wgpu::Limits::default() };
     assert_eq!(onesweep::default_status_entries(&gpu, &limits(128)), onesweep::GPU_STATUS_ENTRIES);
     assert_eq!(onesweep::default_status_entries(&gpu, &limits(32)), 32 * 1024);
-    let tiles = TileShape::PAIRS_32_MAX.div_ceil(TileShape::PAIRS_32[0].keys());
-    assert_eq!(tiles, onesweep::GPU_STATUS_ENTRIES);
+    // The H100's 48 KiB and 32-lane subgroups: the largest buffers of 32-bit pairs that take `PAIRS_32` have no
+    // more tiles than the default table has slots, and one key more takes another shape.
+    let h100 = wgpu::Limits {
+        max_compute_workgroup_storage_size: 48 << 10,
+        max_compute_invocations_per_workgroup: 1024,
+        max_compute_workgroup_size_x: 1024,
+        ..limits(128)
+    };
+    let largest = TileShape::PAIRS_32_MAX;
+    let shape = TileShape::for_device(&h100, 32, largest, 1, false).expect("a shape fits the H100");
+    assert_eq!(shape, TileShape::PAIRS_32[0]);
+    assert!(largest.div_ceil(shape.keys()) <= onesweep::default_status_entries(&gpu, &h100));
+    assert_ne!(TileShape::for_device(&h100, 32, largest + 1, 1, false), Some(TileShape::PAIRS_32[0]));
     let cpu = wgpu::AdapterInfo::new(wgpu::DeviceType::Cpu, wgpu::Backend::Vulkan);
     assert_eq!(onesweep::default_status_entries(&cpu, &limits(128)), 128 * 1024);
 }
