@@ -55,3 +55,19 @@ fn dc_coefficient(splat: u32) -> vec3<f32> {
     let q = vec3<u32>(extractBits(w, 0u, 11u), extractBits(w, 11u, 11u), extractBits(w, 22u, 10u));
     return frame.dc_min.xyz + vec3<f32>(q) * frame.dc_step.xyz;
 }
+
+// The DC coefficient, for `eval_sh` (render/project.wgsl).
+fn sh_dc(splat: u32) -> vec3<f32> {
+    return dc_coefficient(splat);
+}
+
+// The three signed fields of `width` bits at the bottom of `bits` (a coefficient's values in render/sh_bytes.wgsl and
+// render/sh_nibbles.wgsl), as f32.
+fn signed_fields(bits: u32, width: u32) -> vec3<f32> {
+    let b = bitcast<i32>(bits);
+    return vec3<f32>(
+        f32(extractBits(b, 0u, width)),
+        f32(extractBits(b, width, width)),
+        f32(extractBits(b, 2u * width, width)),
+    );
+}

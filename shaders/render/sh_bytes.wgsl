@@ -20,14 +20,5 @@ fn sh_value(splat: u32, index: u32) -> vec3<f32> {
     } else if (shift == 8u) {
         bytes = low >> 8u;
     }
-    return vec3<f32>(
-        f32(extractBits(bitcast<i32>(bytes), 0u, 8u)),
-        f32(extractBits(bitcast<i32>(bytes), 8u, 8u)),
-        f32(extractBits(bitcast<i32>(bytes), 16u, 8u)),
-    );
-}
-
-// The DC coefficient (render/layout_compact.wgsl).
-fn sh_dc(splat: u32) -> vec3<f32> {
-    return dc_coefficient(splat);
+    return signed_fields(bytes, 8u);
 }

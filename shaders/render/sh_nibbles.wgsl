@@ -18,14 +18,5 @@ fn sh_value(splat: u32, index: u32) -> vec3<f32> {
     if (shift > 20u) {
         bits |= sh_at(splat, word + 1u) << (32u - shift);
     }
-    return vec3<f32>(
-        f32(extractBits(bitcast<i32>(bits), 0u, 4u)),
-        f32(extractBits(bitcast<i32>(bits), 4u, 4u)),
-        f32(extractBits(bitcast<i32>(bits), 8u, 4u)),
-    );
-}
-
-// The DC coefficient (render/layout_compact.wgsl).
-fn sh_dc(splat: u32) -> vec3<f32> {
-    return dc_coefficient(splat);
+    return signed_fields(bits, 4u);
 }
