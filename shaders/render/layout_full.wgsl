@@ -22,7 +22,7 @@ fn sh_scale(splat: u32) -> f32 {
     return 1.0;
 }
 
-// Coefficient `index` (1 to 15), scaled by `sh_scale`.
+// Coefficient `index` (1 to 15) as it is: its scale (`sh_scale`) is 1.
 fn sh_value(splat: u32, index: u32) -> vec3<f32> {
     return sh_coefficient(splat, index);
 }
