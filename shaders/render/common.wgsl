@@ -35,8 +35,9 @@ struct FrameUniforms {
     dc_step: vec4<f32>,
     // World to the camera whose view orders the splats (`FrameParams::order_from`; the frame's own by default).
     order_from_world: mat4x4<f32>,
-    // x, y: the depths the depth keys span (`SceneBuffers::key_depths`: the ordering camera's depths of the scene's
-    // bounds, within [near, far]); z, w: unused.
+    // The depth keys' knots (`SceneBuffers::key_depths`) in the ordering camera's depths: x, the near end of the
+    // scene's robust bounds, and y, z, w: log2 over x of the near end of its bounds and the far ends of its robust
+    // bounds and its bounds, within [near, far] (render/project.wgsl).
     key_depths: vec4<f32>,
 }
 

@@ -100,17 +100,42 @@ fn eval_sh(base: u32, dir: vec3<f32>) -> vec3<f32> {
 }
 
 // Back-to-front key for a depth: ascending keys = descending depth. With 32 key bits the float's own bits are used
-// (exact); with fewer, log depth over the frame's key depths (`frame.key_depths`, where the scene lies: about one
-// octave for a framed view, where near and far span twenty) is quantized to 2^key_bits - 1 levels, a depth outside
-// them keyed as the nearer end. Never NOT_VISIBLE.
+// (exact); with fewer, log depth is quantized to 2^key_bits - 1 levels, piecewise linearly over the frame's knots
+// (`frame.key_depths`: the near end, the robust span's ends and the far end of where the scene lies, about one
+// octave for a framed view where near and far span twenty): the robust span takes most of the levels
+// (`key_shares`); a depth outside the knots is keyed as the nearer or farther end. Never NOT_VISIBLE.
 fn depth_key(depth: f32) -> u32 {
     if (frame.key_bits >= 32u) {
         return 0x7fffffffu - bitcast<u32>(depth);
     }
     let levels = (1u << frame.key_bits) - 1u;
-    let near = frame.key_depths.x;
-    let t = clamp(log(depth / near) / log(frame.key_depths.y / near), 0.0, 1.0);
+    let t = clamp(key_position(depth), 0.0, 1.0);
     return min(u32((1.0 - t) * f32(levels)), levels - 1u);
+}
+
+// The share of the levels of the spans before and after the robust one: KEY_END_SHARE where the span is not empty
+// (`key_knots` in render/frame.rs merges a thin one into the middle), the rest the middle's.
+const KEY_END_SHARE: f32 = 0.0625;
+fn key_shares() -> vec2<f32> {
+    let k = frame.key_depths;
+    return vec2<f32>(select(0.0, KEY_END_SHARE, k.y < 0.0), select(0.0, KEY_END_SHARE, k.w > k.z));
+}
+
+// Where a depth lies among the levels: 0 at the near knot, 1 at the far one, linear in log depth within each span
+// (outside [0, 1] beyond them). Log depth is taken from the robust span's near end (`key_depths.x`), as the ratio
+// first, so that 24-bit levels keep f32's precision where the scene lies. An empty end span's width is taken as a
+// tiny positive number (its share is then 0).
+fn key_position(depth: f32) -> f32 {
+    let k = frame.key_depths;
+    let share = key_shares();
+    let u = log2(depth / k.x);
+    if (u < 0.0) {
+        return share.x * (u - k.y) / max(-k.y, 1e-30);
+    }
+    if (u < k.z) {
+        return share.x + (1.0 - share.x - share.y) * u / k.z;
+    }
+    return 1.0 - share.y + share.y * (u - k.z) / max(k.w - k.z, 1e-30);
 }
 
 // A splat's position and opacity, and its 3D covariance (symmetric), from either layout.
@@ -336,10 +361,18 @@ fn key_floor(key: u32, least: f32) -> f32 {
     if (key >= levels - 1u) {
         return -F32_MAX;
     }
-    // Level L holds the depths whose t = log(depth / near) / log(far / near) has (1 - t) levels in [L, L + 1).
+    // Level L holds the depths whose t = `key_position(depth)` has (1 - t) levels in [L, L + 1): the least of them
+    // is where t is the level's lower edge (`key_position` inverted, span by span).
     let t = 1.0 - f32(key + 1u) / f32(levels);
-    let near = frame.key_depths.x;
-    return near * exp(t * log(frame.key_depths.y / near)) * (1.0 - 1e-5);
+    let k = frame.key_depths;
+    let share = key_shares();
+    var u = k.z + (t - 1.0 + share.y) / max(share.y, 1e-30) * (k.w - k.z);
+    if (t < share.x) {
+        u = k.y * (1.0 - t / share.x);
+    } else if (t < 1.0 - share.y) {
+        u = (t - share.x) / (1.0 - share.x - share.y) * k.z;
+    }
+    return k.x * exp2(u) * (1.0 - 1e-5);
 }
 
 // Workgroup `group_in_part` of the part's dispatch: the invocation at = sg_id * sg_size + lane of it projects the

@@ -65,11 +65,11 @@ pub(crate) struct SortArgs {
     /// Bits per radix pass: 1, 2, 4 or 8 for the tutorial sort (default 2), 4 for the subgroup sort (its default).
     #[arg(long, value_parser = parse_radix_bits)]
     pub(crate) radix_bits: Option<u32>,
-    /// Key bits sorted, 1 to 32 (depth keys are log depth over the depths of the scene's bounds, quantized to this
-    /// many bits; 32 is the depth's own float bits). The default, 16, sorts in half of 32's passes (frames 2-5%
-    /// faster than 24 bits), and its images are 59-74 dB from 32's on an H200 at 1080p; 24 bits' are 87-111 dB
-    /// (docs/BENCHMARKS.md).
-    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=32))]
+    /// Key bits sorted, 1 to 32 (depth keys are log depth over where the scene's splats lie, quantized to this many
+    /// bits; 32 is the depth's own float bits). The default, 24, sorts in three passes where 32 takes four; its
+    /// images are 76-105 dB from 32's (lavapipe, 960x540), where 16 bits (two passes, frames 2-5% faster) drew
+    /// 65-70 dB on the demo and the Semarang crop but 49-51 dB on a real 5M-splat city (docs/BENCHMARKS.md).
+    #[arg(long, default_value_t = 24, value_parser = clap::value_parser!(u32).range(1..=32))]
     pub(crate) key_bits: u32,
     #[command(flatten)]
     pub(crate) onesweep: OnesweepArgs,

@@ -147,9 +147,15 @@ pub struct GpuScene {
     pub(super) part_splats: u32,
     pub(super) parts: Vec<(u64, u64)>,
     pub(super) dc_range: DcRange,
-    /// The splat centres' bounds (min, max), which the depth keys span (`SceneBuffers::key_depths`).
+    /// The splat centres' bounds (min, max), which the depth keys span, and up to `DEPTH_SAMPLES` of the centres
+    /// at an even stride, whose depths place the keys' finest levels (`SceneBuffers::key_depths`).
     pub(super) bounds: (glam::Vec3, glam::Vec3),
+    pub(super) depth_sample: Vec<glam::Vec3>,
 }
+
+/// Most splat centres a scene keeps on the host for placing its depth keys' levels each frame (a few microseconds
+/// of the CPU's frame).
+pub(super) const DEPTH_SAMPLES: usize = 4096;
 
 /// Host bytes packed per upload chunk before it is handed to the queue (bounds the host memory an upload adds).
 const UPLOAD_CHUNK_BYTES: usize = 64 << 20;
@@ -232,6 +238,7 @@ impl GpuScene {
             parts,
             dc_range: if format == GpuFormat::Full { DcRange::default() } else { DcRange::of(scene) },
             bounds: scene.bounds(),
+            depth_sample: scene.positions.iter().step_by(n.div_ceil(DEPTH_SAMPLES).max(1)).copied().collect(),
         };
         let mut uploader = Uploader { device, queue, since_flush: 0 };
         let record_words = (geometry_bytes / 4) as usize;
