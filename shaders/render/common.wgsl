@@ -36,8 +36,9 @@ struct FrameUniforms {
     // World to the camera whose view orders the splats (`FrameParams::order_from`; the frame's own by default).
     order_from_world: mat4x4<f32>,
     // The depth keys' knots (`SceneBuffers::key_depths`) in the ordering camera's depths: x, the near end of the
-    // scene's robust bounds, and y, z, w: log2 over x of the near end of its bounds and the far ends of its robust
-    // bounds and its bounds, within [near, far] (render/project.wgsl).
+    // span where the scene's splats lie (a sample's 0.5% quantile), and y, z, w: log2 over x of the near end of its
+    // bounds, the far end of that span (99.5%) and the far end of its bounds, within [near, far]
+    // (render/project.wgsl).
     key_depths: vec4<f32>,
 }
 

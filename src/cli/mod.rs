@@ -67,8 +67,9 @@ pub(crate) struct SortArgs {
     pub(crate) radix_bits: Option<u32>,
     /// Key bits sorted, 1 to 32 (depth keys are log depth over where the scene's splats lie, quantized to this many
     /// bits; 32 is the depth's own float bits). The default, 24, sorts in three passes where 32 takes four; its
-    /// images are 76-105 dB from 32's (lavapipe, 960x540), where 16 bits (two passes, frames 2-5% faster) drew
-    /// 65-70 dB on the demo and the Semarang crop but 49-51 dB on a real 5M-splat city (docs/BENCHMARKS.md).
+    /// images are 76-105 dB from 32's (lavapipe, 960x540), where 16 bits (two passes, frames 3-5% faster) drew
+    /// 65-71 dB on the demo and the Semarang crop but 49-51 dB on a real 5M-splat city from above
+    /// (docs/BENCHMARKS.md).
     #[arg(long, default_value_t = 24, value_parser = clap::value_parser!(u32).range(1..=32))]
     pub(crate) key_bits: u32,
     #[command(flatten)]
