@@ -258,9 +258,9 @@ fn render_bench_and_sort_bench_write_a_chrome_trace_with_one_event_per_pass() {
         events.iter().filter(|(n, f)| *f == frame && n == name).count()
     };
     if let Some(events) = traced(&["--draw", "raster"]) {
-        // Per frame: the projection, 8 iterations x 3 passes of the 2-bit tutorial sort over the default 16 key
+        // Per frame: the projection, 12 iterations x 3 passes of the 2-bit tutorial sort over the default 24 key
         // bits, the draw.
-        assert_eq!(events.len(), 3 * (1 + 24 + 1), "{events:?}");
+        assert_eq!(events.len(), 3 * (1 + 36 + 1), "{events:?}");
         for frame in 0..3 {
             assert_eq!((count(&events, frame, "depth keys"), count(&events, frame, "draw")), (1, 1), "frame {frame}");
         }
