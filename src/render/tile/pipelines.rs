@@ -62,6 +62,9 @@ pub(crate) struct TilePipelines {
     /// (`super::bin_items`); its last bin tile to finish writes the arguments of what follows.
     pub(super) bin: wgpu::ComputePipeline,
     pub(super) bin8: wgpu::ComputePipeline,
+    /// Eight a thread, keeping the first tile of each position whose tiles are one row for its entries
+    /// (`BIN_KEEP_ROWS`: `super::bin_keeps_rows`).
+    pub(super) bin8_rows: wgpu::ComputePipeline,
     /// The emit, by entry or by position as the binning chose.
     pub(super) emit: wgpu::ComputePipeline,
     /// The per-pixel orders' keys: each entry's floor under its tile id.
@@ -139,6 +142,11 @@ impl TilePipelines {
             order: with_constants("tile_order", "tile_order", &[("ORDER_GROUP", f64::from(order_group(device)))]),
             bin: with_constants("tile_bin", "tile_bin", bin_constants),
             bin8: with_constants("tile_bin", "tile_bin (8 a thread)", &[("BIN_ITEMS", 8.0)]),
+            bin8_rows: with_constants(
+                "tile_bin",
+                "tile_bin (8 a thread, rows kept)",
+                &[("BIN_ITEMS", 8.0), ("BIN_KEEP_ROWS", 1.0)],
+            ),
             emit: pipeline("tile_emit"),
             floors: pipeline("tile_floors"),
             ranges: pipeline("tile_ranges"),
