@@ -1059,11 +1059,11 @@ fn the_binning_look_back_fallback_draws_the_same_image() {
     // The compute path's binning is one pass with a look-back over earlier bin tiles (`tile_bin`); where an earlier one
     // has not published its entries in time, a bin tile counts them from its splats (the fallback). Forced on every bin
     // tile's first step back, the fallback must find the same entries and draw the same image, byte for byte, counting
-    // one sorted position an invocation or eight (the scene's size picks one), and eight keeping the first tile of each
-    // position whose tiles are one row (`BIN_KEEP_ROWS`: no second read of its record), for frames whose entries are
-    // then written a thread per position (the demo from above: by the binning pass itself, after a first frame) and a
-    // thread per entry (from inside, and the dense tile; forced, its search of each entry's position goes over every
-    // position in memory, not only its workgroup's, staged).
+    // one sorted position an invocation or eight (the scene's size picks one), and eight keeping the tiles of each
+    // position whose tiles are one or two rows (`BIN_KEEP_ROWS`: no second read of its record), for frames whose
+    // entries are then written a thread per position (the demo from above: by the binning pass itself, after a first
+    // frame) and a thread per entry (from inside, and the dense tile; forced, its search of each entry's position goes
+    // over every position in memory, not only its workgroup's, staged).
     let ctx = common::context();
     let inside = inside_camera();
     let cases = [

@@ -7,7 +7,7 @@
 //   tiles its ellipse touches (`ellipse_tile_count` in render/common.wgsl), and their prefix sum over the positions,
 //   each position's first entry; where the previous frame's entries were written a thread per position, it writes
 //   this frame's itself, the same way (`BIN_EMIT`; in small scenes a splat over many tiles by its whole subgroup; in
-//   scenes of 2^24 splats and more, a position whose tiles are one row from its first tile, kept since the count:
+//   scenes of 2^24 splats and more, a position whose tiles are one or two rows from the tiles kept since the count:
 //   `BIN_KEEP_ROWS`), and `tile_emit` gets no workgroups; the last bin tile through its look-back writes the number
 //   of entries and the indirect arguments of what follows (`finish_binning`, one thread); past the cap on entries,
 //   none are written and the frame goes to the quad draw;
@@ -397,16 +397,21 @@ var<workgroup> bin_sum: atomic<u32>;
 // The bin tile's counts, then their exclusive prefix sums within it, by position (padded by one word in 32, so
 // that an invocation's BIN_ITEMS consecutive positions fall into different banks).
 var<workgroup> bin_counts: array<u32, 2112>; // BIN_POSITIONS + BIN_POSITIONS / 32
-// Set by the pipeline (`TilePipelines::bin8_rows`): 1 where the binning keeps each position's first tile in
-// `bin_first_tiles` when the ellipse's tiles are one row (consecutive tile ids; else BIN_ROWS: its entries then
-// need the ellipse again), so that its writes of the entries read again only the records of splats over several
-// rows of tiles. In the depth order, the second read of a record is a random one; it is what keeping the tile
-// saves, where the scene's records are too many to stay in the caches between the two reads. 0: every position's
-// record is read twice, and the array is one word.
+// Set by the pipeline (`TilePipelines::bin8_rows`): the most rows of tiles (1 or 2) of a position whose tiles the
+// binning keeps in `bin_first_tiles` from its count (`keep_rows`), so that its writes of the entries read again
+// only the records of splats over more rows, or of tiles too far apart to keep in a word (BIN_ROWS). In the depth
+// order, the second read of a record is a random one; it is what keeping the tiles saves, where the scene's
+// records are too many to stay in the caches between the two reads. 0: every position's record is read twice, and
+// the array is one word.
 override BIN_KEEP_ROWS: u32 = 0u;
-override BIN_KEEP_SLOTS: u32 = BIN_POSITIONS * BIN_KEEP_ROWS + 1u;
+override BIN_KEEP_SLOTS: u32 = BIN_POSITIONS * min(BIN_KEEP_ROWS, 1u) + 1u;
 var<workgroup> bin_first_tiles: array<u32, BIN_KEEP_SLOTS>;
+// A position's kept tiles, one word: bits 0-23 the first tile of its first row; bits 24-26 the tiles of that row
+// (0-6), or KEPT_ONE_ROW where every tile is in that row; bits 27-29 where its second row starts, as the tile
+// column's difference from the first row's start, + 4 (-4 to 3). BIN_ROWS (bits 30-31 set): not kept.
 const BIN_ROWS: u32 = 0xffffffffu;
+const KEPT_TILE_BITS: u32 = 24u;
+const KEPT_ONE_ROW: u32 = 7u;
 
 const WORKGROUP_SIZE: u32 = GROUP;
 
@@ -451,19 +456,50 @@ fn bin_tile_counts(tid: u32, bin: u32, lane: u32, sg_size: u32, sg_id: u32) -> u
     return min(scanned.y, BIN_COUNT_MASK);
 }
 
-// The number of tiles the splat at sorted position `position` touches (0 past the visible splats), and its first
-// tile where they are one row (`bin_first_tiles`).
+// The number of tiles the splat at sorted position `position` touches (0 past the visible splats), and its kept
+// tiles where its rows are at most BIN_KEEP_ROWS (`bin_first_tiles`).
 fn position_tiles(position: u32) -> vec2<u32> {
     if (position >= min(frame.num_splats, visible[0])) {
         return vec2<u32>(0u, BIN_ROWS);
     }
     let e = ellipse_of(projected_at(depth_order[position], 0u));
     let rows = ellipse_tile_rows(e, tiles.tiles_y);
-    if (BIN_KEEP_ROWS != 0u && rows.y == rows.x + 1u) {
-        let span = ellipse_row_tiles(e, rows.x, tiles.tiles_x);
-        return vec2<u32>(span.y - span.x, rows.x * tiles.tiles_x + span.x);
+    if (rows.y > rows.x && rows.y - rows.x <= BIN_KEEP_ROWS) {
+        // The count's rows, as `ellipse_tile_count` takes them.
+        let a = ellipse_row_tiles(e, rows.x, tiles.tiles_x);
+        var b = vec2<u32>(0u);
+        if (rows.y - rows.x == 2u) {
+            b = ellipse_row_tiles(e, rows.x + 1u, tiles.tiles_x);
+        }
+        return vec2<u32>(a.y - a.x + b.y - b.x, keep_rows(rows.x, a, b));
     }
     return vec2<u32>(ellipse_tile_count(e, vec2<u32>(tiles.tiles_x, tiles.tiles_y)), BIN_ROWS);
+}
+
+// The kept word (`bin_first_tiles`) of a position whose tiles are the spans `a` of row `row` and `b` of the next.
+fn keep_rows(row: u32, a: vec2<u32>, b: vec2<u32>) -> u32 {
+    let in_a = a.y - a.x;
+    if (b.y == b.x || in_a == 0u) {
+        let first = select(row * tiles.tiles_x + a.x, (row + 1u) * tiles.tiles_x + b.x, in_a == 0u);
+        return select(BIN_ROWS, first | (KEPT_ONE_ROW << KEPT_TILE_BITS), first < 1u << KEPT_TILE_BITS);
+    }
+    let first = row * tiles.tiles_x + a.x;
+    // (b.x + 4 - a.x in [0, 8): the second row starts at most 4 tiles before the first, 3 after.)
+    let shift = b.x + 4u - a.x;
+    if (first + tiles.tiles_x + 4u >= 1u << KEPT_TILE_BITS || in_a >= KEPT_ONE_ROW || a.x > b.x + 4u || shift >= 8u) {
+        return BIN_ROWS;
+    }
+    return first | (in_a << KEPT_TILE_BITS) | (shift << 27u);
+}
+
+// The `k`-th tile of the position whose kept word is `kept` (not BIN_ROWS).
+fn kept_tile(kept: u32, k: u32) -> u32 {
+    let first = kept & ((1u << KEPT_TILE_BITS) - 1u);
+    let in_first = (kept >> KEPT_TILE_BITS) & 7u;
+    if (in_first == KEPT_ONE_ROW || k < in_first) {
+        return first + k;
+    }
+    return first + tiles.tiles_x + ((kept >> 27u) & 7u) - 4u + (k - in_first);
 }
 
 // The count and its scan in one pass (a scan with decoupled look-back, Merrill & Garland 2016, as the sort's
@@ -591,21 +627,21 @@ fn bin_tile(tid: u32, workgroup_id: vec3<u32>, num_workgroups: vec3<u32>, lane: 
         var count = 0u;
         var wide = false;
         if (position < min(frame.num_splats, visible[0]) && first < cap) {
-            // The entries a thread per position (the splat's record read again where its tiles are more than one row:
-            // it was read for the count).
+            // The entries a thread per position (the splat's record read again where its tiles were not kept: it
+            // was read for the count).
             // (`select` reads both sides: the index is clamped so that the last position's read stays in the array.)
             let end = select(total, bin_counts[bin_slot(min(at + 1u, BIN_POSITIONS - 1u))], at + 1u < BIN_POSITIONS);
             count = end - bin_counts[bin_slot(at)];
             splat = depth_order[position];
-            var first_tile = BIN_ROWS;
+            var kept = BIN_ROWS;
             if (BIN_KEEP_ROWS != 0u) {
-                first_tile = bin_first_tiles[at];
+                kept = bin_first_tiles[at];
             }
-            wide = EMIT_ALONE_MAX != 0u && count > EMIT_ALONE_MAX && first_tile == BIN_ROWS;
-            if (first_tile != BIN_ROWS) {
-                // One row of tiles, as the count found them: no second read of the record.
+            wide = EMIT_ALONE_MAX != 0u && count > EMIT_ALONE_MAX && kept == BIN_ROWS;
+            if (kept != BIN_ROWS) {
+                // The tiles as the count found them: no second read of the record.
                 for (var k = 0u; k < count && first + k < cap; k++) {
-                    entry_tiles[first + k] = first_tile + k;
+                    entry_tiles[first + k] = kept_tile(kept, k);
                     entry_splats[first + k] = splat;
                 }
             } else if (!wide) {

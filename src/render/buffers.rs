@@ -418,8 +418,8 @@ impl SceneBuffers {
         }
     }
 
-    /// Makes the compute path's binning of eight positions an invocation keep (or not) the first tile of each
-    /// position whose tiles are one row, so that its entries need no second read of the splat's record
+    /// Makes the compute path's binning of eight positions an invocation keep (or not) the tiles of each position
+    /// whose tiles are one or two rows, so that its entries need no second read of the splat's record
     /// (`BIN_KEEP_ROWS` in render/tiles.wgsl; None: by the scene's size), for tests of both.
     pub fn force_bin_keep_rows(&mut self, keep: Option<bool>) {
         if let Some(tiles) = self.tiles.as_mut() {

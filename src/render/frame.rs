@@ -164,13 +164,17 @@ impl SceneBuffers {
             }
         }
         let (near, far) = whole;
-        let mut depths: Vec<f32> = self
-            .scene
-            .depth_sample
-            .iter()
-            .map(|p| order.to_camera(*p).z.clamp(near, far))
-            .filter(|d| d.is_finite())
-            .collect();
+        // (On the stack: no allocation a frame.)
+        let mut sample = [0.0f32; scene::DEPTH_SAMPLES];
+        let mut taken = 0;
+        for p in self.scene.depth_sample.iter().take(scene::DEPTH_SAMPLES) {
+            let depth = order.to_camera(*p).z.clamp(near, far);
+            if depth.is_finite() {
+                sample[taken] = depth;
+                taken += 1;
+            }
+        }
+        let depths = &mut sample[..taken];
         let mut robust = whole;
         if !depths.is_empty() {
             let last = depths.len() - 1;

@@ -84,11 +84,11 @@ pub(crate) fn bin_items(num_splats: u32, cpu: bool) -> u32 {
     if cpu || num_splats >= 1 << 19 { 8 } else { 1 }
 }
 
-/// Scenes of at least this many splats take the binning that keeps each position's first tile where its tiles are
-/// one row (`BIN_KEEP_ROWS` in `render/tiles.wgsl`), with eight positions a thread: a record's second read is a
+/// Scenes of at least this many splats take the binning that keeps the tiles of each position whose tiles are one
+/// or two rows (`BIN_KEEP_ROWS` in `render/tiles.wgsl`), with eight positions a thread: a record's second read is a
 /// random one, and past the caches it costs more than keeping the tiles does. Measured on an H200
-/// (docs/BENCHMARKS.md, twentieth session), the binning framed with and without: 0.803 / 0.903 ms at 20M splats,
-/// 2.00 / 2.61 at 50M, 3.92 / 5.24 at 100M; but 0.432 / 0.388 at 10M, 0.235 / 0.180 at 5M, 0.065 / 0.048 at 1M.
+/// (docs/BENCHMARKS.md, twentieth session), the binning framed with and without: 0.742 / 0.902 ms at 20M splats,
+/// 1.85 / 2.61 at 50M, 3.66 / 5.25 at 100M; 0.386 / 0.388 at 10M; 0.206 / 0.180 at 5M.
 pub(crate) const BIN_KEEP_ROWS_MIN_SPLATS: u32 = 1 << 24;
 
 /// Whether the binning of `num_splats` splats keeps its positions' rows (`BIN_KEEP_ROWS_MIN_SPLATS`).

@@ -62,7 +62,7 @@ pub(crate) struct TilePipelines {
     /// (`super::bin_items`); its last bin tile to finish writes the arguments of what follows.
     pub(super) bin: wgpu::ComputePipeline,
     pub(super) bin8: wgpu::ComputePipeline,
-    /// Eight a thread, keeping the first tile of each position whose tiles are one row for its entries
+    /// Eight a thread, keeping the tiles of each position whose tiles are one or two rows for its entries
     /// (`BIN_KEEP_ROWS`: `super::bin_keeps_rows`).
     pub(super) bin8_rows: wgpu::ComputePipeline,
     /// The emit, by entry or by position as the binning chose.
@@ -145,7 +145,7 @@ impl TilePipelines {
             bin8_rows: with_constants(
                 "tile_bin",
                 "tile_bin (8 a thread, rows kept)",
-                &[("BIN_ITEMS", 8.0), ("BIN_KEEP_ROWS", 1.0)],
+                &[("BIN_ITEMS", 8.0), ("BIN_KEEP_ROWS", 2.0)],
             ),
             emit: pipeline("tile_emit"),
             floors: pipeline("tile_floors"),
