@@ -3,14 +3,14 @@
 // render/walk_subgroup.wgsl or render/walk_plain.wgsl (the rasterizer's entry point). Fed by the depth sort
 // (`depth_order`: splat indices, farthest first). Entry points, in the order a frame records them:
 //
-// - `tile_bin`: one pass (a scan with decoupled look-back): for the splat at each sorted position, the number of
-//   tiles its ellipse touches (`ellipse_tile_count` in render/common.wgsl), and their prefix sum over the positions,
-//   each position's first entry; where the previous frame's entries were written a thread per position, it writes
-//   this frame's itself, the same way (`BIN_EMIT`; in small scenes a splat over many tiles by its whole subgroup; in
-//   scenes of 2^24 splats and more, a position whose tiles are one or two rows from the tiles kept since the count:
-//   `BIN_KEEP_ROWS`), and `tile_emit` gets no workgroups; the last bin tile through its look-back writes the number
-//   of entries and the indirect arguments of what follows (`finish_binning`, one thread); past the cap on entries,
-//   none are written and the frame goes to the quad draw;
+// - `tile_bin`: one pass (a scan with decoupled look-back): for the splat at each sorted position, the number of tiles
+//   its ellipse touches (`ellipse_tile_count` in render/common.wgsl), and their prefix sum over the positions, each
+//   position's first entry; where the previous frame's entries were written a thread per position, it writes this
+//   frame's itself, the same way (`BIN_EMIT`; in small scenes a splat over many tiles by its whole subgroup; in large
+//   ones a position whose tiles are one or two rows from the tiles kept since the count: `bin_kept`), and `tile_emit`
+//   gets no workgroups; the last bin tile through its look-back writes the number of entries and the indirect arguments
+//   of what follows (`finish_binning`, one thread); past the cap on entries, none are written and the frame goes to the
+//   quad draw;
 // - `tile_emit`: the (tile id, splat) entries in sorted-position order, from a thread per entry or per position;
 // - `tile_floors`, in the per-pixel blend orders only: each entry's key becomes (tile id, floor level) (a thread an
 //   entry, or eight in frames of millions: `ranges_per_thread`);
@@ -28,29 +28,29 @@
 // (render/common.wgsl), and alpha = min(0.99, opacity * exp(-d^T conic d / 2)).
 //
 // Why every index is in range and every loop ends (`TilePipelines::new` compiles this module without naga's bounds
-// clamps, loop counters and division checks). Workgroup arrays: `bin_counts` at `bin_slot(p)` and (where BIN_KEEP_ROWS
-// is set) `bin_first_tiles` at p for p below BIN_POSITIONS <= 2048 (a `select` that reads past the last position clamps
-// its index; an invocation's place among the subgroups' lanes is below GROUP: render/scan_subgroup.wgsl); `emit_firsts`
-// at p - range.x below range.y - range.x <= EMIT_STAGE, only when staged; the batch arrays at slots below a batch's
-// count <= GROUP (stored at tid < count, read at j + 3 < count rounded up to 4); `emit_search` at 2 * search_round +
-// half < 2 * EMIT_SEARCH_ROUNDS. `tile_ranges`' keys at k < RANGES_PER_THREAD, each read clamped below entry_count[0]
-// (> 0 in a frame that dispatches it). Storage: sorted positions below min(num_splats, visible[0]) (`depth_order`,
-// `counts`: the depth sort's buffers, at least num_splats words); entries below entry_count[0] <= entry_cap
-// (`finish_binning` writes 0 past the cap) or below the `end` each writer tests in its loop (`emit_rows`, whose
-// callers' ends are at most the cap, which the entry buffers hold); status words below BIN_STATUS + the bin tiles
-// (`bin_state_bytes`; the tickets count from 0, reset by `finish_binning` after every binning); a tile id indexes
-// `ranges` only once tested below tiles_x * tiles_y, and the rasterizers' grid is that grid, from the settings the
-// frame's buffers were sized by; a tile's range is this frame's (`tile_ranges`: at most entry_count[0]) or zero (each
-// rasterizer zeroes its tile). `ordered_tiles` (as many words as tiles) at a rasterizer's workgroup id in that grid,
-// and, in `tile_order`, at places below its tiles' count (each level's places run from the counts' scan) or at t <
-// tiles; what it holds is a tile id below tiles_x * tiles_y, and `order_starts` at a level below ORDER_LEVELS. Splat
-// indices are those the compaction wrote (below num_splats), permuted by the sorts and copied by the emit; read back
-// from an entry they are clamped below num_splats (`entry_splat`). Loops: counted to BIN_ITEMS, BLOCKS_X and BLOCKS_Y,
-// a row or span of the tile grid (clamped to it as integers: `clamped_range` in render/common.wgsl), an entry range or
-// a batch; the binary search narrows [low, high) while low + 1 < high; the look-back takes status words (`next` falls)
-// or, after BIN_SPIN_LIMIT steps that find one unwritten, counts that bin tile itself, so it never waits on another
-// workgroup's progress. Divisors: tiles_x (an image is at least a pixel wide), the parts of the split arrays (at least
-// 1), `finish_binning`'s counts (at least 1) and constants, and GROUP * `ranges_per_thread` (at least GROUP).
+// clamps, loop counters and division checks). Workgroup arrays: `bin_counts` at `bin_slot(p)` for p below BIN_POSITIONS
+// <= 2048 (and the private `bin_kept` at i < BIN_ITEMS <= 8) (a `select` that reads past the last position clamps its
+// index; an invocation's place among the subgroups' lanes is below GROUP: render/scan_subgroup.wgsl); `emit_firsts` at
+// p - range.x below range.y - range.x <= EMIT_STAGE, only when staged; the batch arrays at slots below a batch's count
+// <= GROUP (stored at tid < count, read at j + 3 < count rounded up to 4); `emit_search` at 2 * search_round + half < 2
+// * EMIT_SEARCH_ROUNDS. `tile_ranges`' keys at k < RANGES_PER_THREAD, each read clamped below entry_count[0] (> 0 in a
+// frame that dispatches it). Storage: sorted positions below min(num_splats, visible[0]) (`depth_order`, `counts`: the
+// depth sort's buffers, at least num_splats words); entries below entry_count[0] <= entry_cap (`finish_binning` writes
+// 0 past the cap) or below the `end` each writer tests in its loop (`emit_rows`, whose callers' ends are at most the
+// cap, which the entry buffers hold); status words below BIN_STATUS + the bin tiles (`bin_state_bytes`; the tickets
+// count from 0, reset by `finish_binning` after every binning); a tile id indexes `ranges` only once tested below
+// tiles_x * tiles_y, and the rasterizers' grid is that grid, from the settings the frame's buffers were sized by; a
+// tile's range is this frame's (`tile_ranges`: at most entry_count[0]) or zero (each rasterizer zeroes its tile).
+// `ordered_tiles` (as many words as tiles) at a rasterizer's workgroup id in that grid, and, in `tile_order`, at places
+// below its tiles' count (each level's places run from the counts' scan) or at t < tiles; what it holds is a tile id
+// below tiles_x * tiles_y, and `order_starts` at a level below ORDER_LEVELS. Splat indices are those the compaction
+// wrote (below num_splats), permuted by the sorts and copied by the emit; read back from an entry they are clamped
+// below num_splats (`entry_splat`). Loops: counted to BIN_ITEMS, BLOCKS_X and BLOCKS_Y, a row or span of the tile grid
+// (clamped to it as integers: `clamped_range` in render/common.wgsl), an entry range or a batch; the binary search
+// narrows [low, high) while low + 1 < high; the look-back takes status words (`next` falls) or, after BIN_SPIN_LIMIT
+// steps that find one unwritten, counts that bin tile itself, so it never waits on another workgroup's progress.
+// Divisors: tiles_x (an image is at least a pixel wide), the parts of the split arrays (at least 1), `finish_binning`'s
+// counts (at least 1) and constants, and GROUP * `ranges_per_thread` (at least GROUP).
 
 const GROUP: u32 = 256u; // TILE * TILE
 const STOP_TRANSMITTANCE: f32 = 0.0001;
@@ -397,15 +397,16 @@ var<workgroup> bin_sum: atomic<u32>;
 // The bin tile's counts, then their exclusive prefix sums within it, by position (padded by one word in 32, so
 // that an invocation's BIN_ITEMS consecutive positions fall into different banks).
 var<workgroup> bin_counts: array<u32, 2112>; // BIN_POSITIONS + BIN_POSITIONS / 32
-// Set by the pipeline (`TilePipelines::bin8_rows`): the most rows of tiles (1 or 2) of a position whose tiles the
-// binning keeps in `bin_first_tiles` from its count (`keep_rows`), so that its writes of the entries read again
-// only the records of splats over more rows, or of tiles too far apart to keep in a word (BIN_ROWS). In the depth
-// order, the second read of a record is a random one; it is what keeping the tiles saves, where the scene's
-// records are too many to stay in the caches between the two reads. 0: every position's record is read twice, and
-// the array is one word.
-override BIN_KEEP_ROWS: u32 = 0u;
-override BIN_KEEP_SLOTS: u32 = BIN_POSITIONS * min(BIN_KEEP_ROWS, 1u) + 1u;
-var<workgroup> bin_first_tiles: array<u32, BIN_KEEP_SLOTS>;
+// Set by the pipeline of eight positions an invocation (`TilePipelines::bin8`): the tiles of each of the
+// invocation's BIN_ITEMS positions (`bin_tile_counts`: position i * GROUP + tid) kept from its count where they lie
+// in one or two rows of tiles (`keep_rows`), so that the writes of its entries read its record again only for
+// splats over more rows, or of tiles too far apart to keep in a word (BIN_ROWS). In the depth order, the second read
+// of a record is a random one. In registers: the invocation that counts a position writes its entries. Measured on
+// an H200 (docs/BENCHMARKS.md): the binning 0.048 -> 0.044 ms at 1M splats framed, 0.180 -> 0.146 at 5M, 5.41 ->
+// 2.83 at 100M (kept in workgroup memory, 8 KB more a workgroup, 5M took 0.205 ms); but a position an invocation,
+// in scenes of under 2^19 splats, 1-3 us slower (the records' second reads are from the L2 there).
+override BIN_KEEP: bool = false;
+var<private> bin_kept: array<u32, 8>;
 // A position's kept tiles, one word: bits 0-23 the first tile of its first row; bits 24-26 the tiles of that row
 // (0-6), or KEPT_ONE_ROW where every tile is in that row; bits 27-29 where its second row starts, as the tile
 // column's difference from the first row's start, + 4 (-4 to 3). BIN_ROWS (bits 30-31 set): not kept.
@@ -434,8 +435,8 @@ fn bin_tile_counts(tid: u32, bin: u32, lane: u32, sg_size: u32, sg_id: u32) -> u
         let at = i * GROUP + tid;
         let found = position_tiles(bin * BIN_POSITIONS + at);
         bin_counts[bin_slot(at)] = found.x;
-        if (BIN_KEEP_ROWS != 0u) {
-            bin_first_tiles[at] = found.y;
+        if (BIN_KEEP) {
+            bin_kept[i] = found.y;
         }
     }
     workgroupBarrier();
@@ -457,14 +458,14 @@ fn bin_tile_counts(tid: u32, bin: u32, lane: u32, sg_size: u32, sg_id: u32) -> u
 }
 
 // The number of tiles the splat at sorted position `position` touches (0 past the visible splats), and its kept
-// tiles where its rows are at most BIN_KEEP_ROWS (`bin_first_tiles`).
+// tiles (`bin_kept`).
 fn position_tiles(position: u32) -> vec2<u32> {
     if (position >= min(frame.num_splats, visible[0])) {
         return vec2<u32>(0u, BIN_ROWS);
     }
     let e = ellipse_of(projected_at(depth_order[position], 0u));
     let rows = ellipse_tile_rows(e, tiles.tiles_y);
-    if (rows.y > rows.x && rows.y - rows.x <= BIN_KEEP_ROWS) {
+    if (BIN_KEEP && rows.y > rows.x && rows.y - rows.x <= 2u) {
         // The count's rows, as `ellipse_tile_count` takes them.
         let a = ellipse_row_tiles(e, rows.x, tiles.tiles_x);
         var b = vec2<u32>(0u);
@@ -476,7 +477,7 @@ fn position_tiles(position: u32) -> vec2<u32> {
     return vec2<u32>(ellipse_tile_count(e, vec2<u32>(tiles.tiles_x, tiles.tiles_y)), BIN_ROWS);
 }
 
-// The kept word (`bin_first_tiles`) of a position whose tiles are the spans `a` of row `row` and `b` of the next.
+// The kept word (`bin_kept`) of a position whose tiles are the spans `a` of row `row` and `b` of the next.
 fn keep_rows(row: u32, a: vec2<u32>, b: vec2<u32>) -> u32 {
     let in_a = a.y - a.x;
     if (b.y == b.x || in_a == 0u) {
@@ -634,11 +635,11 @@ fn bin_tile(tid: u32, workgroup_id: vec3<u32>, num_workgroups: vec3<u32>, lane: 
             count = end - bin_counts[bin_slot(at)];
             splat = depth_order[position];
             var kept = BIN_ROWS;
-            if (BIN_KEEP_ROWS != 0u) {
-                kept = bin_first_tiles[at];
+            if (BIN_KEEP) {
+                kept = bin_kept[i];
             }
-            wide = EMIT_ALONE_MAX != 0u && count > EMIT_ALONE_MAX && kept == BIN_ROWS;
-            if (kept != BIN_ROWS) {
+            wide = EMIT_ALONE_MAX != 0u && count > EMIT_ALONE_MAX;
+            if (!wide && kept != BIN_ROWS) {
                 // The tiles as the count found them: no second read of the record.
                 for (var k = 0u; k < count && first + k < cap; k++) {
                     entry_tiles[first + k] = kept_tile(kept, k);

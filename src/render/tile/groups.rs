@@ -7,7 +7,6 @@ pub(super) struct Groups {
     pub(super) key: (usize, u64, u64),
     pub(super) bin: wgpu::BindGroup,
     pub(super) bin8: wgpu::BindGroup,
-    pub(super) bin8_rows: wgpu::BindGroup,
     pub(super) emit: wgpu::BindGroup,
     /// The per-pixel orders' keys (`tile_floors`).
     pub(super) floors: wgpu::BindGroup,
@@ -95,7 +94,6 @@ impl TileRaster {
             key,
             bin: group(&self.pipelines.bin, &bin_entries, true),
             bin8: group(&self.pipelines.bin8, &bin_entries, true),
-            bin8_rows: group(&self.pipelines.bin8_rows, &bin_entries, true),
             emit: group(
                 &self.pipelines.emit,
                 &[

@@ -84,18 +84,6 @@ pub(crate) fn bin_items(num_splats: u32, cpu: bool) -> u32 {
     if cpu || num_splats >= 1 << 19 { 8 } else { 1 }
 }
 
-/// Scenes of at least this many splats take the binning that keeps the tiles of each position whose tiles are one
-/// or two rows (`BIN_KEEP_ROWS` in `render/tiles.wgsl`), with eight positions a thread: a record's second read is a
-/// random one, and past the caches it costs more than keeping the tiles does. Measured on an H200
-/// (docs/BENCHMARKS.md, twentieth session), the binning framed with and without: 0.742 / 0.902 ms at 20M splats,
-/// 1.85 / 2.61 at 50M, 3.66 / 5.25 at 100M; 0.386 / 0.388 at 10M; 0.206 / 0.180 at 5M.
-pub(crate) const BIN_KEEP_ROWS_MIN_SPLATS: u32 = 1 << 24;
-
-/// Whether the binning of `num_splats` splats keeps its positions' rows (`BIN_KEEP_ROWS_MIN_SPLATS`).
-pub(crate) fn bin_keeps_rows(num_splats: u32) -> bool {
-    num_splats >= BIN_KEEP_ROWS_MIN_SPLATS
-}
-
 /// Bytes of the binning's state for `num_splats` splats: a status word per bin tile (at most one per 256 sorted
 /// positions).
 pub fn bin_state_bytes(num_splats: u64) -> u64 {
@@ -183,9 +171,6 @@ pub struct TileRaster {
     bin_force: bool,
     /// Positions an invocation of the binning counts, in place of `bin_items`' choice (tests).
     bin_items: Option<u32>,
-    /// Whether the binning of eight positions a thread keeps their rows, in place of `bin_keeps_rows`' choice
-    /// (tests).
-    bin_keep_rows: Option<bool>,
     /// `tile_ranges` and `tile_floors` take eight entries a thread from this many entries a frame
     /// (`RANGES_SPREAD_MIN_ENTRIES`; tests force 0 or `u32::MAX`).
     ranges_spread_min_entries: u32,
@@ -248,7 +233,6 @@ impl TileRaster {
             ),
             bin_force: false,
             bin_items: None,
-            bin_keep_rows: None,
             ranges_spread_min_entries: RANGES_SPREAD_MIN_ENTRIES,
             emit_wide_search: device.adapter_info().device_type != wgpu::DeviceType::Cpu,
             cpu: device.adapter_info().device_type == wgpu::DeviceType::Cpu,
@@ -295,12 +279,6 @@ impl TileRaster {
     /// The binning counts `items` positions an invocation (1 or 8), whatever the scene's size; None: its choice.
     pub(crate) fn force_bin_items(&mut self, items: Option<u32>) {
         self.bin_items = items;
-    }
-
-    /// The binning of eight positions a thread keeps their rows (`BIN_KEEP_ROWS`) or not, whatever the scene's
-    /// size; None: its choice.
-    pub(crate) fn force_bin_keep_rows(&mut self, keep: Option<bool>) {
-        self.bin_keep_rows = keep;
     }
 
     /// `tile_ranges` and `tile_floors` take `per_thread` entries a thread (1 or 8) in every frame; None: by the
@@ -483,13 +461,8 @@ impl TileRaster {
         let items = self.bin_items.unwrap_or(bin_items(self.num_splats, self.cpu));
         let bins = crate::gpu::dispatch_grid(self.num_splats.max(1).div_ceil(GROUP * items), self.max_dim);
         stages.stage("tile bin", PassKind::TileBin, |pass| {
-            let (pipeline, group) = match items {
-                8 if self.bin_keep_rows.unwrap_or(bin_keeps_rows(self.num_splats)) => {
-                    (&self.pipelines.bin8_rows, &groups.bin8_rows)
-                }
-                8 => (&self.pipelines.bin8, &groups.bin8),
-                _ => (&self.pipelines.bin, &groups.bin),
-            };
+            let (pipeline, group) =
+                if items == 8 { (&self.pipelines.bin8, &groups.bin8) } else { (&self.pipelines.bin, &groups.bin) };
             pass.set_pipeline(pipeline);
             pass.set_bind_group(0, group, &[]);
             pass.dispatch_workgroups(bins.0, bins.1, 1);

@@ -59,12 +59,10 @@ pub fn shader_source(parts: u32, ballot: bool, colour: BatchColour) -> String {
 /// The tile passes' pipelines (once per device: `Renderer::tiles`).
 pub(crate) struct TilePipelines {
     /// The count and its scan in one pass (`render/tiles.wgsl`), a position an invocation and eight
-    /// (`super::bin_items`); its last bin tile to finish writes the arguments of what follows.
+    /// (`super::bin_items`; eight keep their positions' tiles for the entries, `BIN_KEEP`); its last bin tile to
+    /// finish writes the arguments of what follows.
     pub(super) bin: wgpu::ComputePipeline,
     pub(super) bin8: wgpu::ComputePipeline,
-    /// Eight a thread, keeping the tiles of each position whose tiles are one or two rows for its entries
-    /// (`BIN_KEEP_ROWS`: `super::bin_keeps_rows`).
-    pub(super) bin8_rows: wgpu::ComputePipeline,
     /// The emit, by entry or by position as the binning chose.
     pub(super) emit: wgpu::ComputePipeline,
     /// The per-pixel orders' keys: each entry's floor under its tile id.
@@ -141,12 +139,7 @@ impl TilePipelines {
         Self {
             order: with_constants("tile_order", "tile_order", &[("ORDER_GROUP", f64::from(order_group(device)))]),
             bin: with_constants("tile_bin", "tile_bin", bin_constants),
-            bin8: with_constants("tile_bin", "tile_bin (8 a thread)", &[("BIN_ITEMS", 8.0)]),
-            bin8_rows: with_constants(
-                "tile_bin",
-                "tile_bin (8 a thread, rows kept)",
-                &[("BIN_ITEMS", 8.0), ("BIN_KEEP_ROWS", 2.0)],
-            ),
+            bin8: with_constants("tile_bin", "tile_bin (8 a thread)", &[("BIN_ITEMS", 8.0), ("BIN_KEEP", 1.0)]),
             emit: pipeline("tile_emit"),
             floors: pipeline("tile_floors"),
             ranges: pipeline("tile_ranges"),
