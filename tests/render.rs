@@ -1061,10 +1061,10 @@ fn the_binning_look_back_fallback_draws_the_same_image() {
     // tile's first step back, the fallback must find the same entries and draw the same image, byte for byte, counting
     // one sorted position an invocation or eight (the scene's size picks one), for frames whose entries are then
     // written a thread per position (the demo from above: by the binning pass itself, after a first frame; counting
-    // eight, from the tiles its count kept where they are one or two rows, `bin_kept`, and from each other splat's
-    // record read again: the second frame's entries must be the first's) and a thread per entry (from inside, and the
-    // dense tile; forced, its search of each entry's position goes over every position in memory, not only its
-    // workgroup's, staged).
+    // eight in large scenes, or forced, from the tiles its count kept where they are one or two rows, `bin_kept`, and
+    // from each other splat's record read again: the second frame's entries must be the first's) and a thread per entry
+    // (from inside, and the dense tile; forced, its search of each entry's position goes over every position in memory,
+    // not only its workgroup's, staged).
     let ctx = common::context();
     let inside = inside_camera();
     let cases = [
@@ -1075,8 +1075,8 @@ fn the_binning_look_back_fallback_draws_the_same_image() {
     let settings = Setup { draw: DrawPath::Compute, ..Default::default() };
     let mut by_position = Vec::new();
     for (what, scene, cam) in cases {
-        for items in [1, 8] {
-            let what = format!("{what}, {items} positions an invocation");
+        for (items, keep) in [(1, false), (8, false), (8, true)] {
+            let what = format!("{what}, {items} positions an invocation, tiles kept: {keep}");
             let bin_tiles = scene.len().div_ceil(256 * items) as u32;
             let (first, plain, forced) = common::checked(ctx, "forced binning fallback", || {
                 let mut renderer = settings.upload_alone(ctx, &scene).expect("renderer");
@@ -1087,6 +1087,7 @@ fn the_binning_look_back_fallback_draws_the_same_image() {
                     (image, renderer.counts_blocking(&ctx.device, &ctx.queue))
                 };
                 renderer.force_bin_items(Some(items as u32));
+                renderer.force_bin_keep(Some(keep));
                 // The first frame's entries are written by the emit pass; a later frame's, where the frame before
                 // had few entries a splat (the demo from above), by the binning pass itself.
                 let first = frame(&mut renderer);
@@ -1217,10 +1218,10 @@ fn the_compaction_eight_groups_a_workgroup_draws_the_same_image() {
 fn splats_over_many_tiles_among_small_ones_are_binned_the_same_by_the_binning_pass() {
     // In a frame of few entries a splat, the binning pass writes the next frame's entries itself; where it counts a
     // position an invocation (small scenes) and the device has subgroups, a splat over more than 16 tiles is written by
-    // its whole subgroup (`emit_wide`), the others each by its thread (counting eight, from the tiles the count kept
-    // where they are one or two rows, `bin_kept`). Thousands of small splats with three over dozens of tiles: the
-    // second frame (written so) must have the first frame's entries (written by the emit pass) and its image, byte for
-    // byte, counting one position an invocation or eight, and match the reference.
+    // its whole subgroup (`emit_wide`), the others each by its thread (counting eight in large scenes, or forced, from
+    // the tiles the count kept where they are one or two rows, `bin_kept`). Thousands of small splats with three over
+    // dozens of tiles: the second frame (written so) must have the first frame's entries (written by the emit pass) and
+    // its image, byte for byte, counting one position an invocation or eight, and match the reference.
     let ctx = common::context();
     let mut splats = Vec::new();
     for i in 0..4000u32 {
@@ -1235,10 +1236,11 @@ fn splats_over_many_tiles_among_small_ones_are_binned_the_same_by_the_binning_pa
     let cam = camera(320, 240, [0.0, 0.0, -2.0], [0.0, 0.0, 0.0]);
     let settings = Setup { draw: DrawPath::Compute, ..Default::default() };
     assert_matches_reference("small splats and three over many tiles", &scene, &cam, settings, SYNTHETIC);
-    for items in [1, 8] {
+    for (items, keep) in [(1, false), (8, false), (8, true)] {
         let (first, second) = common::checked(ctx, "binning of wide splats", || {
             let mut renderer = settings.upload_alone(ctx, &scene).expect("renderer");
             renderer.force_bin_items(Some(items));
+            renderer.force_bin_keep(Some(keep));
             let mut frame = || {
                 let image =
                     render::render_image(&ctx.device, &ctx.queue, &mut renderer, &cam, &settings.params(), None)
@@ -1247,7 +1249,7 @@ fn splats_over_many_tiles_among_small_ones_are_binned_the_same_by_the_binning_pa
             };
             (frame(), frame())
         });
-        let what = format!("{items} positions an invocation");
+        let what = format!("{items} positions an invocation, tiles kept: {keep}");
         assert!(first.1.tile_entries <= 3 * first.1.visible, "{what}: few entries a splat: {:?}", first.1);
         assert!(first.1.tile_entries >= first.1.visible + 60, "{what}: the large splats' entries: {:?}", first.1);
         assert_eq!(second.1.tile_entries, first.1.tile_entries, "{what}: the same entries");

@@ -397,14 +397,15 @@ var<workgroup> bin_sum: atomic<u32>;
 // The bin tile's counts, then their exclusive prefix sums within it, by position (padded by one word in 32, so
 // that an invocation's BIN_ITEMS consecutive positions fall into different banks).
 var<workgroup> bin_counts: array<u32, 2112>; // BIN_POSITIONS + BIN_POSITIONS / 32
-// Set by the pipeline of eight positions an invocation (`TilePipelines::bin8`): the tiles of each of the
-// invocation's BIN_ITEMS positions (`bin_tile_counts`: position i * GROUP + tid) kept from its count where they lie
-// in one or two rows of tiles (`keep_rows`), so that the writes of its entries read its record again only for
-// splats over more rows, or of tiles too far apart to keep in a word (BIN_ROWS). In the depth order, the second read
-// of a record is a random one. In registers: the invocation that counts a position writes its entries. Measured on
-// an H200 (docs/BENCHMARKS.md): the binning 0.048 -> 0.044 ms at 1M splats framed, 0.180 -> 0.146 at 5M, 5.41 ->
-// 2.83 at 100M (kept in workgroup memory, 8 KB more a workgroup, 5M took 0.205 ms); but a position an invocation,
-// in scenes of under 2^19 splats, 1-3 us slower (the records' second reads are from the L2 there).
+// Set by the pipeline of eight positions an invocation for large scenes (`TilePipelines::bin8_keep`, from 2^23
+// splats: `tile::BIN_KEEP_MIN_SPLATS`): the tiles of each of the invocation's BIN_ITEMS positions
+// (`bin_tile_counts`: position i * GROUP + tid) kept from its count where they lie in one or two rows of tiles
+// (`keep_rows`), so that the writes of its entries read its record again only for splats over more rows, or of
+// tiles too far apart to keep in a word (BIN_ROWS). In the depth order, the second read of a record is a random one.
+// In registers: the invocation that counts a position writes its entries. Measured on an H200 (docs/BENCHMARKS.md):
+// the binning 0.389 -> 0.265 ms at 10M splats framed, 5.41 -> 2.83 at 100M (kept in workgroup memory, 8 KB more a
+// workgroup, 10M took 0.387); at 5M 0.180 -> 0.146 in a synthetic scene, but in a real one, from the air and in a
+// street, 0.236 -> 0.252 and 0.085 -> 0.102.
 override BIN_KEEP: bool = false;
 var<private> bin_kept: array<u32, 8>;
 // A position's kept tiles, one word: bits 0-23 the first tile of its first row; bits 24-26 the tiles of that row

@@ -418,6 +418,15 @@ impl SceneBuffers {
         }
     }
 
+    /// Makes the compute path's binning of eight positions an invocation keep (or not) the tiles of each position
+    /// whose tiles are one or two rows for its entries, so that they need no second read of the splat's record
+    /// (`BIN_KEEP` in render/tiles.wgsl; None: by the scene's size, `tile::BIN_KEEP_MIN_SPLATS`), for tests of both.
+    pub fn force_bin_keep(&mut self, keep: Option<bool>) {
+        if let Some(tiles) = self.tiles.as_mut() {
+            tiles.force_bin_keep(keep);
+        }
+    }
+
     /// Makes the compute path's `tile_ranges` and `tile_floors` take `per_thread` entries an invocation (1 or 8;
     /// None: their own choice by the frame's entries, `tile::RANGES_SPREAD_MIN_ENTRIES`), for tests of both; no
     /// effect before the compute path is made.

@@ -81,9 +81,9 @@
 //!   from the frame's entries per visible splat: at most 3, one thread per sorted position writes its splat's entries (the 3DGS rasterizer's
 //!   duplicateWithKeys; no search); more, one thread per entry finds its sorted position by binary search over the
 //!   scanned counts (so a splat over a thousand tiles costs no thread more than a small one); after a frame written
-//!   a thread per position, `tile_bin` writes the next frame's entries itself and the emit gets no workgroups (eight
-//!   positions a thread, from 2^19 splats: from the tiles its count kept in registers where they lie in one or two
-//!   rows, so that the random read of a splat's record in the depth order is not made twice). The emit is another
+//!   a thread per position, `tile_bin` writes the next frame's entries itself and the emit gets no workgroups (from 2^23
+//!   splats, from the tiles its count kept in registers where they lie in one or two rows, so that the random read
+//!   of a splat's record in the depth order is not made twice). The emit is another
 //!   pipeline than the count, so where a compiler rounds the two apart the missing entries get a sentinel tile id past the
 //!   last, which sorts last and no range includes, and extra tiles are left out. The scan saturates at 2^29 - 1
 //!   entries (past every cap), so a frame whose total would wrap u32 (2^32 entries: 100M splats from inside at 4K)

@@ -7,6 +7,7 @@ pub(super) struct Groups {
     pub(super) key: (usize, u64, u64),
     pub(super) bin: wgpu::BindGroup,
     pub(super) bin8: wgpu::BindGroup,
+    pub(super) bin8_keep: wgpu::BindGroup,
     pub(super) emit: wgpu::BindGroup,
     /// The per-pixel orders' keys (`tile_floors`).
     pub(super) floors: wgpu::BindGroup,
@@ -94,6 +95,7 @@ impl TileRaster {
             key,
             bin: group(&self.pipelines.bin, &bin_entries, true),
             bin8: group(&self.pipelines.bin8, &bin_entries, true),
+            bin8_keep: group(&self.pipelines.bin8_keep, &bin_entries, true),
             emit: group(
                 &self.pipelines.emit,
                 &[

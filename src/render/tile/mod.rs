@@ -84,6 +84,19 @@ pub(crate) fn bin_items(num_splats: u32, cpu: bool) -> u32 {
     if cpu || num_splats >= 1 << 19 { 8 } else { 1 }
 }
 
+/// Scenes of at least this many splats take the binning of eight positions a thread that keeps each position's
+/// tiles for its entries (`BIN_KEEP` in `render/tiles.wgsl`: the random second read of its record in the depth order
+/// saved). Measured on an H200 (docs/BENCHMARKS.md, twentieth session), frames framed: 10M splats 3.035 -> 2.910 ms,
+/// 20M 5.84 -> 5.46, 100M 27.67 -> 25.05, and the synthetic 5M 1.701 -> 1.668; but a real scene of 4.97M splats
+/// 1.800 -> 1.745 framed, 1.324 -> 1.341 from the air and 0.871 -> 0.890 in a street (whose binning writes no
+/// entries: the pipeline alone is slower), so scenes of that size keep the binning without it.
+pub(crate) const BIN_KEEP_MIN_SPLATS: u32 = 1 << 23;
+
+/// Whether the binning of `num_splats` splats keeps its positions' tiles (`BIN_KEEP_MIN_SPLATS`).
+pub(crate) fn bin_keeps(num_splats: u32) -> bool {
+    num_splats >= BIN_KEEP_MIN_SPLATS
+}
+
 /// Bytes of the binning's state for `num_splats` splats: a status word per bin tile (at most one per 256 sorted
 /// positions).
 pub fn bin_state_bytes(num_splats: u64) -> u64 {
@@ -171,6 +184,8 @@ pub struct TileRaster {
     bin_force: bool,
     /// Positions an invocation of the binning counts, in place of `bin_items`' choice (tests).
     bin_items: Option<u32>,
+    /// Whether the binning of eight positions a thread keeps their tiles, in place of `bin_keeps`' choice (tests).
+    bin_keep: Option<bool>,
     /// `tile_ranges` and `tile_floors` take eight entries a thread from this many entries a frame
     /// (`RANGES_SPREAD_MIN_ENTRIES`; tests force 0 or `u32::MAX`).
     ranges_spread_min_entries: u32,
@@ -233,6 +248,7 @@ impl TileRaster {
             ),
             bin_force: false,
             bin_items: None,
+            bin_keep: None,
             ranges_spread_min_entries: RANGES_SPREAD_MIN_ENTRIES,
             emit_wide_search: device.adapter_info().device_type != wgpu::DeviceType::Cpu,
             cpu: device.adapter_info().device_type == wgpu::DeviceType::Cpu,
@@ -279,6 +295,12 @@ impl TileRaster {
     /// The binning counts `items` positions an invocation (1 or 8), whatever the scene's size; None: its choice.
     pub(crate) fn force_bin_items(&mut self, items: Option<u32>) {
         self.bin_items = items;
+    }
+
+    /// The binning of eight positions a thread keeps their tiles (`BIN_KEEP`) or not, whatever the scene's size;
+    /// None: its choice.
+    pub(crate) fn force_bin_keep(&mut self, keep: Option<bool>) {
+        self.bin_keep = keep;
     }
 
     /// `tile_ranges` and `tile_floors` take `per_thread` entries a thread (1 or 8) in every frame; None: by the
@@ -461,8 +483,13 @@ impl TileRaster {
         let items = self.bin_items.unwrap_or(bin_items(self.num_splats, self.cpu));
         let bins = crate::gpu::dispatch_grid(self.num_splats.max(1).div_ceil(GROUP * items), self.max_dim);
         stages.stage("tile bin", PassKind::TileBin, |pass| {
-            let (pipeline, group) =
-                if items == 8 { (&self.pipelines.bin8, &groups.bin8) } else { (&self.pipelines.bin, &groups.bin) };
+            let (pipeline, group) = match items {
+                8 if self.bin_keep.unwrap_or(bin_keeps(self.num_splats)) => {
+                    (&self.pipelines.bin8_keep, &groups.bin8_keep)
+                }
+                8 => (&self.pipelines.bin8, &groups.bin8),
+                _ => (&self.pipelines.bin, &groups.bin),
+            };
             pass.set_pipeline(pipeline);
             pass.set_bind_group(0, group, &[]);
             pass.dispatch_workgroups(bins.0, bins.1, 1);

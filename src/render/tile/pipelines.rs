@@ -59,10 +59,11 @@ pub fn shader_source(parts: u32, ballot: bool, colour: BatchColour) -> String {
 /// The tile passes' pipelines (once per device: `Renderer::tiles`).
 pub(crate) struct TilePipelines {
     /// The count and its scan in one pass (`render/tiles.wgsl`), a position an invocation and eight
-    /// (`super::bin_items`; eight keep their positions' tiles for the entries, `BIN_KEEP`); its last bin tile to
-    /// finish writes the arguments of what follows.
+    /// (`super::bin_items`), and eight keeping their positions' tiles for the entries (`BIN_KEEP`:
+    /// `super::bin_keeps`); its last bin tile to finish writes the arguments of what follows.
     pub(super) bin: wgpu::ComputePipeline,
     pub(super) bin8: wgpu::ComputePipeline,
+    pub(super) bin8_keep: wgpu::ComputePipeline,
     /// The emit, by entry or by position as the binning chose.
     pub(super) emit: wgpu::ComputePipeline,
     /// The per-pixel orders' keys: each entry's floor under its tile id.
@@ -139,7 +140,12 @@ impl TilePipelines {
         Self {
             order: with_constants("tile_order", "tile_order", &[("ORDER_GROUP", f64::from(order_group(device)))]),
             bin: with_constants("tile_bin", "tile_bin", bin_constants),
-            bin8: with_constants("tile_bin", "tile_bin (8 a thread)", &[("BIN_ITEMS", 8.0), ("BIN_KEEP", 1.0)]),
+            bin8: with_constants("tile_bin", "tile_bin (8 a thread)", &[("BIN_ITEMS", 8.0)]),
+            bin8_keep: with_constants(
+                "tile_bin",
+                "tile_bin (8 a thread, tiles kept)",
+                &[("BIN_ITEMS", 8.0), ("BIN_KEEP", 1.0)],
+            ),
             emit: pipeline("tile_emit"),
             floors: pipeline("tile_floors"),
             ranges: pipeline("tile_ranges"),
